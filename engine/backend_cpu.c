@@ -1,0 +1,385 @@
+/* backend_cpu.c — device.h on CPU threads: ordered stream workers, events as tickets,
+ * collectives through cpu_collectives, one span per executed op. */
+#include "textcopy.h"
+#include "backend_cpu.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cpu_work.h"
+
+typedef struct {
+    bool is_wait;
+    dev_op op;
+    dev_event ev;
+} entry;
+
+typedef struct cpu_device cpu_device;
+
+typedef struct {
+    cpu_device *dev;
+    dev_stream id;
+    pthread_t thread;
+    bool running;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    entry *q;
+    size_t cap, head, count; /* ring of pending entries */
+    uint64_t enqueued, completed;
+    bool failed, stop;
+    char error[512];
+    cpu_scratch scratch;
+    span_ring *ring;
+} cpu_stream;
+
+struct cpu_device {
+    device base;
+    const cpu_world *w;
+    cpu_stream streams[DEV_STREAM_COUNT];
+    span_ring *host_ring;
+    pthread_mutex_t err_mu;
+    char error[512];
+};
+
+static const device_ops cpu_ops;
+
+static int init_cond_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) != 0)
+        return -1;
+    int rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+    return rc == 0 ? 0 : -1;
+}
+
+static void set_device_error(cpu_device *d, const char *msg)
+{
+    pthread_mutex_lock(&d->err_mu);
+    if (!d->error[0])
+        text_copy(d->error, sizeof d->error, msg);
+    pthread_mutex_unlock(&d->err_mu);
+}
+
+static void fail_stream_locked(cpu_stream *s, const char *msg)
+{
+    if (!s->failed) {
+        s->failed = true;
+        text_copy(s->error, sizeof s->error, msg);
+    }
+    s->count = 0; /* what was queued after a failure never runs */
+    pthread_cond_broadcast(&s->cv);
+}
+
+static uint32_t colour_of(span_kind k)
+{
+    switch (k) {
+    case SPAN_FORWARD: return 0xff4c9be8;
+    case SPAN_BACKWARD: return 0xff2e7d32;
+    case SPAN_COPY_IN:
+    case SPAN_COPY_OUT: return 0xff9e9e9e;
+    case SPAN_ALLREDUCE: return 0xffe65100;
+    case SPAN_OPTIMIZER: return 0xff8e24aa;
+    default: return 0xff607d8b;
+    }
+}
+
+/* Waits for an event of the other stream of the same rank; fails if that stream failed
+ * or the run was aborted. */
+static int wait_event(cpu_stream *self, dev_event ev, char *err, size_t errlen)
+{
+    cpu_stream *other = &self->dev->streams[ev.stream];
+    int rc = 0;
+    pthread_mutex_lock(&other->mu);
+    while (other->completed < ev.ticket && !other->failed) {
+        if (cpu_comm_aborted(self->dev->w->comm)) {
+            cpu_comm_abort_reason(self->dev->w->comm, err, errlen);
+            rc = -1;
+            break;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 50000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&other->cv, &other->mu, &ts);
+    }
+    if (rc == 0 && other->completed < ev.ticket) {
+        text_copy(err, errlen, other->error);
+        rc = -1;
+    }
+    pthread_mutex_unlock(&other->mu);
+    return rc;
+}
+
+static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
+{
+    cpu_device *d = s->dev;
+    const cpu_world *w = d->w;
+    int rank = d->base.rank;
+    char label[SPAN_NAME + 48];
+    if (op->phase_begin) {
+        snprintf(label, sizeof label, "rank %d / %s", rank, span_kind_name(op->kind));
+        prof_nvtx_push(w->nvtx, label, colour_of(op->kind));
+    }
+    if (op->kind == SPAN_ALLREDUCE)
+        snprintf(label, sizeof label, "rank %d / bucket %d allreduce", rank, op->bucket);
+    else
+        snprintf(label, sizeof label, "rank %d / %s %s", rank, span_kind_name(op->kind), op->name);
+    prof_nvtx_push(w->nvtx, label, colour_of(op->kind));
+
+    int64_t start = cpu_clock_ns();
+    int rc;
+    if (op->work == WORK_ALLREDUCE || op->work == WORK_BROADCAST) {
+        cpu_coll_info info = {.seq = op->seq, .iter = op->iter, .bucket = op->bucket, .name = op->name};
+        if (op->work == WORK_ALLREDUCE)
+            rc = cpu_allreduce(w->comm, rank, op->u.coll.buf, op->u.coll.count, op->u.coll.dtype,
+                               op->u.coll.prescale, &info, &start, err, errlen);
+        else
+            rc = cpu_broadcast_i32(w->comm, rank, op->u.coll.buf, op->u.coll.count, &info, &start, err, errlen);
+    } else {
+        rc = cpu_work_run(op, rank, &s->scratch, err, errlen);
+        if (rc == 0 && op->stretch > 1.0)
+            cpu_sleep_until(start + (int64_t)((double)(cpu_clock_ns() - start) * op->stretch));
+        if (rc == 0 && op->model_ns > 0)
+            cpu_sleep_until(start + (int64_t)op->model_ns);
+    }
+    int64_t end = cpu_clock_ns();
+    prof_nvtx_pop(w->nvtx);
+    if (op->phase_end)
+        prof_nvtx_pop(w->nvtx);
+
+    span sp = {.rank = rank,
+               .iter = op->iter,
+               .stream = s->id == DEV_STREAM_COMPUTE ? STREAM_COMPUTE : STREAM_COMM,
+               .kind = (uint8_t)op->kind,
+               .layer = op->layer,
+               .bucket = op->bucket,
+               .seq = op->seq,
+               .bytes = op->bytes,
+               .start_ns = start - w->t0_ns,
+               .end_ns = end - w->t0_ns};
+    text_copy(sp.name, sizeof sp.name, op->name);
+    /* A collective that failed never happened on this rank: keep only what completed. */
+    if (rc == 0)
+        span_ring_push(s->ring, &sp);
+    return rc;
+}
+
+static void *stream_main(void *arg)
+{
+    cpu_stream *s = arg;
+    char tname[32];
+    snprintf(tname, sizeof tname, "rank %d %s", s->dev->base.rank, s->id == DEV_STREAM_COMPUTE ? "compute" : "comm");
+    prof_nvtx_name_thread(tname);
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        while (s->count == 0 && !s->stop)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (s->count == 0 && s->stop)
+            break;
+        entry e = s->q[s->head];
+        pthread_mutex_unlock(&s->mu);
+
+        char err[512] = "";
+        int rc = 0;
+        if (cpu_comm_aborted(s->dev->w->comm)) {
+            cpu_comm_abort_reason(s->dev->w->comm, err, sizeof err);
+            rc = -1;
+        } else
+            rc = e.is_wait ? wait_event(s, e.ev, err, sizeof err) : run_op(s, &e.op, err, sizeof err);
+
+        pthread_mutex_lock(&s->mu);
+        if (rc != 0) {
+            char msg[640];
+            snprintf(msg, sizeof msg, "rank %d: %s", s->dev->base.rank, err);
+            /* A rank's own failure names the rank; a peer's abort reason already does. */
+            const char *why = strncmp(err, "rank", 4) == 0 || strncmp(err, "collective", 10) == 0 ? err : msg;
+            set_device_error(s->dev, why);
+            fail_stream_locked(s, why);
+            continue;
+        }
+        if (s->count > 0) {
+            s->head = (s->head + 1) % s->cap;
+            s->count--;
+        }
+        s->completed++;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+static int push_entry(cpu_stream *s, const entry *e)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->failed) {
+        pthread_mutex_unlock(&s->mu);
+        return -1;
+    }
+    if (s->count == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 256;
+        entry *nq = malloc(ncap * sizeof *nq);
+        if (!nq) {
+            fail_stream_locked(s, "out of memory growing a stream queue");
+            pthread_mutex_unlock(&s->mu);
+            return -1;
+        }
+        for (size_t i = 0; i < s->count; i++)
+            nq[i] = s->q[(s->head + i) % s->cap];
+        free(s->q);
+        s->q = nq;
+        s->cap = ncap;
+        s->head = 0;
+    }
+    s->q[(s->head + s->count) % s->cap] = *e;
+    s->count++;
+    s->enqueued++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return 0;
+}
+
+static int cpu_enqueue(device *base, dev_stream s, const dev_op *op)
+{
+    cpu_device *d = (cpu_device *)base;
+    entry e = {.is_wait = false, .op = *op};
+    return push_entry(&d->streams[s], &e);
+}
+
+static dev_event cpu_record(device *base, dev_stream s)
+{
+    cpu_device *d = (cpu_device *)base;
+    cpu_stream *st = &d->streams[s];
+    pthread_mutex_lock(&st->mu);
+    dev_event ev = {.stream = s, .ticket = st->enqueued};
+    pthread_mutex_unlock(&st->mu);
+    return ev;
+}
+
+static int cpu_wait(device *base, dev_stream s, dev_event ev)
+{
+    cpu_device *d = (cpu_device *)base;
+    entry e = {.is_wait = true, .ev = ev};
+    return push_entry(&d->streams[s], &e);
+}
+
+static int cpu_synchronize(device *base, dev_stream s)
+{
+    cpu_device *d = (cpu_device *)base;
+    cpu_stream *st = &d->streams[s];
+    int rc = 0;
+    pthread_mutex_lock(&st->mu);
+    while (st->completed < st->enqueued && !st->failed)
+        pthread_cond_wait(&st->cv, &st->mu);
+    if (st->failed)
+        rc = -1;
+    pthread_mutex_unlock(&st->mu);
+    return rc;
+}
+
+static int64_t cpu_now(device *base)
+{
+    cpu_device *d = (cpu_device *)base;
+    return cpu_clock_ns() - d->w->t0_ns;
+}
+
+static const char *cpu_error(device *base)
+{
+    cpu_device *d = (cpu_device *)base;
+    /* Written once under err_mu before any stream reports failure; stable after. */
+    pthread_mutex_lock(&d->err_mu);
+    const char *e = d->error;
+    pthread_mutex_unlock(&d->err_mu);
+    return e;
+}
+
+static const device_ops cpu_ops = {
+    .enqueue = cpu_enqueue,
+    .record = cpu_record,
+    .wait = cpu_wait,
+    .synchronize = cpu_synchronize,
+    .now_ns = cpu_now,
+    .error = cpu_error,
+};
+
+static void stop_streams(cpu_device *d)
+{
+    for (int i = 0; i < DEV_STREAM_COUNT; i++) {
+        cpu_stream *s = &d->streams[i];
+        if (!s->running)
+            continue;
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thread, NULL);
+        s->running = false;
+    }
+}
+
+device *cpu_device_create(const cpu_world *w, int rank, char *err, size_t errlen)
+{
+    cpu_device *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory creating rank %d", rank);
+        return NULL;
+    }
+    d->base.ops = &cpu_ops;
+    d->base.rank = rank;
+    d->base.world_size = w->world_size;
+    d->w = w;
+    d->host_ring = recorder_ring(w->rec, rank * CPU_RINGS_PER_RANK + DEV_STREAM_COUNT);
+    if (pthread_mutex_init(&d->err_mu, NULL) != 0) {
+        free(d);
+        snprintf(err, errlen, "pthread_mutex_init failed");
+        return NULL;
+    }
+    for (int i = 0; i < DEV_STREAM_COUNT; i++) {
+        cpu_stream *s = &d->streams[i];
+        s->dev = d;
+        s->id = (dev_stream)i;
+        s->ring = recorder_ring(w->rec, rank * CPU_RINGS_PER_RANK + i);
+        if (pthread_mutex_init(&s->mu, NULL) != 0 || init_cond_monotonic(&s->cv) != 0) {
+            snprintf(err, errlen, "rank %d: cannot initialise a stream's mutex/condition", rank);
+            stop_streams(d);
+            free(d);
+            return NULL;
+        }
+        int rc = pthread_create(&s->thread, NULL, stream_main, s);
+        if (rc != 0) {
+            snprintf(err, errlen, "rank %d: cannot start a stream thread: %s", rank, strerror(rc));
+            stop_streams(d);
+            free(d);
+            return NULL;
+        }
+        s->running = true;
+    }
+    return &d->base;
+}
+
+void cpu_device_destroy(device *base)
+{
+    if (!base)
+        return;
+    cpu_device *d = (cpu_device *)base;
+    stop_streams(d);
+    for (int i = 0; i < DEV_STREAM_COUNT; i++) {
+        free(d->streams[i].q);
+        cpu_scratch_free(&d->streams[i].scratch);
+        pthread_mutex_destroy(&d->streams[i].mu);
+        pthread_cond_destroy(&d->streams[i].cv);
+    }
+    pthread_mutex_destroy(&d->err_mu);
+    free(d);
+}
+
+span_ring *cpu_device_host_ring(device *base) { return ((cpu_device *)base)->host_ring; }

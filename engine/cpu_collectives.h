@@ -1,0 +1,65 @@
+/* cpu_collectives.h — collectives among the rank threads of one process.
+ *
+ * Contract: every rank calls the same collectives in the same order (DDP's in-order
+ * launch guarantees it).  A collective starts on a rank when that rank calls it (its
+ * arrival, returned to the caller) and returns once every rank has arrived and the data
+ * has moved: allreduce is a reduce-scatter then all-gather over shared memory (each
+ * rank sums its own chunk of everyone's buffer, in rank order, so every rank ends with
+ * bit-identical results), optionally held to a modelled link time.  Waiting is bounded:
+ * a rank missing for longer than the timeout, or an abort (a rank died), makes every
+ * waiting rank return -1 with the same message naming the missing ranks.
+ */
+#ifndef DDPPROF_CPU_COLLECTIVES_H
+#define DDPPROF_CPU_COLLECTIVES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "device.h"
+
+typedef struct cpu_comm cpu_comm;
+
+typedef struct {
+    double bandwidth_gbps; /* link bandwidth, GB/s */
+    double latency_us;
+    bool tree; /* tree instead of ring cost model */
+    bool pace; /* hold each allreduce to the modelled time */
+} cpu_link_model;
+
+int cpu_comm_create(int world_size, double timeout_s, const cpu_link_model *link, cpu_comm **out);
+void cpu_comm_destroy(cpu_comm *c);
+
+/* Describes what a collective is, for error messages ("seq 12, iter 3, bucket 2"). */
+typedef struct {
+    int64_t seq;
+    int iter;
+    int bucket;
+    const char *name;
+} cpu_coll_info;
+
+/* In-place SUM allreduce of `count` elements of `dtype` at `buf`.  For F16/BF16 the
+ * fp32 buffer is compressed (after multiplying by prescale), reduced in 16 bits and
+ * decompressed, as DDP's fp16/bf16 comm hooks do.  *arrival_ns receives the arrival
+ * time.  Returns 0, or -1 with the failure in err. */
+int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dtype, float prescale,
+                  const cpu_coll_info *info, int64_t *arrival_ns, char *err, size_t errlen);
+
+/* Broadcast of `count` int32 from rank 0 into every rank's buf. */
+int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const cpu_coll_info *info,
+                      int64_t *arrival_ns, char *err, size_t errlen);
+
+/* Fails every current and future collective with `why` (first reason wins). */
+void cpu_comm_abort(cpu_comm *c, const char *why);
+bool cpu_comm_aborted(cpu_comm *c);
+/* Copies the abort reason (empty when not aborted). */
+void cpu_comm_abort_reason(cpu_comm *c, char *out, size_t outlen);
+
+/* Modelled allreduce time in ns for `bytes` over `world` ranks. */
+int64_t cpu_link_allreduce_ns(const cpu_link_model *link, int world, int64_t bytes);
+
+/* CLOCK_MONOTONIC in ns. */
+int64_t cpu_clock_ns(void);
+/* Sleeps until CLOCK_MONOTONIC reaches deadline_ns. */
+void cpu_sleep_until(int64_t deadline_ns);
+
+#endif

@@ -1,0 +1,126 @@
+/* cpu_work.c — executes the real work of compute-stream operations on the CPU. */
+#include "cpu_work.h"
+
+#include <cblas.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gradgen.h"
+
+static int grow(float **p, size_t *len, size_t want)
+{
+    if (*len >= want)
+        return 0;
+    float *np = realloc(*p, want * sizeof *np);
+    if (!np)
+        return -1;
+    /* Values do not matter for timing, but uninitialised floats could be NaN/denormal
+     * and change the GEMM's speed. */
+    for (size_t i = *len; i < want; i++)
+        np[i] = 0.001f * (float)(i % 97);
+    *p = np;
+    *len = want;
+    return 0;
+}
+
+static int run_gemm(const dev_op *op, cpu_scratch *s, char *err, size_t errlen)
+{
+    int64_t m = op->gemm.m, n = op->gemm.n, k = op->gemm.k;
+    if (m <= 0 || n <= 0 || k <= 0)
+        return 0;
+    if (grow(&s->a, &s->a_len, (size_t)(m * k)) || grow(&s->b, &s->b_len, (size_t)(k * n)) ||
+        grow(&s->c, &s->c_len, (size_t)(m * n))) {
+        snprintf(err, errlen, "out of memory for a %lldx%lldx%lld GEMM", (long long)m, (long long)n,
+                 (long long)k);
+        return -1;
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, s->a, (int)k,
+                    s->b, (int)n, 0.0f, s->c, (int)n);
+    return 0;
+}
+
+static void run_grad(const dev_op *op, int rank)
+{
+    for (int j = 0; j < op->u.grad.np; j++) {
+        float *g = op->u.grad.grad[j];
+        int64_t n = op->u.grad.numel[j];
+        int p = op->u.grad.p0 + j;
+        float scale = op->u.grad.scale;
+        /* gradgen_value() with the element's residue mod 11 carried along, so the hot
+         * loop has no division. */
+        int64_t base = (int64_t)(rank + 1) * 7 + (int64_t)op->u.grad.micro_step * 3 + (int64_t)p * 5;
+        int64_t r11 = 0;
+        if (op->u.grad.accumulate) {
+            for (int64_t i = 0; i < n; i++) {
+                g[i] += scale * (float)((base + r11) % 64 - 32);
+                if (++r11 == 11)
+                    r11 = 0;
+            }
+        } else {
+            for (int64_t i = 0; i < n; i++) {
+                g[i] = scale * (float)((base + r11) % 64 - 32);
+                if (++r11 == 11)
+                    r11 = 0;
+            }
+        }
+    }
+}
+
+static void run_scale_copy(const dev_op *op)
+{
+    float *dst = op->u.copy.dst;
+    const float *src = op->u.copy.src;
+    float s = op->u.copy.scale;
+    int64_t n = op->u.copy.n;
+    if (s == 1.0f) {
+        if (dst != src)
+            memcpy(dst, src, (size_t)n * sizeof *dst);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = src[i] * s;
+}
+
+static void run_sgd(const dev_op *op)
+{
+    for (int p = 0; p < op->u.sgd.n; p++) {
+        const dev_param *pr = &op->u.sgd.params[p];
+        cblas_saxpy((int)pr->numel, -op->u.sgd.lr, pr->grad, 1, pr->data, 1);
+    }
+}
+
+int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, char *err, size_t errlen)
+{
+    if (run_gemm(op, scratch, err, errlen) != 0)
+        return -1;
+    switch (op->work) {
+    case WORK_NONE:
+        return 0;
+    case WORK_GRAD:
+        run_grad(op, rank);
+        return 0;
+    case WORK_SCALE_COPY:
+        run_scale_copy(op);
+        return 0;
+    case WORK_SGD:
+        run_sgd(op);
+        return 0;
+    case WORK_FAIL:
+        snprintf(err, errlen, "%s failed (injected fault)", op->name);
+        return -1;
+    case WORK_ALLREDUCE:
+    case WORK_BROADCAST:
+        break;
+    }
+    snprintf(err, errlen, "operation %s is not compute work", op->name);
+    return -1;
+}
+
+void cpu_scratch_free(cpu_scratch *s)
+{
+    free(s->a);
+    free(s->b);
+    free(s->c);
+    memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,109 @@
+/* device.h — the executor interface the DDP engine runs on (one handle per rank).
+ *
+ * Contract: a rank owns two ordered streams, compute and comm, like CUDA gives real
+ * DDP.  The host enqueues operations (dev_op) and returns at once; each stream runs its
+ * operations strictly in order.  dev_record() returns an event that fires when every
+ * operation enqueued on that stream so far has finished; dev_wait() makes a stream wait
+ * for an event of another stream before running what comes after.  Collectives
+ * (allreduce, broadcast) cross ranks: on rank r one starts when r's comm stream reaches
+ * it and finishes only after every rank has reached it (a rank that arrives early waits
+ * inside).  Each operation is recorded as a span by the executor.  After any failure
+ * (a collective timeout, a dead peer, an abort) the rank's streams stop and
+ * dev_synchronize() returns -1 with the reason in dev_error().
+ */
+#ifndef DDPPROF_DEVICE_H
+#define DDPPROF_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "span.h"
+
+typedef enum { DEV_STREAM_COMPUTE = 0, DEV_STREAM_COMM, DEV_STREAM_COUNT } dev_stream;
+
+typedef struct {
+    int stream;
+    uint64_t ticket; /* fires when the stream has completed this many operations */
+} dev_event;
+
+/* What an operation computes, beyond its modelled duration. */
+typedef enum {
+    WORK_NONE = 0,
+    WORK_GRAD,       /* gradients of params [p0, p1) produced by backward */
+    WORK_SCALE_COPY, /* dst[i] = src[i] * scale (src == dst: in place) */
+    WORK_SGD,        /* every param -= lr * grad */
+    WORK_ALLREDUCE,  /* SUM over ranks of buf (count elements of dtype), in place */
+    WORK_BROADCAST,  /* int32 buf from rank 0 to all */
+    WORK_FAIL,       /* fails the stream: fault injection */
+} dev_work;
+
+typedef enum { DEV_F32 = 0, DEV_F16, DEV_BF16, DEV_I32 } dev_dtype;
+
+#define DEV_MAX_LAYER_PARAMS 8
+
+/* A parameter's memory on the device. */
+typedef struct {
+    float *data;
+    float *grad;
+    int64_t numel;
+} dev_param;
+
+typedef struct dev_op {
+    span_kind kind; /* recorded span kind */
+    char name[SPAN_NAME];
+    int iter;
+    int layer;  /* -1 when not a layer op */
+    int bucket; /* -1 when not a bucket op */
+    int64_t seq; /* collective sequence number, -1 otherwise */
+    int64_t bytes;
+    uint64_t model_ns; /* modelled duration: the op lasts at least this long */
+    /* compute = real: an m x n x k sgemm on scratch buffers before the work (m = 0: none) */
+    struct { int64_t m, n, k; } gemm;
+    /* > 1: after the real work, sleep until it has lasted `stretch` times as long
+     * (a slower device running real work) */
+    double stretch;
+    dev_work work;
+    /* Opens / closes the enclosing NVTX range of a phase ("rank 0 / backward")
+     * around this op: set on a phase's first and last op. */
+    bool phase_begin, phase_end;
+    union {
+        struct {
+            int p0, np; /* params p0 .. p0+np-1, their grad buffers as of enqueue time */
+            float *grad[DEV_MAX_LAYER_PARAMS];
+            int64_t numel[DEV_MAX_LAYER_PARAMS];
+            int micro_step;  /* which backward pass (seeds the values) */
+            bool accumulate; /* += (gradient accumulation) instead of = */
+            float scale;     /* loss-reduction factor */
+        } grad;
+        struct { float *dst; const float *src; int64_t n; float scale; } copy;
+        struct { const dev_param *params; int n; float lr; } sgd;
+        struct { void *buf; int64_t count; dev_dtype dtype; float prescale; } coll;
+    } u;
+} dev_op;
+
+typedef struct device device;
+
+typedef struct device_ops {
+    int (*enqueue)(device *d, dev_stream s, const dev_op *op);
+    dev_event (*record)(device *d, dev_stream s);
+    int (*wait)(device *d, dev_stream s, dev_event ev);
+    int (*synchronize)(device *d, dev_stream s);
+    int64_t (*now_ns)(device *d);
+    const char *(*error)(device *d);
+} device_ops;
+
+struct device {
+    const device_ops *ops;
+    int rank;
+    int world_size;
+};
+
+static inline int dev_enqueue(device *d, dev_stream s, const dev_op *op) { return d->ops->enqueue(d, s, op); }
+static inline dev_event dev_record(device *d, dev_stream s) { return d->ops->record(d, s); }
+static inline int dev_wait(device *d, dev_stream s, dev_event ev) { return d->ops->wait(d, s, ev); }
+static inline int dev_synchronize(device *d, dev_stream s) { return d->ops->synchronize(d, s); }
+static inline int64_t dev_now_ns(device *d) { return d->ops->now_ns(d); }
+static inline const char *dev_error(device *d) { return d->ops->error(d); }
+
+#endif

@@ -1,0 +1,41 @@
+/* launcher.h — runs one scenario end to end on a backend and records it.
+ *
+ * Contract: launch_run() inserts the run ('running'), its parameters and initial
+ * buckets, starts one host thread per rank plus the span writer, watches them, and ends
+ * the run 'complete' or 'failed' (with the error naming the rank and collective) —
+ * spans recorded until the failure are kept.  A rank that fails or hangs aborts the
+ * others: nothing waits forever (collectives time out after [run] timeout_s).
+ * Returns 0 when the run completed, 1 when it failed at run time (recorded as failed),
+ * -1 when it could not be recorded at all (err says why).
+ */
+#ifndef DDPPROF_LAUNCHER_H
+#define DDPPROF_LAUNCHER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model_zoo.h"
+#include "scenario.h"
+#include "store.h"
+
+typedef struct {
+    bool verify;   /* check the averaged gradients exactly after every synchronised step */
+    bool record;   /* false: spans are counted, not stored (profiler cost measurement) */
+    bool progress; /* progress bar on stderr (only when stderr is a terminal) */
+    const char *label;
+    const volatile sig_atomic_t *interrupted; /* set by a signal handler; may be NULL */
+} launch_options;
+
+typedef struct {
+    int64_t run_id;
+    bool complete;
+    char error[512];
+    double wall_s;
+    int64_t spans;
+} launch_result;
+
+int launch_run(const scenario *sc, const model *m, store *st, const launch_options *opt, launch_result *res,
+               char *err, size_t errlen);
+
+#endif

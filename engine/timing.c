@@ -1,0 +1,47 @@
+/* timing.c — modelled op durations with per-rank speed and seeded jitter. */
+#include "timing.h"
+
+#include <math.h>
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *s) { return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0; }
+
+/* Multiplicative jitter: 1 + jitter·N(0,1) (Box-Muller), floored so a duration
+ * never collapses to nothing. */
+static double jitter_factor(timing_model *t)
+{
+    if (t->jitter <= 0)
+        return 1.0;
+    double n = sqrt(-2.0 * log(uniform01(&t->rng))) * cos(2.0 * M_PI * uniform01(&t->rng));
+    double f = 1.0 + t->jitter * n;
+    return f < 0.05 ? 0.05 : f;
+}
+
+void timing_init(timing_model *t, const scenario *sc, int rank)
+{
+    double speed = scenario_rank_speed(sc, rank);
+    t->flops_per_ns = sc->peak_tflops * 1e3 * sc->efficiency * speed;
+    t->bytes_per_ns = sc->mem_bw_gbps * speed;
+    t->jitter = sc->jitter;
+    t->batch = sc->batch;
+    t->rng = sc->seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
+}
+
+uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)
+{
+    return (uint64_t)(layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
+}
+
+uint64_t timing_backward_ns(timing_model *t, const model_layer *layer)
+{
+    return (uint64_t)(2.0 * layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
+}
+
+uint64_t timing_memory_ns(timing_model *t, double bytes) { return (uint64_t)(bytes / t->bytes_per_ns * jitter_factor(t)); }

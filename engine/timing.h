@@ -1,0 +1,32 @@
+/* timing.h — modelled durations of one rank's operations.
+ *
+ * Contract: durations come from the [device] section (peak FLOP/s × efficiency, memory
+ * bandwidth), the rank's speed factor and a per-rank random jitter (seeded from
+ * [run] seed and the rank, so a run is repeatable).  A timing_model is owned by its
+ * rank's host thread.
+ */
+#ifndef DDPPROF_TIMING_H
+#define DDPPROF_TIMING_H
+
+#include <stdint.h>
+
+#include "model_zoo.h"
+#include "scenario.h"
+
+typedef struct {
+    double flops_per_ns; /* achieved, this rank */
+    double bytes_per_ns; /* memory bandwidth, this rank */
+    double jitter;
+    double batch;
+    uint64_t rng;
+} timing_model;
+
+void timing_init(timing_model *t, const scenario *sc, int rank);
+/* Forward of `layer` for the rank's batch. */
+uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
+/* Backward: twice the forward FLOPs (input and weight gradients). */
+uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
+/* A memory-bound op moving `bytes` (read plus write). */
+uint64_t timing_memory_ns(timing_model *t, double bytes);
+
+#endif

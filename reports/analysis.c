@@ -1,0 +1,702 @@
+/* analysis.c — computes the report figures of analysis.h from a results database,
+ * and report_write() (report.h), which is this analysis followed by one formatter.
+ *
+ * Contract: see analysis.h.  All per-span arithmetic happens in the store's view SQL
+ * (store_view_select, restricted to one run with ?1 so only that run's spans are
+ * read); this file averages the per-rank-iteration rows and assembles the structs.
+ * The iteration_stats rows of a run are read once and aggregated here, since the
+ * step statistics and the per-rank means both need them.
+ */
+#include "analysis.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "store.h"
+
+#define NS_PER_MS 1e6
+
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
+                                                          const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
+{
+    set_err(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
+    return -1;
+}
+
+/* "WITH <name> AS (<view's one-run SELECT>) <tail>", the way every query here reads
+ * a view: the filtered text keeps the read to one run's spans. */
+static char *with_view(const char *name, const char *tail)
+{
+    const char *body = store_view_select(name, true);
+    if (!body)
+        return NULL;
+    size_t n = strlen(name) + strlen(body) + strlen(tail) + 32;
+    char *sql = malloc(n);
+    if (sql)
+        snprintf(sql, n, "WITH %s AS (%s) %s", name, body, tail);
+    return sql;
+}
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **s, char *err, size_t errlen)
+{
+    if (!sql) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    if (sqlite3_prepare_v2(db, sql, -1, s, NULL) != SQLITE_OK)
+        return db_fail(db, err, errlen, "preparing report query");
+    return 0;
+}
+
+static int bind_run(sqlite3 *db, sqlite3_stmt *s, int64_t run_id, char *err, size_t errlen)
+{
+    if (sqlite3_bind_int64(s, 1, run_id) != SQLITE_OK)
+        return db_fail(db, err, errlen, "binding run id");
+    return 0;
+}
+
+/* A text column as a malloc'ed string; NULL stays NULL. */
+static int dup_col(sqlite3_stmt *s, int col, char **out, char *err, size_t errlen)
+{
+    const unsigned char *v = sqlite3_column_text(s, col);
+    *out = NULL;
+    if (!v)
+        return 0;
+    *out = strdup((const char *)v);
+    if (!*out) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static double ms(double ns)
+{
+    return ns / NS_PER_MS;
+}
+
+/* ---- run header ------------------------------------------------------------------ */
+
+static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    if (prepare(db,
+                "SELECT name, status, error, backend, world_size, model, total_params,"
+                " iterations, warmup, bucket_cap_mb, source, started_at, finished_at"
+                " FROM run WHERE id = ?1",
+                &s, err, errlen) < 0)
+        return -1;
+    int ret = -1;
+    if (bind_run(db, s, id, err, errlen) < 0)
+        goto out;
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) {
+        set_err(err, errlen, "no run with id %" PRId64, id);
+        goto out;
+    }
+    if (rc != SQLITE_ROW) {
+        db_fail(db, err, errlen, "reading run");
+        goto out;
+    }
+    r->id = id;
+    if (dup_col(s, 0, &r->name, err, errlen) < 0 || dup_col(s, 1, &r->status, err, errlen) < 0 ||
+        dup_col(s, 2, &r->error, err, errlen) < 0 || dup_col(s, 3, &r->backend, err, errlen) < 0 ||
+        dup_col(s, 5, &r->model, err, errlen) < 0 || dup_col(s, 10, &r->source, err, errlen) < 0 ||
+        dup_col(s, 11, &r->started_at, err, errlen) < 0 ||
+        dup_col(s, 12, &r->finished_at, err, errlen) < 0)
+        goto out;
+    r->world_size = sqlite3_column_int(s, 4);
+    r->total_params = sqlite3_column_int64(s, 6);
+    r->iterations_planned = sqlite3_column_int(s, 7);
+    r->warmup_planned = sqlite3_column_int(s, 8);
+    r->bucket_cap_mb = sqlite3_column_double(s, 9);
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    return ret;
+}
+
+static int load_bucket_counts(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    if (prepare(db, "SELECT version, COUNT(*) FROM bucket WHERE run_id = ?1 GROUP BY version",
+                &s, err, errlen) < 0)
+        return -1;
+    int ret = -1, rc;
+    r->bucket_version = -1;
+    if (bind_run(db, s, r->id, err, errlen) < 0)
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int version = sqlite3_column_int(s, 0), n = sqlite3_column_int(s, 1);
+        if (version == 0)
+            r->buckets_initial = n;
+        else if (version == 1)
+            r->buckets_rebuilt = n;
+        if (version > r->bucket_version)
+            r->bucket_version = version;
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading buckets");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    return ret;
+}
+
+/* ---- iterations and ranks ----------------------------------------------------------- */
+
+typedef struct {
+    int rank, iter;
+    bool warmup;
+    int64_t step, compute, comm, overlap, exposed, wait;
+} its_row;
+
+static int load_its(sqlite3 *db, int64_t id, its_row **rows, size_t *nrows, char *err,
+                    size_t errlen)
+{
+    *rows = NULL;
+    *nrows = 0;
+    char *sql = with_view("iteration_stats",
+                          "SELECT rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"
+                          " exposed_comm_ns, wait_ns FROM iteration_stats ORDER BY rank, iter");
+    sqlite3_stmt *s = NULL;
+    int ret = prepare(db, sql, &s, err, errlen);
+    free(sql);
+    if (ret < 0)
+        return -1;
+    ret = -1;
+    size_t cap = 0;
+    int rc;
+    if (bind_run(db, s, id, err, errlen) < 0)
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*nrows == cap) {
+            cap = cap ? 2 * cap : 64;
+            its_row *grown = realloc(*rows, cap * sizeof **rows);
+            if (!grown) {
+                set_err(err, errlen, "out of memory");
+                goto out;
+            }
+            *rows = grown;
+        }
+        its_row *w = &(*rows)[(*nrows)++];
+        w->rank = sqlite3_column_int(s, 0);
+        w->iter = sqlite3_column_int(s, 1);
+        w->warmup = sqlite3_column_int(s, 2) != 0;
+        w->step = sqlite3_column_int64(s, 3);
+        w->compute = sqlite3_column_int64(s, 4);
+        w->comm = sqlite3_column_int64(s, 5);
+        w->overlap = sqlite3_column_int64(s, 6);
+        w->exposed = sqlite3_column_int64(s, 7);
+        w->wait = sqlite3_column_int64(s, 8);
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading iteration_stats");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    if (ret < 0) {
+        free(*rows);
+        *rows = NULL;
+        *nrows = 0;
+    }
+    return ret;
+}
+
+static bool counted(const analysis_run *r, const its_row *w)
+{
+    return r->all_iterations || !w->warmup;
+}
+
+typedef struct {
+    int iter;
+    bool warmup;
+    int64_t step;
+} iter_step;
+
+static int cmp_iter_step(const void *a, const void *b)
+{
+    const iter_step *x = a, *y = b;
+    return (x->iter > y->iter) - (x->iter < y->iter);
+}
+
+/* Iteration counts and the job's step time (the slowest rank's, per iteration). */
+static int step_stats(analysis_run *r, const its_row *rows, size_t n, char *err, size_t errlen)
+{
+    r->step_ms_mean = r->step_ms_min = r->step_ms_max = NAN;
+    if (n == 0)
+        return 0;
+    iter_step *v = malloc(n * sizeof *v);
+    if (!v) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (iter_step){rows[i].iter, rows[i].warmup, rows[i].step};
+    qsort(v, n, sizeof *v, cmp_iter_step);
+
+    /* Collapse to one entry per iteration holding the slowest rank's step. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && v[m - 1].iter == v[i].iter) {
+            if (v[i].step > v[m - 1].step)
+                v[m - 1].step = v[i].step;
+        } else {
+            v[m++] = v[i];
+        }
+    }
+    for (size_t i = 0; i < m; i++) {
+        if (v[i].warmup)
+            r->iterations_warmup++;
+        else
+            r->iterations_measured++;
+    }
+    r->all_iterations = r->iterations_measured == 0;
+
+    double sum = 0;
+    for (size_t i = 0; i < m; i++) {
+        if (!r->all_iterations && v[i].warmup)
+            continue;
+        double step = ms((double)v[i].step);
+        sum += step;
+        if (r->steps == 0 || step < r->step_ms_min)
+            r->step_ms_min = step;
+        if (r->steps == 0 || step > r->step_ms_max)
+            r->step_ms_max = step;
+        r->steps++;
+    }
+    if (r->steps > 0)
+        r->step_ms_mean = sum / r->steps;
+    free(v);
+    return 0;
+}
+
+typedef struct {
+    int rank;
+    double speed;
+} rank_speed;
+
+static int load_speeds(sqlite3 *db, int64_t id, rank_speed **out, size_t *n, char *err,
+                       size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    if (prepare(db, "SELECT rank, speed FROM rank WHERE run_id = ?1 ORDER BY rank", &s, err,
+                errlen) < 0)
+        return -1;
+    int ret = -1, rc;
+    size_t cap = 0;
+    if (bind_run(db, s, id, err, errlen) < 0)
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            rank_speed *grown = realloc(*out, cap * sizeof **out);
+            if (!grown) {
+                set_err(err, errlen, "out of memory");
+                goto out;
+            }
+            *out = grown;
+        }
+        (*out)[*n].rank = sqlite3_column_int(s, 0);
+        (*out)[*n].speed =
+            sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+        (*n)++;
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading ranks");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    if (ret < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return ret;
+}
+
+static void finish_rank(analysis_rank *k, const int64_t sums[7])
+{
+    /* sums: step, compute, comm, overlap, exposed, wait, straggler wait */
+    double n = k->iterations;
+    if (k->iterations == 0) {
+        k->step_ms = k->compute_ms = k->comm_ms = k->exposed_comm_ms = k->wait_ms = NAN;
+        k->overlap_pct = NAN;
+        k->attr_compute_ms = k->attr_exposed_transfer_ms = k->attr_straggler_wait_ms =
+            k->attr_other_ms = NAN;
+        return;
+    }
+    k->step_ms = ms((double)sums[0]) / n;
+    k->compute_ms = ms((double)sums[1]) / n;
+    k->comm_ms = ms((double)sums[2]) / n;
+    k->overlap_pct = sums[2] > 0 ? 100.0 * (double)sums[3] / (double)sums[2] : NAN;
+    k->exposed_comm_ms = ms((double)sums[4]) / n;
+    k->wait_ms = ms((double)sums[5]) / n;
+    k->attr_compute_ms = k->compute_ms;
+    k->attr_straggler_wait_ms = ms((double)sums[6]) / n;
+    k->attr_exposed_transfer_ms = k->exposed_comm_ms - k->attr_straggler_wait_ms;
+    k->attr_other_ms = k->step_ms - k->compute_ms - k->exposed_comm_ms;
+}
+
+/* Ranks are those of the rank table plus any that recorded spans without a row
+ * there, so a malformed run still shows every rank it has data for. */
+static int rank_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t n, char *err,
+                      size_t errlen)
+{
+    rank_speed *sp;
+    size_t nsp;
+    if (load_speeds(db, r->id, &sp, &nsp, err, errlen) < 0)
+        return -1;
+    size_t cap = nsp + n;
+    r->ranks = calloc(cap ? cap : 1, sizeof *r->ranks);
+    if (!r->ranks) {
+        free(sp);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t i = 0, j = 0; /* sp and rows are both ordered by rank */
+    while (i < nsp || j < n) {
+        int rank = i < nsp && (j >= n || sp[i].rank <= rows[j].rank) ? sp[i].rank : rows[j].rank;
+        analysis_rank *k = &r->ranks[r->nranks++];
+        k->rank = rank;
+        k->speed = NAN;
+        if (i < nsp && sp[i].rank == rank)
+            k->speed = sp[i++].speed;
+        int64_t sums[7] = {0};
+        for (; j < n && rows[j].rank == rank; j++) {
+            const its_row *w = &rows[j];
+            if (!counted(r, w))
+                continue;
+            int64_t strag = w->exposed < w->wait ? w->exposed : w->wait;
+            int64_t add[7] = {w->step, w->compute, w->comm, w->overlap, w->exposed, w->wait, strag};
+            for (int c = 0; c < 7; c++)
+                sums[c] += add[c];
+            k->iterations++;
+        }
+        finish_rank(k, sums);
+    }
+    free(sp);
+    return 0;
+}
+
+/* ---- buckets ------------------------------------------------------------------------ */
+
+static analysis_bucket *bucket_slot(analysis_run *r, size_t *cap, int idx, char *err,
+                                    size_t errlen)
+{
+    for (size_t i = 0; i < r->nbuckets; i++)
+        if (r->buckets[i].idx == idx)
+            return &r->buckets[i];
+    if (r->nbuckets == *cap) {
+        *cap = *cap ? 2 * *cap : 16;
+        analysis_bucket *grown = realloc(r->buckets, *cap * sizeof *grown);
+        if (!grown) {
+            set_err(err, errlen, "out of memory");
+            return NULL;
+        }
+        r->buckets = grown;
+    }
+    analysis_bucket *b = &r->buckets[r->nbuckets++];
+    *b = (analysis_bucket){.idx = idx,
+                           .ready_ms = NAN,
+                           .launch_delay_ms = NAN,
+                           .arrival_skew_ms = NAN,
+                           .transfer_ms = NAN,
+                           .busbw_gbps = NAN};
+    return b;
+}
+
+static int cmp_bucket(const void *a, const void *b)
+{
+    const analysis_bucket *x = a, *y = b;
+    return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static double col_or_nan(sqlite3_stmt *s, int col)
+{
+    return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+}
+
+static int bucket_stats(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    size_t cap = 0;
+    sqlite3_stmt *s = NULL;
+    int ret = -1, rc;
+    bool all = r->all_iterations;
+
+    /* The latest assignment, as the bucket table holds it. */
+    if (prepare(db, "SELECT idx, nbytes, nparams FROM bucket WHERE run_id = ?1 AND version = ?2",
+                &s, err, errlen) < 0)
+        return -1;
+    if (bind_run(db, s, r->id, err, errlen) < 0 ||
+        (sqlite3_bind_int(s, 2, r->bucket_version) != SQLITE_OK &&
+         db_fail(db, err, errlen, "binding version")))
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        analysis_bucket *b = bucket_slot(r, &cap, sqlite3_column_int(s, 0), err, errlen);
+        if (!b)
+            goto out;
+        b->bytes = sqlite3_column_int64(s, 1);
+        b->nparams = sqlite3_column_int(s, 2);
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading buckets");
+        goto out;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+
+    /* Collective timings of the counted iterations. */
+    char *sql = with_view("collective",
+                          "SELECT bucket, COUNT(*), AVG(arrival_skew_ns), AVG(transfer_ns),"
+                          " AVG(bytes) FROM collective"
+                          " WHERE bucket IS NOT NULL AND (?2 OR iter >= ?3) GROUP BY bucket");
+    rc = prepare(db, sql, &s, err, errlen);
+    free(sql);
+    if (rc < 0)
+        goto out;
+    if (bind_run(db, s, r->id, err, errlen) < 0 ||
+        ((sqlite3_bind_int(s, 2, all) != SQLITE_OK ||
+          sqlite3_bind_int(s, 3, r->warmup_planned) != SQLITE_OK) &&
+         db_fail(db, err, errlen, "binding collective query")))
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        analysis_bucket *b = bucket_slot(r, &cap, sqlite3_column_int(s, 0), err, errlen);
+        if (!b)
+            goto out;
+        b->collectives = sqlite3_column_int(s, 1);
+        b->arrival_skew_ms = ms(col_or_nan(s, 2));
+        b->transfer_ms = ms(col_or_nan(s, 3));
+        double bytes = col_or_nan(s, 4);
+        if (b->nparams == 0 && b->bytes == 0 && !isnan(bytes))
+            b->bytes = (int64_t)llround(bytes);
+        int n = r->world_size;
+        if (n <= 1)
+            b->busbw_gbps = 0;
+        else if (!isnan(bytes) && b->transfer_ms > 0)
+            b->busbw_gbps = bytes * 2.0 * (n - 1) / n / (b->transfer_ms / 1e3) / 1e9;
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading collectives");
+        goto out;
+    }
+    sqlite3_finalize(s);
+    s = NULL;
+
+    /* Ready and launch delay, per rank-iteration.  A bucket is ready when its last
+     * gradient has been copied in; the rank arrives at its allreduce after that. */
+    const char *its = store_view_select("iteration_stats", true);
+    const char *ca = store_view_select("collective_arrival", true);
+    static const char tail[] =
+        ", rdy AS (SELECT rank, iter, bucket, MAX(end_ns) AS ready_ns FROM span"
+        "  WHERE run_id = ?1 AND kind = 'copy_in' AND bucket IS NOT NULL"
+        "  GROUP BY rank, iter, bucket)"
+        " SELECT r.bucket, COUNT(*), AVG(r.ready_ns - i.step_start_ns),"
+        "  AVG(a.arrival_ns - r.ready_ns)"
+        " FROM rdy r JOIN its i ON i.rank = r.rank AND i.iter = r.iter"
+        " LEFT JOIN ca a ON a.rank = r.rank AND a.iter = r.iter AND a.bucket = r.bucket"
+        " WHERE ?2 OR NOT i.warmup GROUP BY r.bucket";
+    size_t len = strlen(its) + strlen(ca) + sizeof tail + 64;
+    sql = malloc(len);
+    if (sql)
+        snprintf(sql, len, "WITH its AS (%s), ca AS (%s)%s", its, ca, tail);
+    rc = prepare(db, sql, &s, err, errlen);
+    free(sql);
+    if (rc < 0)
+        goto out;
+    if (bind_run(db, s, r->id, err, errlen) < 0 ||
+        (sqlite3_bind_int(s, 2, all) != SQLITE_OK && db_fail(db, err, errlen, "binding ready query")))
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        analysis_bucket *b = bucket_slot(r, &cap, sqlite3_column_int(s, 0), err, errlen);
+        if (!b)
+            goto out;
+        b->ready_samples = sqlite3_column_int(s, 1);
+        b->ready_ms = ms(col_or_nan(s, 2));
+        b->launch_delay_ms = ms(col_or_nan(s, 3));
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading bucket ready times");
+        goto out;
+    }
+    if (r->nbuckets > 1)
+        qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket);
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    return ret;
+}
+
+/* ---- entry points --------------------------------------------------------------------- */
+
+static void free_run(analysis_run *r)
+{
+    free(r->name);
+    free(r->status);
+    free(r->error);
+    free(r->backend);
+    free(r->model);
+    free(r->source);
+    free(r->started_at);
+    free(r->finished_at);
+    free(r->ranks);
+    free(r->buckets);
+}
+
+static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    r->step_ms_mean = r->step_ms_min = r->step_ms_max = NAN;
+    its_row *rows = NULL;
+    size_t n = 0;
+    if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
+        load_its(db, id, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
+        rank_stats(db, r, rows, n, err, errlen) < 0 || bucket_stats(db, r, err, errlen) < 0) {
+        free(rows);
+        free_run(r);
+        memset(r, 0, sizeof *r);
+        return -1;
+    }
+    free(rows);
+    return 0;
+}
+
+static int run_ids(sqlite3 *db, int64_t run_id, int64_t **ids, size_t *n, char *err,
+                   size_t errlen)
+{
+    *ids = NULL;
+    *n = 0;
+    if (run_id != -1) {
+        *ids = malloc(sizeof **ids);
+        if (!*ids) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        **ids = run_id;
+        *n = 1;
+        return 0;
+    }
+    sqlite3_stmt *s = NULL;
+    if (prepare(db, "SELECT id FROM run ORDER BY id", &s, err, errlen) < 0)
+        return -1;
+    int ret = -1, rc;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(*ids, cap * sizeof *grown);
+            if (!grown) {
+                set_err(err, errlen, "out of memory");
+                goto out;
+            }
+            *ids = grown;
+        }
+        (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "listing runs");
+        goto out;
+    }
+    if (*n == 0) {
+        set_err(err, errlen, "no runs in DB");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    if (ret < 0) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return ret;
+}
+
+int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nruns, char *err,
+                  size_t errlen)
+{
+    *runs = NULL;
+    *nruns = 0;
+    int64_t *ids = NULL;
+    size_t n = 0, loaded = 0;
+    analysis_run *out = NULL;
+    /* One read transaction, so that a writer committing meanwhile cannot make the
+     * figures come from two states of the file; a caller already inside a
+     * transaction has that guarantee from its own. */
+    bool own_tx = sqlite3_get_autocommit(db) != 0;
+    if (own_tx && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return db_fail(db, err, errlen, "starting read transaction");
+    if (run_ids(db, run_id, &ids, &n, err, errlen) < 0)
+        goto fail;
+    out = calloc(n, sizeof *out);
+    if (!out) {
+        set_err(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (; loaded < n; loaded++)
+        if (load_run(db, ids[loaded], &out[loaded], err, errlen) < 0)
+            goto fail;
+    if (own_tx && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        db_fail(db, err, errlen, "ending read transaction");
+        goto fail;
+    }
+    free(ids);
+    *runs = out;
+    *nruns = n;
+    return 0;
+fail:
+    free(ids);
+    analysis_free(out, loaded);
+    if (own_tx && !sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* the first error is reported */
+    return -1;
+}
+
+void analysis_free(analysis_run *runs, size_t nruns)
+{
+    if (!runs)
+        return;
+    for (size_t i = 0; i < nruns; i++)
+        free_run(&runs[i]);
+    free(runs);
+}
+
+int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
+                 size_t errlen)
+{
+    if (fmt != REPORT_TEXT && fmt != REPORT_JSON) {
+        set_err(err, errlen, "unknown report format %d", (int)fmt);
+        return -1;
+    }
+    analysis_run *runs;
+    size_t n;
+    if (analysis_load(db, run_id, &runs, &n, err, errlen) < 0)
+        return -1;
+    int rc = fmt == REPORT_JSON ? report_json(out, runs, n, err, errlen)
+                                : report_text(out, runs, n, err, errlen);
+    analysis_free(runs, n);
+    return rc;
+}

@@ -1,0 +1,98 @@
+/* analysis.h — the figures of a ddpprof report, computed from a results database.
+ *
+ * Contract: analysis_load() reads one run (or every run) through the store's views
+ * (store_view_select, restricted to the run) and fills plain structs; formatters
+ * (report_text.c, report_json.c) only print them.  Durations are milliseconds, sizes
+ * bytes.  A figure that is undefined (no spans to measure it: no allreduce for an
+ * overlap percentage, no copy_in span for a bucket's ready time) is NAN.
+ *
+ * Which iterations count: "measured" iterations are those with iter >= run.warmup
+ * (iterations are numbered from 0).  Every figure is over measured iterations only;
+ * a run that recorded none (e.g. failed during warm-up) uses all its iterations and
+ * says so (all_iterations).
+ *
+ * Figures (DESIGN.md "Analysis definitions", computed per rank-iteration by the
+ * iteration_stats view):
+ *   step time: per iteration the slowest rank's step; mean/min/max over iterations.
+ *   per rank, means per iteration: compute C, comm M, exposed comm, wait; overlap % =
+ *   100 * sum(overlap) / sum(comm); attribution of the rank's own step: compute,
+ *   exposed transfer = exposed - min(exposed, wait), straggler wait = min(exposed,
+ *   wait), other = step - compute - exposed.
+ *   per bucket of the latest assignment: ready = end of the bucket's last copy_in span
+ *   on a rank-iteration, after that rank-iteration's step start (first forward);
+ *   launch delay = that rank's arrival at the bucket's allreduce - ready; both averaged
+ *   over rank-iterations.  Arrival skew = last - first arrival and transfer = end -
+ *   last arrival, averaged over the bucket's collectives; busbw = bytes * 2(n-1)/n /
+ *   transfer (nccl-tests' bus bandwidth, GB/s = 1e9 B/s; 0 when n == 1), from the
+ *   mean bytes and mean transfer of those collectives.
+ */
+#ifndef DDPPROF_ANALYSIS_H
+#define DDPPROF_ANALYSIS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+typedef struct {
+    int rank;
+    double speed;   /* speed factor from the rank table; NAN if the rank is missing there */
+    int iterations; /* rank-iterations averaged over */
+    double step_ms; /* this rank's own step */
+    double compute_ms;
+    double comm_ms;
+    double overlap_pct; /* NAN when the rank had no communication */
+    double exposed_comm_ms;
+    double wait_ms;
+    /* attribution of the step; the four add up to step_ms */
+    double attr_compute_ms;
+    double attr_exposed_transfer_ms;
+    double attr_straggler_wait_ms;
+    double attr_other_ms;
+} analysis_rank;
+
+typedef struct {
+    int idx;
+    int64_t bytes;   /* the assignment's size; the collectives' mean if not in the table */
+    int nparams;     /* 0 if the bucket is not in the bucket table */
+    int collectives; /* allreduces of this bucket the timings average over */
+    int ready_samples; /* rank-iterations with a copy_in span for the bucket */
+    double ready_ms;
+    double launch_delay_ms;
+    double arrival_skew_ms;
+    double transfer_ms;
+    double busbw_gbps;
+} analysis_bucket;
+
+typedef struct {
+    int64_t id;
+    char *name, *status, *error, *backend, *model, *source, *started_at, *finished_at;
+    int world_size;
+    int64_t total_params;
+    int iterations_planned; /* from the scenario */
+    int warmup_planned;
+    double bucket_cap_mb;
+    int iterations_measured; /* distinct iterations recorded */
+    int iterations_warmup;
+    bool all_iterations; /* no measured iteration recorded: figures include warm-up */
+    int buckets_initial;  /* buckets in assignment version 0 */
+    int buckets_rebuilt;  /* in version 1 (0: not rebuilt) */
+    int bucket_version;   /* version shown in buckets[]; -1 if the run wrote none */
+    int steps;            /* iterations the step statistics are over */
+    double step_ms_mean, step_ms_min, step_ms_max; /* NAN when steps == 0 */
+    size_t nranks;
+    analysis_rank *ranks;
+    size_t nbuckets;
+    analysis_bucket *buckets;
+} analysis_run;
+
+/* Loads run `run_id`, or every run (ascending id) when run_id is -1, into a
+ * malloc'ed array.  Returns 0, or -1 with err: "no run with id N", "no runs in DB",
+ * or the SQLite message. */
+int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nruns, char *err,
+                  size_t errlen);
+
+void analysis_free(analysis_run *runs, size_t nruns);
+
+#endif

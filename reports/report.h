@@ -1,0 +1,45 @@
+/* report.h — the ddpprof report of one run or of every run, as text or JSON.
+ *
+ * Contract: report_write() computes the figures (analysis.h) and hands them to one
+ * formatter; nothing is written to `out` unless the analysis succeeded.  Figures and
+ * their definitions are those of analysis.h.
+ *
+ * Text: per run a header (id, name, status and error, backend, world size, model,
+ * parameters, iterations measured / warm-up, bucket counts, step time) and aligned
+ * tables with units in the column names: per rank, step attribution per rank, per
+ * bucket.  Undefined figures print as "-".
+ *
+ * JSON: one object {"runs": [...]}; every figure under a unit-suffixed key
+ * ("step_ms_mean", "overlap_pct", "busbw_gbps", "bytes"); undefined figures are null.
+ * Per run: id, name, status, error, backend, world_size, model, total_params, source,
+ * started_at, finished_at, iterations_planned, warmup_planned, bucket_cap_mb,
+ * iterations_measured, iterations_warmup, all_iterations, buckets_initial,
+ * buckets_rebuilt, bucket_version, steps, step_ms_mean/min/max, ranks[] (rank, speed,
+ * iterations, step_ms, compute_ms, comm_ms, overlap_pct, exposed_comm_ms, wait_ms,
+ * attribution {compute_ms, exposed_transfer_ms, straggler_wait_ms, other_ms}),
+ * buckets[] (idx, bytes, nparams, collectives, ready_samples, ready_ms,
+ * launch_delay_ms, arrival_skew_ms, transfer_ms, busbw_gbps).
+ */
+#ifndef DDPPROF_REPORT_H
+#define DDPPROF_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+#include "analysis.h"
+
+typedef enum { REPORT_TEXT = 0, REPORT_JSON } report_format;
+
+/* Reports run `run_id`, or every run when run_id is -1, to `out`.  Returns 0, or -1
+ * with err ("no run with id N", "no runs in DB", an SQLite or write error). */
+int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
+                 size_t errlen);
+
+/* The formatters, for callers that already hold the figures.  Return 0 or -1 with err. */
+int report_text(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
+int report_json(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
+
+#endif

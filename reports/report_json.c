@@ -1,0 +1,113 @@
+/* report_json.c — the JSON report: {"runs": [...]} with unit-suffixed keys.
+ *
+ * Contract (report.h): formats analysis_run structs only.  Keys carry their unit
+ * (_ms, _pct, _gbps, bytes); undefined figures (NAN) and absent texts are null, since
+ * JSON has no NaN.  Built with jansson; an allocation failure anywhere fails the whole
+ * report rather than writing a partial document.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "report.h"
+
+__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
+                                                          const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* A number, or null where the figure is undefined. */
+static json_t *num(double v)
+{
+    return isnan(v) || isinf(v) ? json_null() : json_real(v);
+}
+
+static json_t *rank_json(const analysis_rank *k, json_error_t *je)
+{
+    return json_pack_ex(je, 0,
+                        "{s:i, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o,"
+                        " s:{s:o, s:o, s:o, s:o}}",
+                        "rank", k->rank, "speed", num(k->speed), "iterations", k->iterations,
+                        "step_ms", num(k->step_ms), "compute_ms", num(k->compute_ms), "comm_ms",
+                        num(k->comm_ms), "overlap_pct", num(k->overlap_pct), "exposed_comm_ms",
+                        num(k->exposed_comm_ms), "wait_ms", num(k->wait_ms), "attribution",
+                        "compute_ms", num(k->attr_compute_ms), "exposed_transfer_ms",
+                        num(k->attr_exposed_transfer_ms), "straggler_wait_ms",
+                        num(k->attr_straggler_wait_ms), "other_ms", num(k->attr_other_ms));
+}
+
+static json_t *bucket_json(const analysis_bucket *b, json_error_t *je)
+{
+    return json_pack_ex(je, 0, "{s:i, s:I, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o}", "idx",
+                        b->idx, "bytes", (json_int_t)b->bytes, "nparams", b->nparams,
+                        "collectives", b->collectives, "ready_samples", b->ready_samples,
+                        "ready_ms", num(b->ready_ms), "launch_delay_ms", num(b->launch_delay_ms),
+                        "arrival_skew_ms", num(b->arrival_skew_ms), "transfer_ms",
+                        num(b->transfer_ms), "busbw_gbps", num(b->busbw_gbps));
+}
+
+static json_t *run_json(const analysis_run *r, json_error_t *je)
+{
+    json_t *ranks = json_array(), *buckets = json_array();
+    if (!ranks || !buckets)
+        goto fail;
+    for (size_t i = 0; i < r->nranks; i++)
+        if (json_array_append_new(ranks, rank_json(&r->ranks[i], je)) != 0)
+            goto fail;
+    for (size_t i = 0; i < r->nbuckets; i++)
+        if (json_array_append_new(buckets, bucket_json(&r->buckets[i], je)) != 0)
+            goto fail;
+    /* "s?" packs NULL strings as null; "o" steals the arrays even on failure. */
+    return json_pack_ex(
+        je, 0,
+        "{s:I, s:s?, s:s?, s:s?, s:s?, s:i, s:s?, s:I, s:s?, s:s?, s:s?,"
+        " s:i, s:i, s:o, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o}",
+        "id", (json_int_t)r->id, "name", r->name, "status", r->status, "error", r->error,
+        "backend", r->backend, "world_size", r->world_size, "model", r->model, "total_params",
+        (json_int_t)r->total_params, "source", r->source, "started_at", r->started_at,
+        "finished_at", r->finished_at, "iterations_planned", r->iterations_planned,
+        "warmup_planned", r->warmup_planned, "bucket_cap_mb", num(r->bucket_cap_mb),
+        "iterations_measured", r->iterations_measured, "iterations_warmup", r->iterations_warmup,
+        "all_iterations", r->all_iterations, "buckets_initial", r->buckets_initial,
+        "buckets_rebuilt", r->buckets_rebuilt, "bucket_version", r->bucket_version, "steps",
+        r->steps, "step_ms_mean", num(r->step_ms_mean), "step_ms_min", num(r->step_ms_min),
+        "step_ms_max", num(r->step_ms_max), "ranks", ranks, "buckets", buckets);
+fail:
+    json_decref(ranks);
+    json_decref(buckets);
+    return NULL;
+}
+
+int report_json(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen)
+{
+    json_error_t je = {0};
+    json_t *arr = json_array();
+    if (!arr)
+        goto oom;
+    for (size_t i = 0; i < nruns; i++)
+        if (json_array_append_new(arr, run_json(&runs[i], &je)) != 0)
+            goto oom;
+    json_t *root = json_pack_ex(&je, 0, "{s:o}", "runs", arr);
+    if (!root)
+        goto fail_msg;
+    int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    json_decref(root);
+    if (rc != 0 || fputc('\n', out) == EOF || fflush(out) != 0 || ferror(out)) {
+        set_err(err, errlen, "writing report failed");
+        return -1;
+    }
+    return 0;
+oom:
+    json_decref(arr);
+fail_msg:
+    set_err(err, errlen, "building JSON report: %s", je.text[0] ? je.text : "out of memory");
+    return -1;
+}

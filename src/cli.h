@@ -1,0 +1,22 @@
+/* cli.h — the ddpprof subcommands; each returns the process exit status
+ * (0 success, 1 runtime failure, 2 bad usage or a bad scenario). */
+#ifndef DDPPROF_CLI_H
+#define DDPPROF_CLI_H
+
+#include <signal.h>
+
+#define DDPPROF_VERSION "0.1.0"
+
+enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted);
+int cli_report(int argc, char **argv);
+int cli_explain(int argc, char **argv);
+int cli_bench(int argc, char **argv);
+
+/* True when argv[i] is --help/-h; prints `usage` to stdout. */
+int cli_wants_help(int argc, char **argv, const char *usage);
+/* Prints "ddpprof: message" and the usage hint to stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,193 @@
+/* cli_run.c — `ddpprof run FILE`: load and check the scenario (and every sweep point)
+ * before touching the database, then run each point and print its report. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "launcher.h"
+#include "model_zoo.h"
+#include "report.h"
+#include "scenario.h"
+#include "store.h"
+
+static const char *const usage =
+    "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
+    "  -o DB            results database (default ddpprof.sqlite; created if missing)\n"
+    "  -s KEY=VALUE     override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable)\n"
+    "  --backend NAME   auto (default: the scenario's run.backend) or cpu\n"
+    "  --verify         check after every synchronised step that each rank's gradients are\n"
+    "                   exactly the average over ranks (slow on large models)\n"
+    "  --no-record      run without storing spans (measures the profiler's own cost)\n"
+    "  --json           print the report as JSON\n"
+    "  -q, --quiet      no report, no progress bar\n";
+
+/* Bytes all ranks hold: each has parameters, gradients and buckets. */
+static double bytes_needed(const scenario *sc, const model *m)
+{
+    return (double)m->total_numel * 4.0 * 3.0 * sc->world_size;
+}
+
+static double physical_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+}
+
+int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    const char *file = NULL, *db_path = "ddpprof.sqlite", *backend = NULL;
+    const char **overrides = calloc((size_t)argc, sizeof *overrides);
+    int noverrides = 0;
+    bool verify = false, record = true, json = false, quiet = false;
+    if (!overrides)
+        return EXIT_RUNTIME;
+    int status = EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--backend")) && i + 1 >= argc) {
+            status = cli_usage_error(usage, "%s needs a value", a);
+            goto out;
+        }
+        if (!strcmp(a, "-o"))
+            db_path = argv[++i];
+        else if (!strcmp(a, "-s"))
+            overrides[noverrides++] = argv[++i];
+        else if (!strcmp(a, "--backend"))
+            backend = argv[++i];
+        else if (!strcmp(a, "--verify"))
+            verify = true;
+        else if (!strcmp(a, "--no-record"))
+            record = false;
+        else if (!strcmp(a, "--json"))
+            json = true;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+            quiet = true;
+        else if (a[0] == '-' && a[1]) {
+            status = cli_usage_error(usage, "unknown option '%s'", a);
+            goto out;
+        } else if (!file)
+            file = a;
+        else {
+            status = cli_usage_error(usage, "one scenario file at a time ('%s' and '%s')", file, a);
+            goto out;
+        }
+    }
+    if (!file) {
+        status = cli_usage_error(usage, "no scenario file given");
+        goto out;
+    }
+
+    /* Scenarios are large (custom parameter lists): kept off the stack. */
+    scenario *sc = calloc(1, sizeof *sc);
+    scenario *point = calloc(1, sizeof *point);
+    char err[SCENARIO_ERR];
+    if (!sc || !point) {
+        free(sc);
+        free(point);
+        status = EXIT_RUNTIME;
+        goto out;
+    }
+    if (scenario_load_file(file, sc, err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+    for (int i = 0; i < noverrides; i++) {
+        if (scenario_override(sc, overrides[i], err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            status = EXIT_USAGE;
+            goto out_sc;
+        }
+    }
+    if (backend && scenario_set(sc, "run.backend", backend, err) != 0) {
+        fprintf(stderr, "--backend %s: %s\n", backend, err);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+    if (scenario_validate(sc, err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+
+    /* Every point is checked before anything is written. */
+    size_t npoints = scenario_sweep_count(sc);
+    for (size_t p = 0; p < npoints; p++) {
+        model m;
+        char merr[256];
+        if (scenario_sweep_point(sc, p, point, err) != 0) {
+            fprintf(stderr, "%s\n", err);
+            status = EXIT_USAGE;
+            goto out_sc;
+        }
+        if (model_build(point, &m, merr, sizeof merr) != 0) {
+            fprintf(stderr, "%s: %s\n", file, merr);
+            status = EXIT_USAGE;
+            goto out_sc;
+        }
+        double need = bytes_needed(point, &m), have = physical_bytes();
+        model_free(&m);
+        if (have > 0 && need > 0.8 * have) {
+            fprintf(stderr,
+                    "%s: %s needs about %.1f GiB for %d ranks' parameters, gradients and buckets; this machine "
+                    "has %.1f GiB (try fewer ranks or a smaller model)\n",
+                    file, point->name, need / (1 << 30), point->world_size, have / (1 << 30));
+            status = EXIT_USAGE;
+            goto out_sc;
+        }
+    }
+
+    store *st = NULL;
+    if (store_open(db_path, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        status = EXIT_RUNTIME;
+        goto out_sc;
+    }
+    for (size_t p = 0; p < npoints && !(interrupted && *interrupted); p++) {
+        model m;
+        char merr[256], label[200];
+        if (scenario_sweep_point(sc, p, point, err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
+            status = EXIT_RUNTIME; /* checked above; cannot happen */
+            break;
+        }
+        snprintf(label, sizeof label, "%s (%zu/%zu)", point->name, p + 1, npoints);
+        launch_options opt = {.verify = verify,
+                              .record = record,
+                              .progress = !quiet,
+                              .label = label,
+                              .interrupted = interrupted};
+        launch_result res;
+        int rc = launch_run(point, &m, st, &opt, &res, err, sizeof err);
+        model_free(&m);
+        if (rc < 0) {
+            fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+            status = EXIT_RUNTIME;
+            break;
+        }
+        if (!quiet && record) {
+            if (report_write(store_db(st), res.run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0)
+                fprintf(stderr, "ddpprof: report: %s\n", err);
+        }
+        if (!quiet)
+            fprintf(stderr, "run %lld %s: %s in %.2f s, %lld spans%s\n", (long long)res.run_id, point->name,
+                    res.complete ? "complete" : "FAILED", res.wall_s, (long long)res.spans,
+                    record ? "" : " (not recorded)");
+        if (rc == 1) {
+            fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
+            status = EXIT_RUNTIME;
+        }
+    }
+    if (interrupted && *interrupted && status == EXIT_OK)
+        status = EXIT_RUNTIME;
+    store_close(st);
+out_sc:
+    free(sc);
+    free(point);
+out:
+    free(overrides);
+    return status;
+}

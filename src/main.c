@@ -1,0 +1,65 @@
+/* main.c — ddpprof's entry point: dispatches to the subcommands and owns the one
+ * piece of process-wide state, the flag a SIGINT/SIGTERM handler sets. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static const char *const usage =
+    "usage: ddpprof <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
+    "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
+    "  report DB [--run ID] [--json]\n"
+    "                     overlap, exposed communication and wait time of recorded runs\n"
+    "  explain [section[.key]]\n"
+    "                     every scenario key: type, range, default and meaning\n"
+    "  bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N]\n"
+    "                     allreduce bandwidth of the cpu backend, as nccl-tests prints it\n"
+    "\n"
+    "  --help, --version  on any command\n"
+    "exit status: 0 success, 1 runtime failure, 2 bad usage or bad scenario\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error(usage, "no command given");
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return EXIT_OK;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--version")) {
+            printf("ddpprof %s\n", DDPPROF_VERSION);
+            return EXIT_OK;
+        }
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGINT, &sa, NULL) != 0 || sigaction(SIGTERM, &sa, NULL) != 0) {
+        perror("ddpprof: sigaction");
+        return EXIT_RUNTIME;
+    }
+    if (!strcmp(cmd, "run"))
+        return cli_run(argc - 1, argv + 1, &interrupted);
+    if (!strcmp(cmd, "report"))
+        return cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "explain"))
+        return cli_explain(argc - 1, argv + 1);
+    if (!strcmp(cmd, "bench"))
+        return cli_bench(argc - 1, argv + 1);
+    return cli_usage_error(usage, "unknown command '%s'", cmd);
+}
