@@ -6,6 +6,7 @@
 
 CC      ?= cc
 BUILD   ?= build
+DDPPROF_BIN ?= ddpprof
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -MMD -MP
 CPPFLAGS += -Iengine -Iprofiler -Ireports -Isrc
@@ -25,11 +26,16 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps test unit-test e2e-test sanitize tsan clean bench
+.PHONY: all deps build-all run-tests test sanitize tsan clean bench
 
-all: ddpprof
+# The public targets install what is missing first, then build in a sub-make, so that
+# pkg-config is asked only once the libraries are there.
+all: deps
+	@$(MAKE) --no-print-directory build-all
 
-ddpprof: $(BUILD)/src/main.o $(BUILD)/libddpprof.a
+build-all: $(DDPPROF_BIN)
+
+$(DDPPROF_BIN): $(BUILD)/src/main.o $(BUILD)/libddpprof.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libddpprof.a: $(LIB_OBJ)
@@ -48,21 +54,26 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libddpprof.a
 deps:
 	@./scripts/install-deps.sh
 
+test: deps
+	@$(MAKE) --no-print-directory run-tests
+
 # Every test binary runs even when an earlier one fails; the exit status says if any did.
-test: ddpprof $(TEST_BIN)
+run-tests: $(DDPPROF_BIN) $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; DDPPROF=$(CURDIR)/ddpprof SCENARIOS=$(CURDIR)/scenarios $$t || fail=1; \
+	  echo "== $$t"; DDPPROF=$(CURDIR)/$(DDPPROF_BIN) SCENARIOS=$(CURDIR)/scenarios $$t || fail=1; \
 	done; \
 	if [ $$fail -ne 0 ]; then echo "== SOME TESTS FAILED"; exit 1; fi; echo "== ALL TESTS PASSED"
 
-sanitize:
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" test
+# Sanitizer builds go to their own directory and binary, leaving ./ddpprof alone.
+sanitize: deps
+	$(MAKE) BUILD=build-asan DDPPROF_BIN=build-asan/ddpprof CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" run-tests
 
-tsan:
-	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread" test
+tsan: deps
+	$(MAKE) BUILD=build-tsan DDPPROF_BIN=build-tsan/ddpprof CFLAGS="-O1 -g -fsanitize=thread" run-tests
 
-bench: ddpprof
+bench: all
 	./bench/allreduce_vs_peers.sh
+	./bench/profiler_overhead.sh
 
 clean:
 	rm -rf build build-asan build-tsan ddpprof

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cblas.h>
+
 #include "backend_cpu.h"
 #include "recorder.h"
 #include "reducer.h"
@@ -163,6 +165,10 @@ int launch_run(const scenario *sc, const model *m, store *st, const launch_optio
         return -1;
     }
 
+    /* Ranks are threads already: BLAS's own thread pool would oversubscribe the cores
+     * (and busy-wait), so each BLAS call runs on its caller's thread. */
+    openblas_set_num_threads(1);
+
     run_ctx ctx = {.sc = sc};
     atomic_init(&ctx.stop, false);
     recorder *rec = NULL;
@@ -202,8 +208,8 @@ int launch_run(const scenario *sc, const model *m, store *st, const launch_optio
                                        .stop_requested = &ctx.stop,
                                        .abort_run = abort_run,
                                        .abort_user = &ctx,
-                                       .on_sync = opt->verify ? verify_hook : NULL,
-                                       .on_sync_user = &ctx};
+                                       .on_sync = opt->on_sync ? opt->on_sync : opt->verify ? verify_hook : NULL,
+                                       .on_sync_user = opt->on_sync ? opt->on_sync_user : &ctx};
         int prc = pthread_create(&slots[r].thread, NULL, rank_main, &slots[r]);
         if (prc != 0) {
             snprintf(failure, sizeof failure, "cannot start rank %d's thread: %s", r, strerror(prc));

