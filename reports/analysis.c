@@ -165,7 +165,7 @@ out:
 typedef struct {
     int rank, iter;
     bool warmup;
-    int64_t step, compute, comm, overlap, exposed, wait;
+    int64_t step, compute, comm, overlap, exposed, wait, step_start;
 } its_row;
 
 static int load_its(sqlite3 *db, int64_t id, its_row **rows, size_t *nrows, char *err,
@@ -175,7 +175,8 @@ static int load_its(sqlite3 *db, int64_t id, its_row **rows, size_t *nrows, char
     *nrows = 0;
     char *sql = with_view("iteration_stats",
                           "SELECT rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"
-                          " exposed_comm_ns, wait_ns FROM iteration_stats ORDER BY rank, iter");
+                          " exposed_comm_ns, wait_ns, step_start_ns FROM iteration_stats"
+                          " ORDER BY rank, iter");
     sqlite3_stmt *s = NULL;
     int ret = prepare(db, sql, &s, err, errlen);
     free(sql);
@@ -206,6 +207,7 @@ static int load_its(sqlite3 *db, int64_t id, its_row **rows, size_t *nrows, char
         w->overlap = sqlite3_column_int64(s, 6);
         w->exposed = sqlite3_column_int64(s, 7);
         w->wait = sqlite3_column_int64(s, 8);
+        w->step_start = sqlite3_column_int64(s, 9);
     }
     if (rc != SQLITE_DONE) {
         db_fail(db, err, errlen, "reading iteration_stats");
@@ -270,7 +272,7 @@ static int step_stats(analysis_run *r, const its_row *rows, size_t n, char *err,
         else
             r->iterations_measured++;
     }
-    r->all_iterations = r->iterations_measured == 0;
+    r->all_iterations = r->iterations_measured == 0 && r->iterations_warmup > 0;
 
     double sum = 0;
     for (size_t i = 0; i < m; i++) {
@@ -442,7 +444,25 @@ static double col_or_nan(sqlite3_stmt *s, int col)
     return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
 }
 
-static int bucket_stats(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+/* rows are ordered by (rank, iter). */
+static const its_row *find_its(const its_row *rows, size_t n, int rank, int iter)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const its_row *w = &rows[mid];
+        if (w->rank == rank && w->iter == iter)
+            return w;
+        if (w->rank < rank || (w->rank == rank && w->iter < iter))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t nrows,
+                        char *err, size_t errlen)
 {
     size_t cap = 0;
     sqlite3_stmt *s = NULL;
@@ -509,36 +529,56 @@ static int bucket_stats(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
     s = NULL;
 
     /* Ready and launch delay, per rank-iteration.  A bucket is ready when its last
-     * gradient has been copied in; the rank arrives at its allreduce after that. */
-    const char *its = store_view_select("iteration_stats", true);
-    const char *ca = store_view_select("collective_arrival", true);
-    static const char tail[] =
-        ", rdy AS (SELECT rank, iter, bucket, MAX(end_ns) AS ready_ns FROM span"
-        "  WHERE run_id = ?1 AND kind = 'copy_in' AND bucket IS NOT NULL"
-        "  GROUP BY rank, iter, bucket)"
-        " SELECT r.bucket, COUNT(*), AVG(r.ready_ns - i.step_start_ns),"
-        "  AVG(a.arrival_ns - r.ready_ns)"
-        " FROM rdy r JOIN its i ON i.rank = r.rank AND i.iter = r.iter"
-        " LEFT JOIN ca a ON a.rank = r.rank AND a.iter = r.iter AND a.bucket = r.bucket"
-        " WHERE ?2 OR NOT i.warmup GROUP BY r.bucket";
-    size_t len = strlen(its) + strlen(ca) + sizeof tail + 64;
-    sql = malloc(len);
-    if (sql)
-        snprintf(sql, len, "WITH its AS (%s), ca AS (%s)%s", its, ca, tail);
+     * gradient has been copied in; the rank arrives at its allreduce after that.  The
+     * step start comes from the iteration_stats rows already read, rather than from a
+     * second evaluation of the view. */
+    sql = with_view("collective_arrival",
+                    ", x AS ("
+                    "  SELECT rank, iter, bucket, MAX(end_ns) AS ready_ns, NULL AS arrival_ns"
+                    "  FROM span WHERE run_id = ?1 AND kind = 'copy_in' AND bucket IS NOT NULL"
+                    "  GROUP BY rank, iter, bucket"
+                    "  UNION ALL SELECT rank, iter, bucket, NULL, MIN(arrival_ns)"
+                    "  FROM collective_arrival WHERE bucket IS NOT NULL"
+                    "  GROUP BY rank, iter, bucket)"
+                    " SELECT bucket, rank, iter, MAX(ready_ns), MIN(arrival_ns) FROM x"
+                    " GROUP BY bucket, rank, iter HAVING MAX(ready_ns) IS NOT NULL"
+                    " ORDER BY bucket");
     rc = prepare(db, sql, &s, err, errlen);
     free(sql);
     if (rc < 0)
         goto out;
-    if (bind_run(db, s, r->id, err, errlen) < 0 ||
-        (sqlite3_bind_int(s, 2, all) != SQLITE_OK && db_fail(db, err, errlen, "binding ready query")))
+    if (bind_run(db, s, r->id, err, errlen) < 0)
         goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        analysis_bucket *b = bucket_slot(r, &cap, sqlite3_column_int(s, 0), err, errlen);
-        if (!b)
-            goto out;
-        b->ready_samples = sqlite3_column_int(s, 1);
-        b->ready_ms = ms(col_or_nan(s, 2));
-        b->launch_delay_ms = ms(col_or_nan(s, 3));
+    analysis_bucket *b = NULL;
+    double ready_sum = 0, delay_sum = 0;
+    int delay_n = 0;
+    for (;;) {
+        rc = sqlite3_step(s);
+        int idx = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
+        if (b && (rc != SQLITE_ROW || idx != b->idx)) { /* rows come grouped by bucket */
+            b->ready_ms = b->ready_samples ? ms(ready_sum / b->ready_samples) : NAN;
+            b->launch_delay_ms = delay_n ? ms(delay_sum / delay_n) : NAN;
+            b = NULL;
+        }
+        if (rc != SQLITE_ROW)
+            break;
+        const its_row *w = find_its(rows, nrows, sqlite3_column_int(s, 1), sqlite3_column_int(s, 2));
+        if (!w || !counted(r, w))
+            continue;
+        if (!b) {
+            if (!(b = bucket_slot(r, &cap, idx, err, errlen)))
+                goto out;
+            ready_sum = delay_sum = 0;
+            delay_n = 0;
+            b->ready_samples = 0;
+        }
+        int64_t ready = sqlite3_column_int64(s, 3);
+        ready_sum += (double)(ready - w->step_start);
+        b->ready_samples++;
+        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
+            delay_sum += (double)(sqlite3_column_int64(s, 4) - ready);
+            delay_n++;
+        }
     }
     if (rc != SQLITE_DONE) {
         db_fail(db, err, errlen, "reading bucket ready times");
@@ -576,7 +616,8 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
     size_t n = 0;
     if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
         load_its(db, id, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
-        rank_stats(db, r, rows, n, err, errlen) < 0 || bucket_stats(db, r, err, errlen) < 0) {
+        rank_stats(db, r, rows, n, err, errlen) < 0 ||
+        bucket_stats(db, r, rows, n, err, errlen) < 0) {
         free(rows);
         free_run(r);
         memset(r, 0, sizeof *r);

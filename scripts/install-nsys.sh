@@ -12,7 +12,7 @@ if command -v nsys >/dev/null 2>&1; then
     exit 0
 fi
 
-if [ "$(id -u)" -eq 0 ]; then
+if [ "$(id -u 2>/dev/null || echo 1)" = 0 ]; then
     SUDO=
 elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo -n"

@@ -33,6 +33,8 @@ typedef struct {
     char path[64];
     store *st;
     char err[512];
+    char *buf; /* report() output */
+    size_t len;
 } fixture;
 
 static void remove_db(const char *path)
@@ -141,16 +143,18 @@ static void write_one_bucket(fixture *f, int64_t run)
     assert_int_equal(store_write_buckets(f->st, run, 0, &b, 1, f->err, sizeof f->err), 0);
 }
 
-/* Runs report_write into memory; returns the text (caller frees) and its status. */
+/* Runs report_write into memory; returns the text (caller frees) and its status.
+ * The stream's buffer lives in the fixture, not on this frame: GCC's
+ * -Wdangling-pointer otherwise misreads open_memstream's out-parameter at -O3. */
 static char *report(fixture *f, int64_t run_id, report_format fmt, int *rc)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
+    f->buf = NULL;
+    f->len = 0;
+    FILE *out = open_memstream(&f->buf, &f->len);
     assert_non_null(out);
     *rc = report_write(store_db(f->st), run_id, fmt, out, f->err, sizeof f->err);
     assert_int_equal(fclose(out), 0);
-    return buf;
+    return f->buf;
 }
 
 static json_t *report_json_doc(fixture *f, int64_t run_id)

@@ -1,0 +1,327 @@
+/* test_cli.c — the ddpprof command line as a user runs it: exit statuses, `file:line`
+ * errors that leave the database untouched, overrides, sweeps, reports (text and
+ * JSON), explain, bench, and a failed run recorded as such.  Uses the binary named
+ * by $DDPPROF and the scenarios in $SCENARIOS (set by `make test`). */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+#include <sqlite3.h>
+
+extern char **environ;
+
+typedef struct {
+    int status;
+    char out[65536];
+    char err[8192];
+} result;
+
+static char tmpdir[256];
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+/* Runs $DDPPROF with argv (NULL-terminated), capturing stdout and stderr. */
+static void ddpprof(result *r, const char *const *args)
+{
+    const char *bin = getenv("DDPPROF");
+    assert_non_null(bin);
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = bin;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    char out_path[300], err_path[300];
+    snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", tmpdir);
+    posix_spawn_file_actions_t fa;
+    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    r->status = WEXITSTATUS(st);
+    slurp(out_path, r->out, sizeof r->out);
+    slurp(err_path, r->err, sizeof r->err);
+}
+
+static void path_in_tmp(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", tmpdir, name); }
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static const char *small_ini = "[run]\nname = small\nworld_size = 2\niterations = 2\nwarmup = 1\n"
+                               "[model]\npreset = mlp\nlayers = 3\nhidden = 128\nbatch = 4\n"
+                               "[ddp]\nbucket_cap_mb = 0.1\nfirst_bucket_mb = 0.05\n";
+
+static int64_t count_rows(const char *db_path, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/ddpprof-test-cli-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_version_and_help(void **state)
+{
+    (void)state;
+    result r;
+    ddpprof(&r, (const char *[]){"--version", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "ddpprof "));
+    const char *cmds[] = {"run", "report", "explain", "bench"};
+    for (int i = 0; i < 4; i++) {
+        ddpprof(&r, (const char *[]){cmds[i], "--help", NULL});
+        assert_int_equal(r.status, 0);
+        assert_non_null(strstr(r.out, "usage: ddpprof"));
+    }
+    ddpprof(&r, (const char *[]){"frobnicate", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "unknown command"));
+}
+
+static void test_bad_scenario_changes_nothing(void **state)
+{
+    (void)state;
+    char ini[300], db[300];
+    path_in_tmp(ini, sizeof ini, "bad.ini");
+    path_in_tmp(db, sizeof db, "untouched.sqlite");
+    unlink(db);
+    write_file(ini, "[run]\nworld_size = 4\n\n[ddp]\nbucket_cap = 25\n");
+    result r;
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, NULL});
+    assert_int_equal(r.status, 2);
+    char want[400];
+    snprintf(want, sizeof want, "%s:5:", ini);
+    if (!strstr(r.err, want))
+        fail_msg("stderr lacks '%s': %s", want, r.err);
+    assert_non_null(strstr(r.err, "bucket_cap"));
+    struct stat sb;
+    assert_int_not_equal(stat(db, &sb), 0); /* no database was created */
+
+    /* An existing database keeps exactly its runs. */
+    write_file(ini, small_ini);
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", NULL});
+    assert_int_equal(r.status, 0);
+    int64_t before = count_rows(db, "select count(*) from run");
+    write_file(ini, "[run]\nworld_size = 0\n");
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, ":2:"));
+    assert_non_null(strstr(r.err, "out of range"));
+    write_file(ini, "[run]\nworld_size = 2\n[sweep]\nddp.bucket_cap_mb = 1, lots\n");
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, ":4:"));
+    write_file(ini, small_ini);
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-s", "ddp.bucket_cap_mb=huge", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "-s ddp.bucket_cap_mb=huge"));
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "--backend", "tpu", NULL});
+    assert_int_equal(r.status, 2);
+    assert_int_equal(count_rows(db, "select count(*) from run"), before);
+}
+
+static void test_run_report_json(void **state)
+{
+    (void)state;
+    char ini[300], db[300];
+    path_in_tmp(ini, sizeof ini, "small.ini");
+    path_in_tmp(db, sizeof db, "runs.sqlite");
+    unlink(db);
+    write_file(ini, small_ini);
+    result r;
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-s", "run.world_size=3", "-s", "skew.speed=2,1,1", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "per rank"));
+    assert_non_null(strstr(r.out, "per bucket"));
+    assert_int_equal(count_rows(db, "select world_size from run where id = 1"), 3);
+    assert_int_equal(count_rows(db, "select count(distinct rank) from span where run_id = 1"), 3);
+
+    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--json", NULL});
+    assert_int_equal(r.status, 0);
+    json_error_t jerr;
+    json_t *root = json_loads(r.out, 0, &jerr);
+    if (!root)
+        fail_msg("report --json is not JSON: %s", jerr.text);
+    json_t *run = json_array_get(json_object_get(root, "runs"), 0);
+    assert_non_null(run);
+    assert_string_equal(json_string_value(json_object_get(run, "status")), "complete");
+    json_t *ranks = json_object_get(run, "ranks");
+    assert_int_equal(json_array_size(ranks), 3);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *rk = json_array_get(ranks, i);
+        assert_true(json_number_value(json_object_get(rk, "compute_ms")) > 0);
+        assert_non_null(json_object_get(rk, "overlap_pct"));
+        assert_non_null(json_object_get(rk, "wait_ms"));
+    }
+    assert_true(json_array_size(json_object_get(run, "buckets")) >= 2);
+    json_decref(root);
+
+    ddpprof(&r, (const char *[]){"report", db, "--run", "99", NULL});
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "99"));
+    ddpprof(&r, (const char *[]){"report", "/nonexistent/x.sqlite", NULL});
+    assert_int_equal(r.status, 2);
+}
+
+static void test_sweep_runs_each_point(void **state)
+{
+    (void)state;
+    char ini[300], db[300];
+    path_in_tmp(ini, sizeof ini, "sweep.ini");
+    path_in_tmp(db, sizeof db, "sweep.sqlite");
+    unlink(db);
+    char text[1024];
+    snprintf(text, sizeof text, "%s[sweep]\nddp.bucket_cap_mb = 0.05, 0.5\nrun.world_size = 2, 3\n", small_ini);
+    write_file(ini, text);
+    result r;
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_rows(db, "select count(*) from run where status = 'complete'"), 4);
+    assert_int_equal(count_rows(db, "select count(distinct bucket_cap_mb) from run"), 2);
+    assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb=0.05%'"), 2);
+}
+
+static void test_failed_run_is_recorded(void **state)
+{
+    (void)state;
+    char ini[300], db[300];
+    path_in_tmp(ini, sizeof ini, "fail.ini");
+    path_in_tmp(db, sizeof db, "fail.sqlite");
+    unlink(db);
+    write_file(ini, small_ini);
+    result r;
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", "-s", "fault.rank=1", "-s", "fault.iter=1", "-s",
+                                 "fault.mode=exit", NULL});
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "rank 1 exited at iteration 1"));
+    assert_int_equal(count_rows(db, "select count(*) from run where status = 'failed' and error like '%rank 1%'"), 1);
+    assert_true(count_rows(db, "select count(*) from span where iter = 0") > 0);
+    ddpprof(&r, (const char *[]){"report", db, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "failed"));
+}
+
+static void test_explain(void **state)
+{
+    (void)state;
+    result r;
+    ddpprof(&r, (const char *[]){"explain", "ddp.bucket_cap_mb", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "25"));
+    assert_non_null(strstr(r.out, "MiB"));
+    ddpprof(&r, (const char *[]){"explain", NULL});
+    assert_int_equal(r.status, 0);
+    const char *sections[] = {"run.", "model.", "ddp.", "skew.", "network.", "device."};
+    for (int i = 0; i < 6; i++)
+        assert_non_null(strstr(r.out, sections[i]));
+    ddpprof(&r, (const char *[]){"explain", "ddp.nope", NULL});
+    assert_int_equal(r.status, 2);
+}
+
+static void test_bench_allreduce(void **state)
+{
+    (void)state;
+    result r;
+    ddpprof(&r, (const char *[]){"bench", "allreduce", "--ranks", "2", "--sizes", "64K,1M", "--iters", "3", NULL});
+    assert_int_equal(r.status, 0);
+    int lines = 0;
+    for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (line[0] == '#')
+            continue;
+        long long size, count;
+        char type[16], op[16];
+        double t, algbw, busbw;
+        assert_int_equal(sscanf(line, "%lld %lld %15s %15s %lf %lf %lf", &size, &count, type, op, &t, &algbw, &busbw), 7);
+        assert_int_equal(size, count * 4);
+        assert_true(t > 0 && algbw > 0);
+        /* nccl-tests' bus bandwidth factor for allreduce: 2(n-1)/n = 1 at n = 2. */
+        assert_true(busbw > 0.99 * algbw && busbw < 1.01 * algbw);
+        lines++;
+    }
+    assert_int_equal(lines, 2);
+    ddpprof(&r, (const char *[]){"bench", "allreduce", "--sizes", "big", NULL});
+    assert_int_equal(r.status, 2);
+}
+
+static void test_shipped_scenarios_load(void **state)
+{
+    (void)state;
+    const char *dir = getenv("SCENARIOS");
+    assert_non_null(dir);
+    const char *names[] = {"baseline.ini", "skewed.ini", "bucket_sweep.ini", "model_sweep.ini", "no_sync.ini"};
+    for (int i = 0; i < 5; i++) {
+        char path[400], db[300];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        path_in_tmp(db, sizeof db, "shipped.sqlite");
+        result r;
+        /* One short iteration of each, smaller batch: the files parse and run. */
+        ddpprof(&r, (const char *[]){"run", path, "-o", db, "-q", "-s", "run.iterations=1", "-s", "run.warmup=1", "-s",
+                                     "model.batch=2", "-s", "run.world_size=2", "-s", "skew.speed=", NULL});
+        if (r.status != 0)
+            fail_msg("%s: exit %d: %s", names[i], r.status, r.err);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version_and_help),
+        cmocka_unit_test(test_bad_scenario_changes_nothing),
+        cmocka_unit_test(test_run_report_json),
+        cmocka_unit_test(test_sweep_runs_each_point),
+        cmocka_unit_test(test_failed_run_is_recorded),
+        cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_bench_allreduce),
+        cmocka_unit_test(test_shipped_scenarios_load),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
