@@ -8,7 +8,8 @@
 #   * process wall: the whole ddpprof process (bash `time`), which adds start-up, the final
 #                   span flush and, for recorded runs only, the text report (sent to /dev/null;
 #                   --no-record prints none),
-# the recorded-minus-unrecorded difference in %, and the spans recorded / counted.
+# the recorded-minus-unrecorded difference in %, and the spans recorded / counted (and, with
+# the sqlite3 CLI, the rows actually in each mode's span table).
 # Builds ./ddpprof if needed.  Runs are not quiet (-q would silence the "complete in" line).
 #
 #   usage: bench/profiler_overhead.sh [N [SCENARIO]]     (default: 3 scenarios/skewed.ini)
@@ -78,7 +79,12 @@ awk '
                span(pw["rec"], pmin["rec"], pmax["rec"]), sp["rec"] " recorded"
         printf fmt, "--no-record", span(rw["norec"], rmin["norec"], rmax["norec"]),
                span(pw["norec"], pmin["norec"], pmax["norec"]), sp["norec"] " counted, not stored"
-        printf fmt, "recording overhead", sprintf("%+6.1f %%", 100 * (rw["rec"] - rw["norec"]) / rw["norec"]),
-               sprintf("%+6.1f %%", 100 * (pw["rec"] - pw["norec"]) / pw["norec"]), ""
+        printf "%-19s  %-27s  %s\n", "recording overhead",
+               sprintf("%+6.1f %%", 100 * (rw["rec"] - rw["norec"]) / rw["norec"]),
+               sprintf("%+6.1f %%", 100 * (pw["rec"] - pw["norec"]) / pw["norec"])
     }' "$TMP/times"
+if command -v sqlite3 >/dev/null 2>&1; then
+    in_db() { sqlite3 "$TMP/$1-1.sqlite" 'SELECT count(*) FROM span' 2>/dev/null || echo '?'; }
+    echo "rows in the span table: $(in_db rec) (recorded run #1), $(in_db norec) (--no-record run #1)"
+fi
 echo "(overhead = (recorded - unrecorded) / unrecorded of the means; load avg now $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -27,6 +27,7 @@
  *   arrival a(s,r) = start of rank r's allreduce for collective seq s;
  *   wait(s,r) = max_r' a(s,r') - a(s,r); transfer(s) = end(s) - max a(s,.).
  */
+#include "errmsg.h"
 #include "store.h"
 
 #include <inttypes.h>
@@ -224,16 +225,6 @@ struct store {
     sqlite3_stmt *finish_run, *run_status;
 };
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 {

@@ -7,6 +7,7 @@
  * The iteration_stats rows of a run are read once and aggregated here, since the
  * step statistics and the per-rank means both need them.
  */
+#include "errmsg.h"
 #include "analysis.h"
 
 #include <inttypes.h>
@@ -21,16 +22,6 @@
 
 #define NS_PER_MS 1e6
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
 {

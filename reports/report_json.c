@@ -11,18 +11,9 @@
 
 #include <jansson.h>
 
+#include "errmsg.h"
 #include "report.h"
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* A number, or null where the figure is undefined. */
 static json_t *num(double v)

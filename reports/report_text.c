@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "report.h"
 
 #define CELL 48
@@ -22,16 +23,6 @@ typedef struct {
     char (*cells)[CELL]; /* nrows * ncols */
 } table;
 
-__attribute__((format(printf, 3, 4))) static void set_err(char *err, size_t errlen,
-                                                          const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static int table_init(table *t, const char *const *heads, size_t ncols, size_t nrows)
 {

@@ -1,14 +1,13 @@
 /* cli_report.c — `ddpprof report DB [--run ID] [--json]`: reads a results database
- * (read-only) and prints the report of one run or of every run. */
+ * (read-only; a newer schema or a non-ddpprof file is refused) and prints the report of one run or of every run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "cli.h"
 #include "report.h"
+#include "store.h"
 
 static const char *const usage = "usage: ddpprof report DB [--run ID] [--json]\n"
                                  "  --run ID   one run (default: every run in DB)\n"
@@ -45,16 +44,14 @@ int cli_report(int argc, char **argv)
         fprintf(stderr, "ddpprof: %s: no such database (run `ddpprof run` first)\n", db_path);
         return EXIT_USAGE;
     }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        fprintf(stderr, "ddpprof: %s: %s\n", db_path, db ? sqlite3_errmsg(db) : "cannot open");
-        sqlite3_close(db);
+    store *st = NULL;
+    char err[512];
+    if (store_open_readonly(db_path, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         return EXIT_RUNTIME;
     }
-    sqlite3_busy_timeout(db, 5000);
-    char err[512];
-    int rc = report_write(db, run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err);
-    sqlite3_close(db);
+    int rc = report_write(store_db(st), run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err);
+    store_close(st);
     if (rc != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         return EXIT_RUNTIME;
