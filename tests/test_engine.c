@@ -27,7 +27,6 @@ typedef struct {
     const scenario *sc;
     int calls;
     int failures;
-    double max_rel_err;
     char first_failure[256];
 } checker;
 
@@ -48,7 +47,6 @@ static int check_average(void *user, int rank, int iter, int micro_first, int mi
                 for (int s = micro_first; s <= micro_last; s++)
                     sum += scale * gradgen_value(q, s, p, i);
             double want = sum / sc->world_size, got = params[p].grad[i];
-            double rel = fabs(got - want) / (fabs(want) + 1e-30);
             bool ok = exact ? got == want : fabs(got - want) <= (sc->comm_hook ? 1e-2 : 1e-5) * fabs(want) + 1e-2;
             if (!ok) {
                 if (__atomic_add_fetch(&c->failures, 1, __ATOMIC_SEQ_CST) == 1)
@@ -58,8 +56,6 @@ static int check_average(void *user, int rank, int iter, int micro_first, int mi
                 snprintf(err, errlen, "gradient mismatch");
                 return -1;
             }
-            if (want != 0 && rel > c->max_rel_err)
-                c->max_rel_err = rel; /* racy max across ranks is fine for a report */
         }
     }
     return 0;
@@ -297,7 +293,7 @@ static void test_fast_ranks_wait(void **state)
 {
     (void)state;
     const char *o[] = {"skew.speed=3, 3, 1, 1", "model.hidden=512", "model.batch=64", "device.preset=custom",
-                       "device.peak_tflops=0.005", "device.mem_bw_gbps=50", "device.efficiency=1", NULL};
+                       "device.peak_tflops=0.002", "device.mem_bw_gbps=50", "device.efficiency=1", NULL};
     tmpdb db;
     tmpdb_open(&db);
     checker c;
@@ -314,7 +310,7 @@ static void test_fast_ranks_wait(void **state)
     /* All ranks leave each collective together, whenever they arrived. */
     assert_int_equal(query_int(s,
                                "select count(*) from (select seq, max(end_ns) - min(end_ns) d from span where run_id = ? "
-                               "and kind = 'allreduce' group by seq) where d > 5000000",
+                               "and kind = 'allreduce' group by seq) where d > 50000000",
                                run),
                      0);
     tmpdb_close(&db);
