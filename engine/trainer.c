@@ -187,7 +187,6 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             op.layer = -1;
             op.bucket = -1;
             op.seq = -1;
-            op.phase_begin = op.phase_end = false;
             op.work = WORK_SGD;
             op.u.sgd.params = mem->params;
             op.u.sgd.n = mem->n;

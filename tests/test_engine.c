@@ -22,6 +22,7 @@
 #include "model_zoo.h"
 #include "scenario.h"
 #include "store.h"
+#include "tmp_store.h"
 
 typedef struct {
     const scenario *sc;
@@ -88,22 +89,15 @@ typedef struct {
 
 static void tmpdb_open(tmpdb *t)
 {
-    snprintf(t->path, sizeof t->path, "/tmp/ddpprof-test-engine-%d-%p.sqlite", (int)getpid(), (void *)t);
-    unlink(t->path);
     char err[256];
-    if (store_open(t->path, &t->st, err, sizeof err) != 0)
-        fail_msg("store_open: %s", err);
+    if (open_tmp_store(t->path, sizeof t->path, "ddpprof-test-engine-", &t->st, err, sizeof err) != 0)
+        fail_msg("cannot open a temporary store");
 }
 
 static void tmpdb_close(tmpdb *t)
 {
     store_close(t->st);
-    char p[300];
-    unlink(t->path);
-    snprintf(p, sizeof p, "%s-wal", t->path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", t->path);
-    unlink(p);
+    remove_db(t->path);
 }
 
 static int64_t query_int(sqlite3 *db, const char *sql, int64_t run_id)

@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "store.h"
+#include "tmp_store.h"
 
 #define US 1000 /* the worked example is in µs; the database holds ns */
 
@@ -32,31 +33,12 @@ typedef struct {
     char err[512];
 } fixture;
 
-static void remove_db(const char *path)
-{
-    char p[96];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    snprintf(f->path, sizeof f->path, "/tmp/ddpprof_test_store_XXXXXX");
-    int fd = mkstemp(f->path);
-    if (fd < 0) {
-        free(f);
-        return -1;
-    }
-    close(fd); /* an empty file is an empty SQLite database */
-    if (store_open(f->path, &f->st, f->err, sizeof f->err) != 0) {
-        fprintf(stderr, "store_open: %s\n", f->err);
-        remove_db(f->path);
+    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_store_", &f->st, f->err, sizeof f->err) != 0) {
         free(f);
         return -1;
     }
@@ -71,23 +53,6 @@ static int teardown(void **state)
     remove_db(f->path);
     free(f);
     return 0;
-}
-
-static span mk(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t seq,
-               int64_t bytes, int64_t start, int64_t end)
-{
-    span s = {.rank = rank,
-              .iter = iter,
-              .stream = (uint8_t)stream,
-              .kind = (uint8_t)kind,
-              .layer = -1,
-              .bucket = bucket,
-              .seq = seq,
-              .bytes = bytes,
-              .start_ns = start,
-              .end_ns = end};
-    snprintf(s.name, sizeof s.name, "%s", span_kind_name(kind));
-    return s;
 }
 
 static int64_t begin_run(fixture *f, int world, int iterations, int warmup)
