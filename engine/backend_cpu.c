@@ -31,6 +31,7 @@ typedef struct {
     size_t cap, head, count; /* ring of pending entries */
     uint64_t enqueued, completed;
     bool failed, stop;
+    bool busy; /* the worker is executing an entry (it may touch the op's memory) */
     char error[512];
     cpu_scratch scratch;
     span_ring *ring;
@@ -120,6 +121,8 @@ static int wait_event(cpu_stream *self, dev_event ev, char *err, size_t errlen)
     return rc;
 }
 
+static bool comm_aborted(void *comm) { return cpu_comm_aborted(comm); }
+
 static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
 {
     cpu_device *d = s->dev;
@@ -146,11 +149,14 @@ static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
         else
             rc = cpu_broadcast_i32(w->comm, rank, op->u.coll.buf, op->u.coll.count, &info, &start, err, errlen);
     } else {
-        rc = cpu_work_run(op, rank, &s->scratch, err, errlen);
+        cpu_work_cancel cancel = {.stop = comm_aborted, .user = w->comm};
+        rc = cpu_work_run(op, rank, &s->scratch, &cancel, err, errlen);
         if (rc == 0 && op->stretch > 1.0)
-            cpu_sleep_until(start + (int64_t)((double)(cpu_clock_ns() - start) * op->stretch));
+            rc = cpu_comm_sleep_until(w->comm, start + (int64_t)((double)(cpu_clock_ns() - start) * op->stretch));
         if (rc == 0 && op->model_ns > 0)
-            cpu_sleep_until(start + (int64_t)op->model_ns);
+            rc = cpu_comm_sleep_until(w->comm, start + (int64_t)op->model_ns);
+        if (rc != 0 && !err[0])
+            cpu_comm_abort_reason(w->comm, err, errlen);
     }
     int64_t end = cpu_clock_ns();
     prof_nvtx_pop(w->nvtx);
@@ -187,6 +193,7 @@ static void *stream_main(void *arg)
         if (s->count == 0 && s->stop)
             break;
         entry e = s->q[s->head];
+        s->busy = true;
         pthread_mutex_unlock(&s->mu);
 
         char err[512] = "";
@@ -198,6 +205,7 @@ static void *stream_main(void *arg)
             rc = e.is_wait ? wait_event(s, e.ev, err, sizeof err) : run_op(s, &e.op, err, sizeof err);
 
         pthread_mutex_lock(&s->mu);
+        s->busy = false;
         if (rc != 0) {
             char msg[640];
             snprintf(msg, sizeof msg, "rank %d: %s", s->dev->base.rank, err);
@@ -278,7 +286,9 @@ static int cpu_synchronize(device *base, dev_stream s)
     cpu_stream *st = &d->streams[s];
     int rc = 0;
     pthread_mutex_lock(&st->mu);
-    while (st->completed < st->enqueued && !st->failed)
+    /* Not before the worker has left its current entry, failed or not: the caller may
+     * free what that entry points at as soon as this returns. */
+    while ((st->completed < st->enqueued && !st->failed) || st->busy)
         pthread_cond_wait(&st->cv, &st->mu);
     if (st->failed)
         rc = -1;

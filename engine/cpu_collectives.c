@@ -1,5 +1,12 @@
 /* cpu_collectives.c — allreduce and broadcast among rank threads over shared memory,
- * with bounded waits that name the missing rank (see cpu_collectives.h). */
+ * with bounded waits that name the missing rank (see cpu_collectives.h).
+ *
+ * Ownership: from the moment a collective's arrival barrier completes until every
+ * participant has left it, each rank's buffer is lent to the communicator — peers read
+ * it during the reduce-scatter and the all-gather.  A rank that leaves early (the run
+ * was aborted) therefore waits for the lease to be returned by every participant before
+ * it gives its buffer back to its caller, who may free it.  Peers inside the data phase
+ * only copy and add memory, so that wait is short and bounded. */
 #include "textcopy.h"
 #include "cpu_collectives.h"
 
@@ -22,11 +29,15 @@ struct cpu_comm {
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
+    pthread_cond_t abort_cv; /* wakes cpu_comm_sleep_until() on an abort */
     uint64_t generation;
     int arrived;
     bool present[MAX_WORLD];
     bool aborted;
     char why[512];
+    /* Participants of the current collective still inside its data phase (reading
+     * each other's slots); see the ownership note above. */
+    int lent;
 
     /* Each rank's slot for the collective in progress: written before the arrival
      * barrier, read by the others only until the exit barrier. */
@@ -90,6 +101,11 @@ int cpu_comm_create(int world_size, double timeout_s, const cpu_link_model *link
         pthread_condattr_destroy(&ca);
         goto fail_cond;
     }
+    if (pthread_cond_init(&c->abort_cv, &ca) != 0) {
+        pthread_condattr_destroy(&ca);
+        pthread_cond_destroy(&c->cv);
+        goto fail_cond;
+    }
     pthread_condattr_destroy(&ca);
     *out = c;
     return 0;
@@ -105,6 +121,7 @@ void cpu_comm_destroy(cpu_comm *c)
     if (!c)
         return;
     pthread_cond_destroy(&c->cv);
+    pthread_cond_destroy(&c->abort_cv);
     pthread_mutex_destroy(&c->mu);
     free(c);
 }
@@ -118,6 +135,21 @@ static void abort_locked(cpu_comm *c, const char *why)
         c->why[n] = '\0';
     }
     pthread_cond_broadcast(&c->cv);
+    pthread_cond_broadcast(&c->abort_cv);
+}
+
+int cpu_comm_sleep_until(cpu_comm *c, int64_t deadline_ns)
+{
+    struct timespec ts = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
+    pthread_mutex_lock(&c->mu);
+    while (!c->aborted && cpu_clock_ns() < deadline_ns) {
+        int rc = pthread_cond_timedwait(&c->abort_cv, &c->mu, &ts);
+        if (rc != 0 && rc != ETIMEDOUT && rc != EINTR)
+            abort_locked(c, "pthread_cond_timedwait failed while sleeping to a modelled deadline");
+    }
+    int out = c->aborted ? -1 : 0;
+    pthread_mutex_unlock(&c->mu);
+    return out;
 }
 
 void cpu_comm_abort(cpu_comm *c, const char *why)
@@ -154,8 +186,8 @@ static void describe(const cpu_coll_info *info, char *out, size_t outlen)
 
 /* Blocks until every rank has called it for the same generation, the timeout passes,
  * or the communicator is aborted. */
-static int barrier(cpu_comm *c, int rank, const cpu_coll_info *info, const char *phase, char *err,
-                   size_t errlen)
+static int barrier(cpu_comm *c, int rank, const cpu_coll_info *info, const char *phase, bool opens_data,
+                   char *err, size_t errlen)
 {
     pthread_mutex_lock(&c->mu);
     if (c->aborted) {
@@ -169,6 +201,8 @@ static int barrier(cpu_comm *c, int rank, const cpu_coll_info *info, const char 
         c->arrived = 0;
         memset(c->present, 0, sizeof c->present);
         c->generation++;
+        if (opens_data)
+            c->lent = c->world;
         pthread_cond_broadcast(&c->cv);
         pthread_mutex_unlock(&c->mu);
         return 0;
@@ -206,6 +240,23 @@ static int barrier(cpu_comm *c, int rank, const cpu_coll_info *info, const char 
     }
     pthread_mutex_unlock(&c->mu);
     return ret;
+}
+
+/* Called once by each participant that passed the arrival barrier, when it stops
+ * touching the other ranks' slots.  A rank leaving on failure (`failed`) also waits until
+ * no participant reads its slot any more: only then may its caller free the buffer.
+ * On success every peer has passed the end barrier, so nobody reads it already. */
+static void return_lease(cpu_comm *c, bool failed)
+{
+    pthread_mutex_lock(&c->mu);
+    c->lent--;
+    if (c->lent == 0)
+        pthread_cond_broadcast(&c->cv);
+    /* Untimed on purpose: peers still in the data phase are copying or adding memory,
+     * never waiting on anything, so they return their lease promptly. */
+    while (failed && c->lent > 0)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
 }
 
 static int check_agreement(cpu_comm *c, int rank, const cpu_coll_info *info, char *err, size_t errlen)
@@ -275,7 +326,7 @@ static int exchange(cpu_comm *c, int rank, int64_t count, size_t elem, bool half
         reduce_chunk_f32(c, rank, lo, hi);
     else
         reduce_chunk_half(c, rank, lo, hi, c->slot[rank].dtype == DEV_BF16);
-    if (barrier(c, rank, info, "all-gather", err, errlen) != 0)
+    if (barrier(c, rank, info, "all-gather", false, err, errlen) != 0)
         return -1;
     char *own = half ? (char *)c->slot[rank].half : (char *)c->slot[rank].buf;
     for (int q = 0; q < c->world; q++) {
@@ -286,7 +337,7 @@ static int exchange(cpu_comm *c, int rank, int64_t count, size_t elem, bool half
         const char *src = half ? (const char *)c->slot[q].half : (const char *)c->slot[q].buf;
         memcpy(own + qlo * (int64_t)elem, src + qlo * (int64_t)elem, (size_t)(qhi - qlo) * elem);
     }
-    return barrier(c, rank, info, "end of the collective", err, errlen);
+    return barrier(c, rank, info, "end of the collective", false, err, errlen);
 }
 
 int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dtype, float prescale,
@@ -316,15 +367,18 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
     c->slot[rank].dtype = dtype;
     c->slot[rank].arrival_ns = arrival;
 
-    int rc = barrier(c, rank, info, "collective", err, errlen);
+    int rc = barrier(c, rank, info, "collective", true, err, errlen);
     int64_t last_arrival = arrival;
-    if (rc == 0)
-        rc = check_agreement(c, rank, info, err, errlen);
     if (rc == 0) {
-        for (int q = 0; q < c->world; q++)
-            if (c->slot[q].arrival_ns > last_arrival)
-                last_arrival = c->slot[q].arrival_ns;
-        rc = exchange(c, rank, count, half ? sizeof(uint16_t) : sizeof(float), half, info, err, errlen);
+        /* From here the buffers are lent to the communicator until return_lease(). */
+        rc = check_agreement(c, rank, info, err, errlen);
+        if (rc == 0) {
+            for (int q = 0; q < c->world; q++)
+                if (c->slot[q].arrival_ns > last_arrival)
+                    last_arrival = c->slot[q].arrival_ns;
+            rc = exchange(c, rank, count, half ? sizeof(uint16_t) : sizeof(float), half, info, err, errlen);
+        }
+        return_lease(c, rc != 0);
     }
     if (rc == 0 && half) {
         float *f = buf;
@@ -334,7 +388,10 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
     free(h);
     if (rc == 0 && c->link.pace) {
         int64_t bytes = count * (int64_t)(half ? 2 : 4);
-        cpu_sleep_until(last_arrival + cpu_link_allreduce_ns(&c->link, c->world, bytes));
+        if (cpu_comm_sleep_until(c, last_arrival + cpu_link_allreduce_ns(&c->link, c->world, bytes)) != 0) {
+            cpu_comm_abort_reason(c, err, errlen);
+            rc = -1;
+        }
     }
     return rc;
 }
@@ -349,9 +406,13 @@ int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const 
     c->slot[rank].seq = info->seq;
     c->slot[rank].dtype = DEV_I32;
     c->slot[rank].arrival_ns = *arrival_ns;
-    if (barrier(c, rank, info, "collective", err, errlen) != 0 || check_agreement(c, rank, info, err, errlen) != 0)
+    if (barrier(c, rank, info, "collective", true, err, errlen) != 0)
         return -1;
-    if (rank != 0)
+    int rc = check_agreement(c, rank, info, err, errlen);
+    if (rc == 0 && rank != 0)
         memcpy(buf, c->slot[0].buf, (size_t)count * sizeof *buf);
-    return barrier(c, rank, info, "end of the collective", err, errlen);
+    if (rc == 0)
+        rc = barrier(c, rank, info, "end of the collective", false, err, errlen);
+    return_lease(c, rc != 0);
+    return rc;
 }

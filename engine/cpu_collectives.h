@@ -54,6 +54,10 @@ bool cpu_comm_aborted(cpu_comm *c);
 /* Copies the abort reason (empty when not aborted). */
 void cpu_comm_abort_reason(cpu_comm *c, char *out, size_t outlen);
 
+/* Sleeps until CLOCK_MONOTONIC reaches deadline_ns, or until the communicator is
+ * aborted (then at once).  Returns 0 at the deadline, -1 when aborted. */
+int cpu_comm_sleep_until(cpu_comm *c, int64_t deadline_ns);
+
 /* Modelled allreduce time in ns for `bytes` over `world` ranks. */
 int64_t cpu_link_allreduce_ns(const cpu_link_model *link, int world, int64_t bytes);
 

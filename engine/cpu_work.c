@@ -2,6 +2,7 @@
 #include "cpu_work.h"
 
 #include <cblas.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,16 @@ static int grow(float **p, size_t *len, size_t want)
     return 0;
 }
 
-static int run_gemm(const dev_op *op, cpu_scratch *s, char *err, size_t errlen)
+/* About 0.5 GFLOP per slice: tens of milliseconds on one core, so a cancelled run
+ * stops promptly, yet large enough that BLAS keeps its efficiency. */
+#define GEMM_SLICE_FLOP 5e8
+
+static bool cancelled(const cpu_work_cancel *cancel)
+{
+    return cancel && cancel->stop && cancel->stop(cancel->user);
+}
+
+static int run_gemm(const dev_op *op, cpu_scratch *s, const cpu_work_cancel *cancel, char *err, size_t errlen)
 {
     int64_t m = op->gemm.m, n = op->gemm.n, k = op->gemm.k;
     if (m <= 0 || n <= 0 || k <= 0)
@@ -35,8 +45,19 @@ static int run_gemm(const dev_op *op, cpu_scratch *s, char *err, size_t errlen)
                  (long long)k);
         return -1;
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)k, 1.0f, s->a, (int)k,
-                    s->b, (int)n, 0.0f, s->c, (int)n);
+    double per_row = 2.0 * (double)n * (double)k;
+    int64_t slice = (int64_t)(GEMM_SLICE_FLOP / per_row);
+    if (slice < 1)
+        slice = 1;
+    /* Row slices of C = A B: the same arithmetic as one call, with a cancellation point
+     * between slices. */
+    for (int64_t r = 0; r < m; r += slice) {
+        if (cancelled(cancel))
+            return -1;
+        int64_t rows = m - r < slice ? m - r : slice;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, (int)k, 1.0f, s->a + r * k,
+                    (int)k, s->b, (int)n, 0.0f, s->c + r * n, (int)n);
+    }
     return 0;
 }
 
@@ -90,9 +111,10 @@ static void run_sgd(const dev_op *op)
     }
 }
 
-int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, char *err, size_t errlen)
+int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_work_cancel *cancel, char *err,
+                 size_t errlen)
 {
-    if (run_gemm(op, scratch, err, errlen) != 0)
+    if (run_gemm(op, scratch, cancel, err, errlen) != 0)
         return -1;
     switch (op->work) {
     case WORK_NONE:

@@ -14,8 +14,16 @@ typedef struct {
     size_t a_len, b_len, c_len;
 } cpu_scratch;
 
-/* Returns 0, or -1 with a message in err (allocation failure). */
-int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, char *err, size_t errlen);
+/* Asked between slices of long work (a GEMM is split into slices of bounded length),
+ * so an aborted run stops within a fraction of a second.  stop may be NULL. */
+typedef struct {
+    bool (*stop)(void *user);
+    void *user;
+} cpu_work_cancel;
+
+/* Returns 0, or -1 with a message in err (allocation failure, cancelled: err empty). */
+int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_work_cancel *cancel, char *err,
+                 size_t errlen);
 void cpu_scratch_free(cpu_scratch *s);
 
 #endif
