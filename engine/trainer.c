@@ -28,7 +28,11 @@ static void memory_free(rank_memory *mem)
     memset(mem, 0, sizeof *mem);
 }
 
-static int memory_alloc(rank_memory *mem, const model *m)
+/* Fills parameters in slices, asking between them whether the run was aborted: a large
+ * model takes seconds to initialise, and an interrupt must not wait for it. */
+#define INIT_SLICE ((int64_t)1 << 22)
+
+static int memory_alloc(rank_memory *mem, const model *m, atomic_bool *stop)
 {
     mem->n = m->nparams;
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
@@ -42,9 +46,14 @@ static int memory_alloc(rank_memory *mem, const model *m)
         mem->grad_storage[p] = calloc((size_t)n, sizeof(float));
         if (!mem->params[p].data || !mem->grad_storage[p])
             return -1;
-        for (int64_t i = 0; i < n; i++)
-            mem->params[p].data[i] = 0.01f * (float)((p + i) % 13);
         mem->params[p].grad = mem->grad_storage[p];
+        for (int64_t lo = 0; lo < n; lo += INIT_SLICE) {
+            if (stop && atomic_load(stop))
+                return -1;
+            int64_t hi = n - lo < INIT_SLICE ? n : lo + INIT_SLICE;
+            for (int64_t i = lo; i < hi; i++)
+                mem->params[p].data[i] = 0.01f * (float)((p + i) % 13);
+        }
     }
     return 0;
 }
@@ -220,8 +229,13 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     memset(&a->initial, 0, sizeof a->initial);
     memset(&a->rebuilt, 0, sizeof a->rebuilt);
     a->rebuilt_valid = 0;
-    if (memory_alloc(&mem, a->m) != 0) {
-        snprintf(err, errlen, "rank %d: out of memory for %lld parameters", a->dev->rank, (long long)a->m->total_numel);
+    if (memory_alloc(&mem, a->m, a->stop_requested) != 0) {
+        if (a->stop_requested && atomic_load(a->stop_requested))
+            snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
+                     a->dev->rank);
+        else
+            snprintf(err, errlen, "rank %d: out of memory for %lld parameters", a->dev->rank,
+                     (long long)a->m->total_numel);
         memory_free(&mem);
         return -1;
     }

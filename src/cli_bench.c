@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "cpu_collectives.h"
+#include "memory_budget.h"
 
 static const char *const usage =
     "usage: ddpprof bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--warmup N]\n"
@@ -166,6 +167,15 @@ int cli_bench(int argc, char **argv)
         nsz++;
     }
     free(list);
+    for (int i = 0; i < nsz; i++) {
+        char what[96], detail[96], err[512];
+        snprintf(what, sizeof what, "bench allreduce of %lld bytes", (long long)sz[i]);
+        snprintf(detail, sizeof detail, "%d ranks x one buffer each", ranks);
+        if (memory_check(memory_bench_estimate(ranks, sz[i]), what, detail, err, sizeof err) != 0) {
+            fprintf(stderr, "ddpprof: %s\n", err);
+            return EXIT_USAGE;
+        }
+    }
     printf("# ddpprof bench allreduce: cpu backend, %d ranks (threads), %d iterations after %d warm-up\n", ranks,
            iters, warmup);
     printf("# %10s  %12s  %6s  %5s  %10s  %7s  %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw");

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "launcher.h"
+#include "memory_budget.h"
 #include "model_zoo.h"
 #include "report.h"
 #include "scenario.h"
@@ -23,16 +24,24 @@ static const char *const usage =
     "  --json           print the report as JSON\n"
     "  -q, --quiet      no report, no progress bar\n";
 
-/* Bytes all ranks hold: each has parameters, gradients and buckets. */
-static double bytes_needed(const scenario *sc, const model *m)
+/* Refuses a point whose allocations do not fit in the memory available now. */
+static int check_memory(const char *file, const scenario *point, const model *m)
 {
-    return (double)m->total_numel * 4.0 * 3.0 * sc->world_size;
-}
-
-static double physical_bytes(void)
-{
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    return pages > 0 && page > 0 ? (double)pages * (double)page : 0.0;
+    memory_estimate est;
+    memory_run_estimate(point, m, &est);
+    const double mib = 1024.0 * 1024.0;
+    char detail[320], what[400], err[1024];
+    snprintf(detail, sizeof detail,
+             "%d ranks: parameters %.0f MiB, gradients %.0f MiB, buckets %.0f MiB, hook copies %.0f MiB, GEMM "
+             "scratch %.0f MiB, span rings %.0f MiB",
+             point->world_size, est.params / mib, est.grads / mib, est.buckets / mib, est.hook_copies / mib,
+             est.gemm_scratch / mib, est.span_rings / mib);
+    snprintf(what, sizeof what, "%s: %s", file, point->name);
+    if (memory_check(est.total, what, detail, err, sizeof err) != 0) {
+        fprintf(stderr, "%s (try fewer ranks or a smaller model)\n", err);
+        return -1;
+    }
+    return 0;
 }
 
 int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
@@ -129,13 +138,9 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
             status = EXIT_USAGE;
             goto out_sc;
         }
-        double need = bytes_needed(point, &m), have = physical_bytes();
+        int mem_rc = check_memory(file, point, &m);
         model_free(&m);
-        if (have > 0 && need > 0.8 * have) {
-            fprintf(stderr,
-                    "%s: %s needs about %.1f GiB for %d ranks' parameters, gradients and buckets; this machine "
-                    "has %.1f GiB (try fewer ranks or a smaller model)\n",
-                    file, point->name, need / (1 << 30), point->world_size, have / (1 << 30));
+        if (mem_rc != 0) {
             status = EXIT_USAGE;
             goto out_sc;
         }
