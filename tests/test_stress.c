@@ -354,7 +354,7 @@ static void test_interrupt_inside_a_paced_collective(void **state)
 static void test_interrupt_inside_a_modelled_kernel(void **state)
 {
     (void)state;
-    const char *const o[] = {"run.world_size=2", "device.efficiency=0.001", NULL};
+    const char *const o[] = {"run.world_size=2", "device.preset=custom", "device.peak_tflops=0.001", "device.mem_bw_gbps=0.01", NULL};
     interrupt_long_phase(o, 1.0);
 }
 
