@@ -1,4 +1,9 @@
-/* recorder.c — per-thread SPSC span rings drained by one writer thread into SQLite. */
+/* recorder.c — per-thread SPSC span rings drained by one writer thread into SQLite.
+ *
+ * Contract: recorder.h.  The writer's failure is published with one release store of
+ * `failed` after the error text is complete, and the text is never written again, so
+ * readers (recorder_failed, a producer on a full ring) need only an acquire load.
+ */
 #include "../engine/textcopy.h"
 #include "recorder.h"
 
@@ -18,6 +23,8 @@
 struct span_ring {
     _Alignas(64) atomic_uint_fast64_t head; /* next slot the producer writes */
     _Alignas(64) atomic_uint_fast64_t tail; /* next slot the writer reads */
+    atomic_int_fast64_t dropped;            /* written by the producer only */
+    const atomic_int *writer_failed;
     span slots[RING_CAP];
 };
 
@@ -31,7 +38,8 @@ struct recorder {
     bool started;
     atomic_bool stop;
     atomic_int_fast64_t written;
-    int failed;
+    atomic_int_fast64_t dropped; /* the failed batch and what the rings held after it */
+    atomic_int failed;
     char error[512];
 };
 
@@ -48,15 +56,19 @@ int recorder_create(store *st, int64_t run_id, int nrings, recorder **out)
         free(r);
         return -1;
     }
+    atomic_init(&r->failed, 0);
     for (int i = 0; i < nrings; i++) {
         atomic_init(&r->rings[i].head, 0);
         atomic_init(&r->rings[i].tail, 0);
+        atomic_init(&r->rings[i].dropped, 0);
+        r->rings[i].writer_failed = &r->failed;
     }
     r->st = st;
     r->run_id = run_id;
     r->nrings = nrings;
     atomic_init(&r->stop, false);
     atomic_init(&r->written, 0);
+    atomic_init(&r->dropped, 0);
     *out = r;
     return 0;
 }
@@ -67,6 +79,13 @@ void span_ring_push(span_ring *ring, const span *s)
 {
     uint_fast64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
     while (head - atomic_load_explicit(&ring->tail, memory_order_acquire) >= RING_CAP) {
+        /* The run is being aborted; the span has nowhere to go. */
+        if (atomic_load_explicit(ring->writer_failed, memory_order_acquire)) {
+            atomic_store_explicit(&ring->dropped,
+                                  atomic_load_explicit(&ring->dropped, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            return;
+        }
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
@@ -74,22 +93,25 @@ void span_ring_push(span_ring *ring, const span *s)
     atomic_store_explicit(&ring->head, head + 1, memory_order_release);
 }
 
-static void flush(recorder *r, size_t n)
+/* Returns -1 once the writer has failed (now or before): nothing more is written. */
+static int flush(recorder *r, size_t n)
 {
     if (n == 0)
-        return;
-    if (r->st && !r->failed) {
-        char err[512];
+        return 0;
+    if (r->st) {
+        char err[480];
         if (store_write_spans(r->st, r->run_id, r->batch, n, err, sizeof err) != 0) {
-            r->failed = 1;
-            snprintf(r->error, sizeof r->error, "writing spans: %.480s", err);
-            return;
+            snprintf(r->error, sizeof r->error, "writing spans: %s", err);
+            atomic_fetch_add(&r->dropped, (int_fast64_t)n);
+            atomic_store_explicit(&r->failed, 1, memory_order_release);
+            return -1;
         }
     }
     atomic_fetch_add(&r->written, (int_fast64_t)n);
+    return 0;
 }
 
-static void drain(recorder *r)
+static int drain(recorder *r)
 {
     size_t n = 0;
     for (int i = 0; i < r->nrings; i++) {
@@ -101,13 +123,14 @@ static void drain(recorder *r)
             tail++;
             if (n == BATCH_MAX) {
                 atomic_store_explicit(&ring->tail, tail, memory_order_release);
-                flush(r, n);
+                if (flush(r, n) < 0)
+                    return -1;
                 n = 0;
             }
         }
         atomic_store_explicit(&ring->tail, tail, memory_order_release);
     }
-    flush(r, n);
+    return flush(r, n);
 }
 
 static void *writer_main(void *arg)
@@ -116,7 +139,8 @@ static void *writer_main(void *arg)
     while (!atomic_load(&r->stop)) {
         struct timespec ts = {0, DRAIN_PERIOD_NS};
         nanosleep(&ts, NULL);
-        drain(r);
+        if (drain(r) < 0)
+            return NULL;
     }
     drain(r);
     return NULL;
@@ -130,6 +154,15 @@ int recorder_start(recorder *r)
     return 0;
 }
 
+int recorder_failed(recorder *r, char *err, size_t errlen)
+{
+    if (!atomic_load_explicit(&r->failed, memory_order_acquire))
+        return 0;
+    if (err)
+        text_copy(err, errlen, r->error);
+    return 1;
+}
+
 int recorder_stop(recorder *r, char *err, size_t errlen)
 {
     if (r->started) {
@@ -140,10 +173,18 @@ int recorder_stop(recorder *r, char *err, size_t errlen)
             snprintf(err, errlen, "joining the span writer: %s", strerror(rc));
             return -1;
         }
-    } else {
+    } else if (!atomic_load(&r->failed)) {
         drain(r);
     }
-    if (r->failed) {
+    if (atomic_load_explicit(&r->failed, memory_order_acquire)) {
+        /* What the rings still hold will never be written: count it, once. */
+        for (int i = 0; i < r->nrings; i++) {
+            span_ring *ring = &r->rings[i];
+            uint_fast64_t head = atomic_load_explicit(&ring->head, memory_order_acquire);
+            uint_fast64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+            atomic_fetch_add(&r->dropped, (int_fast64_t)(head - tail));
+            atomic_store_explicit(&ring->tail, head, memory_order_release);
+        }
         text_copy(err, errlen, r->error);
         return -1;
     }
@@ -151,6 +192,15 @@ int recorder_stop(recorder *r, char *err, size_t errlen)
 }
 
 int64_t recorder_written(const recorder *r) { return atomic_load(&((recorder *)r)->written); }
+
+int64_t recorder_dropped(const recorder *r)
+{
+    recorder *m = (recorder *)r;
+    int64_t n = atomic_load(&m->dropped);
+    for (int i = 0; i < m->nrings; i++)
+        n += atomic_load_explicit(&m->rings[i].dropped, memory_order_relaxed);
+    return n;
+}
 
 void recorder_destroy(recorder *r)
 {

@@ -1,12 +1,19 @@
 /* store.h — the SQLite results database: schema, views, and the writes of one run.
  *
  * Contract: one file holds many runs.  store_open() creates or upgrades the schema
- * (versioned in `meta`), sets WAL mode, and prepares the insert statements.  A run is
- * inserted with status 'running' (store_begin_run) and ends 'complete' or 'failed'
- * (store_finish_run); spans arrive in batches, each written in one transaction.
+ * (versioned in `meta`), sets WAL mode, and prepares the insert statements; a file
+ * that is not a ddpprof database (not SQLite, another program's tables, a newer
+ * schema) is refused with not one byte of it changed.  A run is inserted with status
+ * 'running' and its writer's identity (store_begin_run) and ends 'complete' or
+ * 'failed' (store_finish_run); spans arrive in batches, each written in one
+ * transaction.  A run still 'running' whose writer is gone is 'abandoned': readers
+ * decide that with store_run_liveness, it is never stored.
  * One writer per file: a store handle is used from one thread at a time.
  * Tables: meta, run, rank, param, bucket, span.  Views: collective, collective_arrival,
- * iteration_stats, ddp_logging (see store.c for their exact SQL; README states them).
+ * iteration_stats, ddp_logging (see store_schema.c for their exact SQL; README states
+ * them).  Schema 2 added run.writer_pid, writer_host, writer_start, writer_boot,
+ * writer_pidns; files of schema 1 are upgraded by store_open and read as they are by
+ * store_open_readonly.
  */
 #ifndef DDPPROF_STORE_H
 #define DDPPROF_STORE_H
@@ -17,7 +24,7 @@
 
 #include "span.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 typedef struct store store;
 
@@ -43,7 +50,8 @@ typedef struct {
     const int *params;
 } store_bucket;
 
-/* Opens (creating if needed) the database at `path`. Returns 0 or -1 with err. */
+/* Opens (creating if needed: an absent or 0-byte file) the database at `path`,
+ * upgrading an older schema.  Returns 0 or -1 with err; a refused file is untouched. */
 int store_open(const char *path, store **out, char *err, size_t errlen);
 void store_close(store *st);
 
@@ -61,14 +69,18 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
 /* Writes n spans in one transaction. */
 int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, char *err, size_t errlen);
 
-/* Marks the run 'complete' (error == NULL) or 'failed' with the error text. */
+/* Marks the run 'complete' (error == NULL) or 'failed' with the error text.  A locked
+ * database is waited for (busy timeout, then bounded retries); on a full one the
+ * error text is shortened to fit.  -1 with err saying the run stays 'running'. */
 int store_finish_run(store *st, int64_t run_id, const char *error, char *err, size_t errlen);
 
 /* The underlying connection, for readers (reports) sharing the handle. */
 struct sqlite3 *store_db(store *st);
 
-/* Opens an existing database for reading only (reports): never creates or upgrades;
- * a file without the current schema is refused.  Returns 0 or -1 with err. */
+/* Opens an existing database for reading only (reports): never creates, upgrades,
+ * locks or leaves a side file where none was, and needs no write access (see
+ * store_open.c for how, and what a concurrent writer means then).  Schema 1 and 2
+ * are read; anything else is refused.  Returns 0 or -1 with err. */
 int store_open_readonly(const char *path, store **out, char *err, size_t errlen);
 
 /* store_write_param with an explicit byte size (store_write_param assumes fp32). */
@@ -82,5 +94,35 @@ int store_write_param_bytes(store *st, int64_t run_id, int idx, const char *name
  * into the nested aggregates of these views, so readers of one run use this form
  * (e.g. "WITH s AS (<text>) SELECT ... FROM s").  NULL for an unknown view. */
 const char *store_view_select(const char *view, bool one_run);
+
+/* Who writes a run, recorded by store_begin_run; a field not known is 0 / -1 / "". */
+typedef struct {
+    int64_t pid;         /* 0: not recorded (a run of schema 1) */
+    char host[256];      /* gethostname() */
+    int64_t start_ticks; /* field 22 of /proc/PID/stat, so a reused pid is not mistaken */
+    char boot_id[40];    /* /proc/sys/kernel/random/boot_id: a reboot ends every writer */
+    char pidns[40];      /* the pid namespace, "pid:[4026531836]": pids mean nothing across */
+} store_writer;
+
+typedef enum {
+    STORE_WRITER_ALIVE,   /* the writer still runs: the run may still be recording */
+    STORE_WRITER_GONE,    /* it exited, or its host rebooted, without finishing the run */
+    STORE_WRITER_UNKNOWN, /* cannot be checked here: other host or pid namespace, or
+                           * not recorded */
+} store_liveness;
+
+/* This process, as store_begin_run records it. */
+void store_writer_self(store_writer *w);
+
+/* Judges a writer from this process's vantage point: same host (name and boot) and
+ * pid namespace, and a process `pid` with the same start time, is ALIVE; on the same
+ * host and namespace with no such process (or another boot) it is GONE; anything
+ * else is UNKNOWN.  `detail` gets one sentence saying which and why. */
+store_liveness store_writer_liveness(const store_writer *w, char *detail, size_t detaillen);
+
+/* Reads run `run_id`'s writer (none in a schema-1 file: UNKNOWN) and judges it.
+ * Returns 0, or -1 with err (no such run, SQLite error). */
+int store_run_liveness(struct sqlite3 *db, int64_t run_id, store_liveness *state, char *detail,
+                       size_t detaillen, char *err, size_t errlen);
 
 #endif

@@ -83,6 +83,33 @@ static double ms(double ns)
 
 /* ---- run header ------------------------------------------------------------------ */
 
+/* A run still 'running' in the file is running only while its writer lives: one whose
+ * writer is gone is reported 'abandoned', so it is never read as a good run. */
+static int judge_running(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    if (!r->status || strcmp(r->status, "running") != 0)
+        return 0;
+    store_liveness state;
+    char detail[512];
+    if (store_run_liveness(db, r->id, &state, detail, sizeof detail, err, errlen) < 0)
+        return -1;
+    if (state == STORE_WRITER_GONE) {
+        char *abandoned = strdup("abandoned");
+        if (!abandoned) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        free(r->status);
+        r->status = abandoned;
+    }
+    r->status_detail = strdup(detail);
+    if (!r->status_detail) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
 {
     sqlite3_stmt *s = NULL;
@@ -119,7 +146,7 @@ static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size
     ret = 0;
 out:
     sqlite3_finalize(s);
-    return ret;
+    return ret < 0 ? ret : judge_running(db, r, err, errlen);
 }
 
 static int load_bucket_counts(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
@@ -589,6 +616,7 @@ static void free_run(analysis_run *r)
 {
     free(r->name);
     free(r->status);
+    free(r->status_detail);
     free(r->error);
     free(r->backend);
     free(r->model);

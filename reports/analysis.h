@@ -67,7 +67,11 @@ typedef struct {
 
 typedef struct {
     int64_t id;
-    char *name, *status, *error, *backend, *model, *source, *started_at, *finished_at;
+    /* status: the file's 'complete' | 'failed' | 'running', except that a run whose
+     * writer is gone is 'abandoned' (store_run_liveness); status_detail says who the
+     * writer of a running or abandoned run is and what became of it, else NULL. */
+    char *name, *status, *status_detail, *error, *backend, *model, *source, *started_at,
+        *finished_at;
     int world_size;
     int64_t total_params;
     int iterations_planned; /* from the scenario */

@@ -11,8 +11,11 @@
  *
  * JSON: one object {"runs": [...]}; every figure under a unit-suffixed key
  * ("step_ms_mean", "overlap_pct", "busbw_gbps", "bytes"); undefined figures are null.
- * Per run: id, name, status, error, backend, world_size, model, total_params, source,
- * started_at, finished_at, iterations_planned, warmup_planned, bucket_cap_mb,
+ * Per run: id, name, status ('complete', 'failed', 'running', or 'abandoned' for a
+ * run left 'running' by a writer that is gone), status_detail (the writer of a
+ * running or abandoned run and what became of it; null otherwise), error, backend,
+ * world_size, model, total_params, source, started_at, finished_at, iterations_planned,
+ * warmup_planned, bucket_cap_mb,
  * iterations_measured, iterations_warmup, all_iterations, buckets_initial,
  * buckets_rebuilt, bucket_version, steps, step_ms_mean/min/max, ranks[] (rank, speed,
  * iterations, step_ms, compute_ms, comm_ms, overlap_pct, exposed_comm_ms, wait_ms,

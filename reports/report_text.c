@@ -91,7 +91,11 @@ static void print_header(FILE *out, const analysis_run *r)
 {
     fprintf(out, "run %" PRId64 ": %s\n", r->id, or_dash(r->name));
     const char *status = or_dash(r->status);
-    if (strcmp(status, "running") == 0)
+    if (r->status_detail && strcmp(status, "running") == 0)
+        fprintf(out, "  status      running (not finished; %s)\n", r->status_detail);
+    else if (r->status_detail)
+        fprintf(out, "  status      %s (%s)\n", status, r->status_detail);
+    else if (strcmp(status, "running") == 0)
         fprintf(out, "  status      running (not finished: still running, or interrupted)\n");
     else
         fprintf(out, "  status      %s\n", status);

@@ -5,7 +5,9 @@
  * step statistics over measured iterations only (and over all, flagged, when none
  * was measured); per-bucket ready / launch delay / skew / transfer / busbw; failed
  * runs reported with their spans and error; errors for unknown runs and an empty
- * database, with nothing written; the text report carrying the same figures.
+ * database, with nothing written; the text report carrying the same figures; a run
+ * left 'running' reported as running, abandoned or with its writer unknown according
+ * to its writer; `ddpprof report --run ID` refusing every id that is not a run in DB.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -19,11 +21,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "cli.h"
 #include "report.h"
 #include "store.h"
 #include "tmp_store.h"
@@ -500,6 +504,139 @@ static void test_every_run(void **state)
     free(text);
 }
 
+static void set_run_column(fixture *f, int64_t run, const char *assignment)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE run SET %s WHERE id = %" PRId64, assignment, run);
+    assert_int_equal(sqlite3_exec(store_db(f->st), sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+static void expect_status(fixture *f, int64_t run, const char *status, const char *detail_part,
+                          const char *text_part)
+{
+    json_t *doc = report_json_doc(f, run);
+    json_t *r = run_of(doc, 0);
+    assert_string_equal(str_of(r, "status"), status);
+    const char *detail = str_of(r, "status_detail");
+    if (!strstr(detail, detail_part))
+        fail_msg("status_detail '%s' lacks '%s'", detail, detail_part);
+    json_decref(doc);
+    int rc;
+    char *text = report(f, run, REPORT_TEXT, &rc);
+    assert_int_equal(rc, 0);
+    if (!strstr(text, text_part))
+        fail_msg("text report lacks '%s':\n%s", text_part, text);
+    free(text);
+}
+
+/* A run left 'running' is judged by its writer, and never printed as a good run. */
+static void test_running_abandoned_unknown(void **state)
+{
+    fixture *f = *state;
+    int64_t run = begin_run(f, "open", 2, 1, 0);
+    write_worked_example(f, run, 0, 0, 0);
+    char mine[64];
+    snprintf(mine, sizeof mine, "pid %lld on", (long long)getpid());
+    expect_status(f, run, "running", mine, "status      running (not finished; pid");
+    expect_status(f, run, "running", "still running", "still running)");
+
+    /* Its writer exited: a process that has been reaped. */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(0);
+    assert_int_equal(waitpid(child, NULL, 0), child);
+    char sql[64];
+    snprintf(sql, sizeof sql, "writer_pid = %lld", (long long)child);
+    set_run_column(f, run, sql);
+    expect_status(f, run, "abandoned", "exited without finishing",
+                  "status      abandoned (pid");
+
+    /* Written on another machine: not checkable, so not called abandoned. */
+    set_run_column(f, run, "writer_host = 'elsewhere.invalid'");
+    expect_status(f, run, "running", "writer unknown", "running (not finished; writer unknown");
+    /* Written by a ddpprof that recorded no writer. */
+    set_run_column(f, run, "writer_pid = NULL, writer_host = NULL");
+    expect_status(f, run, "running", "writer unknown", "writer unknown");
+
+    /* Ended runs carry no writer judgement. */
+    assert_int_equal(store_finish_run(f->st, run, NULL, f->err, sizeof f->err), 0);
+    json_t *doc = report_json_doc(f, run);
+    assert_string_equal(str_of(run_of(doc, 0), "status"), "complete");
+    assert_true(json_is_null(json_object_get(run_of(doc, 0), "status_detail")));
+    json_decref(doc);
+}
+
+/* Runs `ddpprof report PATH --run ID`; returns its exit status and what it printed
+ * on stderr (in f->buf, caller frees); stdout goes to /dev/null. */
+static int cli_report_run(fixture *f, const char *id)
+{
+    char errpath[80];
+    snprintf(errpath, sizeof errpath, "%s.stderr", f->path);
+    fflush(stdout);
+    fflush(stderr);
+    int saved_out = dup(STDOUT_FILENO), saved_err = dup(STDERR_FILENO);
+    assert_true(saved_out >= 0 && saved_err >= 0);
+    FILE *null_out = fopen("/dev/null", "w"), *err_out = fopen(errpath, "w+");
+    assert_non_null(null_out);
+    assert_non_null(err_out);
+    assert_true(dup2(fileno(null_out), STDOUT_FILENO) >= 0);
+    assert_true(dup2(fileno(err_out), STDERR_FILENO) >= 0);
+    char *argv[] = {"report", f->path, "--run", (char *)id, NULL};
+    int rc = cli_report(4, argv);
+    fflush(stdout);
+    fflush(stderr);
+    assert_true(dup2(saved_out, STDOUT_FILENO) >= 0);
+    assert_true(dup2(saved_err, STDERR_FILENO) >= 0);
+    close(saved_out);
+    close(saved_err);
+    fclose(null_out);
+    rewind(err_out);
+    f->buf = calloc(1, 1024);
+    assert_non_null(f->buf);
+    size_t n = fread(f->buf, 1, 1023, err_out);
+    f->buf[n] = '\0';
+    fclose(err_out);
+    unlink(errpath);
+    return rc;
+}
+
+static void test_cli_run_ids(void **state)
+{
+    fixture *f = *state;
+    int64_t a = begin_run(f, "one", 1, 1, 0);
+    int64_t b = begin_run(f, "two", 1, 1, 0);
+    assert_int_equal(store_finish_run(f->st, a, NULL, f->err, sizeof f->err), 0);
+    assert_int_equal(store_finish_run(f->st, b, NULL, f->err, sizeof f->err), 0);
+
+    assert_int_equal(cli_report_run(f, "2"), EXIT_OK);
+    free(f->buf);
+
+    /* Malformed ids are usage errors, whatever strtoll would have made of them. */
+    const char *bad[] = {"0", "-1", "abc", "1x", " 1", "+1", "", "1.0",
+                         "99999999999999999999", "-99999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = cli_report_run(f, bad[i]);
+        if (rc != EXIT_USAGE || !strstr(f->buf, "--run"))
+            fail_msg("--run '%s': exit %d, stderr '%s'", bad[i], rc, f->buf);
+        free(f->buf);
+    }
+    assert_int_equal(cli_report_run(f, "99999999999999999999"), EXIT_USAGE);
+    assert_non_null(strstr(f->buf, "out of range"));
+    free(f->buf);
+
+    /* A well-formed id that names no run: refused, never clamped to run 2. */
+    const char *missing[] = {"3", "9223372036854775807"};
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+        int rc = cli_report_run(f, missing[i]);
+        char want[64];
+        snprintf(want, sizeof want, "no run %s in ", missing[i]);
+        if (rc != EXIT_USAGE || !strstr(f->buf, want) || !strstr(f->buf, "(runs 1..2)"))
+            fail_msg("--run %s: exit %d, stderr '%s'", missing[i], rc, f->buf);
+        free(f->buf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,6 +648,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_measured_iterations_uses_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bucket_ready_launch_delay_busbw, setup, teardown),
         cmocka_unit_test_setup_teardown(test_every_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_abandoned_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cli_run_ids, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

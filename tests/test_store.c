@@ -1,9 +1,9 @@
-/* test_store.c — unit tests of the results database (profiler/store.c) and its views.
+/* test_store.c — unit tests of the results database (profiler/store*.c) and its views.
  *
  * Contract checked: the schema and pragmas store_open sets up; the run lifecycle
- * (running -> complete | failed, a failed run keeps its spans); refusal of a newer
- * schema; batch atomicity of store_write_spans; param.bucket following the latest
- * assignment; and the views' figures against DESIGN.md's worked example, against
+ * (running -> complete | failed, a failed run keeps its spans, the writer recorded);
+ * refusal of a newer schema; batch atomicity of store_write_spans; param.bucket
+ * following the latest assignment; and the views' figures against DESIGN.md's worked example, against
  * hand-computed unions, and against a brute-force union on random spans.  Each test
  * gets its own temporary database file.
  */
@@ -143,6 +143,8 @@ static void test_pragmas_and_schema(void **state)
     sqlite3_finalize(s);
     assert_int_equal(scalar(f, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"),
                      STORE_SCHEMA_VERSION);
+    /* 'ddpp': the file says whose it is. */
+    assert_int_equal(scalar(f, "PRAGMA application_id"), 0x64647070);
     assert_int_equal(scalar(f, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'view' AND name IN"
                                " ('collective', 'collective_arrival', 'iteration_stats', 'ddp_logging')"),
                      4);
@@ -326,6 +328,12 @@ static void test_run_status_transitions(void **state)
     snprintf(sql, sizeof sql,
              "SELECT status = 'running' AND started_at LIKE '____-__-__T__:__:__%%Z'"
              " AND finished_at IS NULL AND error IS NULL FROM run WHERE id = %" PRId64, ok);
+    assert_int_equal(scalar(f, sql), 1);
+    /* The writer is recorded, so that a reader can tell a dead run from a live one. */
+    snprintf(sql, sizeof sql,
+             "SELECT writer_pid = %lld AND length(writer_host) > 0 AND writer_start > 0"
+             " FROM run WHERE id = %" PRId64,
+             (long long)getpid(), ok);
     assert_int_equal(scalar(f, sql), 1);
     snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM rank WHERE run_id = %" PRId64 " AND"
              " ((rank = 0 AND speed = 1.0) OR (rank = 1 AND speed = 1.5))", ok);

@@ -1,0 +1,54 @@
+/* store_internal.h — what the store's own files share: the handle's layout, the
+ * schema steps, and the small SQLite helpers.  Nothing outside profiler/store*.c
+ * includes it; the public contract is store.h.
+ *
+ * Files: store_schema.c (view SQL, schema, migrations, recognising a ddpprof file),
+ * store_open.c (opening read-write or read-only, the handle's life), store.c (the
+ * writes of a run), store_liveness.c (who wrote a run, and whether it still lives).
+ * Every helper returns 0 or -1 with the reason in (err, errlen), like the public API.
+ */
+#ifndef DDPPROF_STORE_INTERNAL_H
+#define DDPPROF_STORE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store.h"
+
+/* 'ddpp' in PRAGMA application_id, so that `file` and ddpprof itself can tell a
+ * results database from any other SQLite file.  Files of schema 1 carry 0. */
+#define STORE_APPLICATION_ID 0x64647070
+
+#define NOW_UTC "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+
+struct store {
+    sqlite3 *db;
+    bool readonly;
+    sqlite3_stmt *begin, *commit, *rollback;
+    sqlite3_stmt *ins_run, *ins_rank, *ins_param;
+    sqlite3_stmt *del_bucket, *ins_bucket, *max_version, *upd_param_bucket;
+    sqlite3_stmt *ins_span;
+    sqlite3_stmt *finish_run, *run_status;
+};
+
+/* What a file holds, judged from its schema alone (store_schema.c). */
+typedef enum {
+    STORE_FILE_EMPTY,   /* a valid SQLite file without any table: ours to fill */
+    STORE_FILE_DDPPROF, /* a ddpprof database of `version` (maybe newer than ours) */
+} store_file_kind;
+
+/* Reads the schema (sqlite_master, meta, application_id) without writing anything;
+ * -1 with err for a file that is not SQLite or holds someone else's tables. */
+int store_inspect(sqlite3 *db, store_file_kind *kind, int *version, char *err, size_t errlen);
+/* -1 with err when `version` is newer than this build's. */
+int store_check_not_newer(int version, char *err, size_t errlen);
+/* Brings the schema to STORE_SCHEMA_VERSION in one IMMEDIATE transaction. */
+int store_migrate(sqlite3 *db, char *err, size_t errlen);
+
+int store_db_fail(sqlite3 *db, char *err, size_t errlen, const char *what);
+int store_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen);
+
+#endif
