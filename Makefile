@@ -11,22 +11,30 @@ CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -MMD -MP
 CPPFLAGS += -Iengine -Iprofiler -Ireports -Isrc
 
-# NVTX is header-only; without the CUDA toolkit's headers the ranges compile out.
+# NVTX is header-only. The NVTX3 headers come from the CUDA toolkit when there is one,
+# else from Debian's nsight-systems-target (`make deps` installs it when neither is
+# found); with neither, the ranges compile out and a run is invisible in Nsight Systems.
 CUDA_HOME ?= /usr/local/cuda
-ifneq ($(wildcard $(CUDA_HOME)/include/nvtx3/nvToolsExt.h),)
-  CPPFLAGS += -DDDPPROF_HAVE_NVTX -isystem $(CUDA_HOME)/include
+NVTX_INC := $(patsubst %/nvtx3/nvToolsExt.h,%,$(firstword \
+              $(wildcard $(CUDA_HOME)/include/nvtx3/nvToolsExt.h) \
+              $(wildcard /usr/lib/*/nsight-systems/target-linux-*/nvtx/include/nvtx3/nvToolsExt.h)))
+ifneq ($(NVTX_INC),)
+  CPPFLAGS += -DDDPPROF_HAVE_NVTX -isystem $(NVTX_INC)
+else
+  # Said whenever the NVTX wrappers are compiled, where it matters.
+  $(BUILD)/profiler/nvtx_ranges.o: CPPFLAGS += $(info ddpprof: note: no NVTX3 headers (neither $(CUDA_HOME)/include/nvtx3 nor nsight-systems-target's): NVTX ranges compiled out, runs will not show in Nsight Systems)
 endif
 
 PKGS    := sqlite3 inih openblas jansson
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
-LIB_SRC := $(wildcard engine/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c))
+LIB_SRC := $(wildcard engine/*.c engine/*/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps build-all run-tests test sanitize tsan clean bench
+.PHONY: all deps build-all run-tests test sanitize tsan stress clean bench
 
 # The public targets install what is missing first, then build in a sub-make, so that
 # pkg-config is asked only once the libraries are there.
@@ -50,9 +58,14 @@ $(BUILD)/tests/%: tests/%.c $(BUILD)/libddpprof.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libddpprof.a $(LDLIBS) -lcmocka
 
-# Installs the Debian packages that are missing (needs root or sudo).
+# Installs the Debian packages that are missing (needs root or sudo), and Nsight Systems
+# (nsys and its NVTX3 headers) when no NVTX3 headers were found; if that install fails,
+# the build goes on with NVTX compiled out.
 deps:
 	@./scripts/install-deps.sh
+ifeq ($(NVTX_INC),)
+	@CUDA_HOME="$(CUDA_HOME)" ./scripts/install-nsys.sh || echo "ddpprof: Nsight Systems could not be installed (above); building without NVTX" >&2
+endif
 
 test: deps
 	@$(MAKE) --no-print-directory run-tests
@@ -73,6 +86,15 @@ sanitize: deps
 tsan: deps
 	TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp $(MAKE) BUILD=build-tsan DDPPROF_BIN=build-tsan/ddpprof CFLAGS="-O1 -g -fsanitize=thread" run-tests
 
+# Hundreds of runs aborted at random moments (signals and every [fault] mode), under
+# ASan+UBSan and under TSan; `make test` runs a bounded 40 of them on the plain build.
+STRESS_RUNS ?= 300
+stress: deps
+	ASAN_OPTIONS=verify_asan_link_order=0 $(MAKE) --no-print-directory BUILD=build-asan DDPPROF_BIN=build-asan/ddpprof CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" build-asan/ddpprof build-asan/tests/test_stress
+	$(MAKE) --no-print-directory BUILD=build-tsan DDPPROF_BIN=build-tsan/ddpprof CFLAGS="-O1 -g -fsanitize=thread" build-tsan/ddpprof build-tsan/tests/test_stress
+	ASAN_OPTIONS=verify_asan_link_order=0 STRESS_RUNS=$(STRESS_RUNS) DDPPROF=$(CURDIR)/build-asan/ddpprof SCENARIOS=$(CURDIR)/scenarios build-asan/tests/test_stress
+	TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp STRESS_RUNS=$(STRESS_RUNS) DDPPROF=$(CURDIR)/build-tsan/ddpprof SCENARIOS=$(CURDIR)/scenarios build-tsan/tests/test_stress
+
 bench: all
 	./bench/allreduce_vs_peers.sh
 	./bench/profiler_overhead.sh
@@ -81,3 +103,28 @@ clean:
 	rm -rf build build-asan build-tsan ddpprof
 
 -include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d
+
+# Fuzzing the scenario reader with libFuzzer (clang, and on Debian libclang-rt-dev):
+# `make fuzz` runs FUZZ_SECONDS, `make fuzz-short` 20 s.  New inputs collect in
+# $(BUILD)/fuzz/corpus and crashes in $(BUILD)/fuzz/; a crash, once fixed, goes to
+# tests/fuzz/seeds/, which test_bad_inputs replays.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 300
+FUZZ_DIR     := $(BUILD)/fuzz
+FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario*.c)
+FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iengine -Itests/fuzz \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+.PHONY: fuzz fuzz-short
+$(FUZZ_DIR)/fuzz_scenario: $(FUZZ_SRC) $(wildcard engine/scenario*.h) tests/fuzz/scenario_props.h
+	@mkdir -p $(FUZZ_DIR)/corpus
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags inih 2>/dev/null) -o $@ $(FUZZ_SRC) \
+	  $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
+
+fuzz: $(FUZZ_DIR)/fuzz_scenario
+	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+	  -print_final_stats=1 -dict=tests/fuzz/scenario.dict -artifact_prefix=$(FUZZ_DIR)/ \
+	  $(FUZZ_DIR)/corpus tests/fuzz/seeds
+
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20

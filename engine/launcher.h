@@ -1,10 +1,11 @@
 /* launcher.h — runs one scenario end to end on a backend and records it.
  *
- * Contract: launch_run() inserts the run ('running'), its parameters and initial
- * buckets, starts one host thread per rank plus the span writer, watches them, and ends
- * the run 'complete' or 'failed' (with the error naming the rank and collective) —
- * spans recorded until the failure are kept.  A rank that fails or hangs aborts the
- * others: nothing waits forever (collectives time out after [run] timeout_s).
+ * Contract: launch_run() records the run ('running'), its parameters and initial
+ * buckets (run_record.h), starts the span writer, has the ranks started and watched
+ * (launch_threads.h), and ends the run 'complete' or 'failed' (with the error naming
+ * the rank and collective) — spans recorded until the failure are kept.  A rank that
+ * fails or hangs, a failed span write (disk full) or an interrupt aborts the others:
+ * nothing waits forever (collectives time out after [run] timeout_s).
  * Returns 0 when the run completed, 1 when it failed at run time (recorded as failed),
  * -1 when it could not be recorded at all (err says why).
  */

@@ -155,6 +155,22 @@ size_t span_wire_encode_failed(void *buf, size_t cap, int32_t rank, const char *
     return total;
 }
 
+size_t span_wire_encode_ints(void *buf, size_t cap, int32_t rank, const int64_t *v, int n)
+{
+    if (!buf || n < 0 || n > SPAN_WIRE_MAX_INTS || rank < 0)
+        return 0;
+    size_t total = SPAN_WIRE_HEADER + 8 + (size_t)n * 8;
+    if (cap < total)
+        return 0;
+    unsigned char *p = buf;
+    put_header(&p, SPAN_WIRE_INTS, (uint32_t)(8 + (size_t)n * 8));
+    put_i32(&p, rank);
+    put_u32(&p, (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        put_i64(&p, v[i]);
+    return total;
+}
+
 /* ---- decoder -------------------------------------------------------------------- */
 
 /* The buffer and span array start small and grow to what the messages need (at most
@@ -170,6 +186,8 @@ struct span_wire_decoder {
     char error[256];
     span *spans;
     int spans_cap;
+    int64_t *ints;
+    int ints_cap;
 };
 
 span_wire_decoder *span_wire_decoder_create(void)
@@ -192,6 +210,7 @@ void span_wire_decoder_destroy(span_wire_decoder *d)
         return;
     free(d->buf);
     free(d->spans);
+    free(d->ints);
     free(d);
 }
 
@@ -263,6 +282,7 @@ static bool payload_ok(unsigned type, uint32_t len)
     case SPAN_WIRE_RANK_DONE:
     case SPAN_WIRE_HEARTBEAT: return len == 12;
     case SPAN_WIRE_RANK_FAILED: return len >= 6 && len <= 6 + SPAN_WIRE_MAX_ERROR;
+    case SPAN_WIRE_INTS: return len >= 8 && len <= 8 + 8 * SPAN_WIRE_MAX_INTS && (len - 8) % 8 == 0;
     default: return false;
     }
 }
@@ -346,7 +366,7 @@ int span_wire_next(span_wire_decoder *d, span_wire_msg *out, char *err, size_t e
     uint32_t len = get_u32(h + 8);
     if (magic != SPAN_WIRE_MAGIC)
         return fail(d, err, errlen, "bad magic", magic);
-    if (type < SPAN_WIRE_BATCH || type > SPAN_WIRE_HEARTBEAT)
+    if (type < SPAN_WIRE_BATCH || type > SPAN_WIRE_INTS)
         return fail(d, err, errlen, "unknown message type", type);
     if (flags != 0)
         return fail(d, err, errlen, "unknown flags", flags);
@@ -388,6 +408,26 @@ int span_wire_next(span_wire_decoder *d, span_wire_msg *out, char *err, size_t e
             return fail(d, err, errlen, "NUL inside the error text", sl);
         memcpy(out->error, p + 6, sl);
         out->error[sl] = '\0';
+        break;
+    }
+    case SPAN_WIRE_INTS: {
+        out->rank = get_i32(p);
+        uint32_t n = get_u32(p + 4);
+        if (out->rank < 0)
+            return fail(d, err, errlen, "negative rank", out->rank);
+        if ((size_t)n * 8 != len - 8)
+            return fail(d, err, errlen, "value count disagrees with the payload", n);
+        if ((int)n > d->ints_cap) {
+            int64_t *ni = realloc(d->ints, (size_t)(n ? n : 1) * sizeof *ni);
+            if (!ni)
+                return fail(d, err, errlen, "out of memory for values", n);
+            d->ints = ni;
+            d->ints_cap = (int)n;
+        }
+        for (uint32_t i = 0; i < n; i++)
+            d->ints[i] = get_i64(p + 8 + 8 * (size_t)i);
+        out->nints = (int)n;
+        out->ints = d->ints;
         break;
     }
     }

@@ -34,6 +34,7 @@ typedef enum {
     SPAN_WIRE_RANK_DONE = 2,
     SPAN_WIRE_RANK_FAILED = 3,
     SPAN_WIRE_HEARTBEAT = 4,
+    SPAN_WIRE_INTS = 5, /* a rank's list of i64 values (its rebuilt bucket assignment) */
 } span_wire_type;
 
 #define SPAN_WIRE_MAGIC 0x31574444u
@@ -41,6 +42,7 @@ typedef enum {
 #define SPAN_WIRE_SPAN_FIXED 52 /* a span's bytes before its name */
 #define SPAN_WIRE_MAX_BATCH 1024
 #define SPAN_WIRE_MAX_ERROR 1024
+#define SPAN_WIRE_MAX_INTS 16384
 #define SPAN_WIRE_MAX_PAYLOAD (4 + SPAN_WIRE_MAX_BATCH * (SPAN_WIRE_SPAN_FIXED + SPAN_NAME - 1))
 /* A buffer this large holds any message. */
 #define SPAN_WIRE_MAX_MSG (SPAN_WIRE_HEADER + SPAN_WIRE_MAX_PAYLOAD)
@@ -53,6 +55,8 @@ typedef struct {
     int nspans;          /* SPAN_BATCH */
     const span *spans;   /* SPAN_BATCH: the decoder's, valid until its next span_wire_next */
     char error[SPAN_WIRE_MAX_ERROR + 1]; /* RANK_FAILED, NUL-terminated */
+    int nints;                           /* INTS */
+    const int64_t *ints;                 /* INTS: the decoder's, valid until its next span_wire_next */
 } span_wire_msg;
 
 /* Bytes span_wire_encode_batch will write for these spans (0 when it would refuse). */
@@ -60,6 +64,8 @@ size_t span_wire_batch_size(const span *spans, int n);
 size_t span_wire_encode_batch(void *buf, size_t cap, const span *spans, int n);
 size_t span_wire_encode_done(void *buf, size_t cap, int32_t rank, int64_t total_spans);
 size_t span_wire_encode_failed(void *buf, size_t cap, int32_t rank, const char *error);
+/* INTS: i32 rank, u32 n, n x i64.  0 when n > SPAN_WIRE_MAX_INTS or cap is short. */
+size_t span_wire_encode_ints(void *buf, size_t cap, int32_t rank, const int64_t *v, int n);
 size_t span_wire_encode_heartbeat(void *buf, size_t cap, int32_t rank, int64_t clock_ns);
 
 typedef struct span_wire_decoder span_wire_decoder;

@@ -1,43 +1,16 @@
 /* cli_bench.c — `ddpprof bench allreduce`: the cpu backend's allreduce bandwidth,
  * printed as nccl-tests does (algbw = bytes / time, busbw = algbw · 2(n−1)/n, GB = 1e9). */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cli.h"
-#include "cpu_collectives.h"
 #include "memory_budget.h"
 
 static const char *const usage =
     "usage: ddpprof bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--warmup N]\n"
     "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
-
-typedef struct {
-    cpu_comm *comm;
-    int rank;
-    float *buf;
-    int64_t count;
-    int iters, warmup;
-    int64_t t_start, t_end;
-    int rc;
-    char err[512];
-} bench_rank;
-
-static void *bench_main(void *arg)
-{
-    bench_rank *b = arg;
-    int64_t arrival;
-    for (int i = 0; i < b->warmup + b->iters && b->rc == 0; i++) {
-        if (i == b->warmup)
-            b->t_start = cpu_clock_ns();
-        cpu_coll_info info = {.seq = i, .iter = i, .bucket = -1, .name = "bench allreduce"};
-        b->rc = cpu_allreduce(b->comm, b->rank, b->buf, b->count, DEV_F32, 1.0f, &info, &arrival, b->err,
-                              sizeof b->err);
-    }
-    b->t_end = cpu_clock_ns();
-    return NULL;
-}
 
 static int parse_size(const char *s, int64_t *out)
 {
@@ -60,68 +33,21 @@ static int parse_size(const char *s, int64_t *out)
     return *out >= 4 ? 0 : -1;
 }
 
-static int run_size(int ranks, int64_t bytes, int iters, int warmup)
+static int run_size(const backend_ops *be, int ranks, int64_t bytes, int iters, int warmup)
 {
     int64_t count = bytes / 4;
-    cpu_link_model link = {0};
-    cpu_comm *comm;
-    if (cpu_comm_create(ranks, 120.0, &link, &comm) != 0) {
-        fprintf(stderr, "ddpprof: cannot create a %d-rank communicator\n", ranks);
+    double t_us;
+    char err[512];
+    if (be->bench_allreduce(ranks, count * 4, iters, warmup, &t_us, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s\n", err);
         return EXIT_RUNTIME;
     }
-    bench_rank *br = calloc((size_t)ranks, sizeof *br);
-    pthread_t *th = calloc((size_t)ranks, sizeof *th);
-    int status = EXIT_OK, started = 0;
-    if (!br || !th) {
-        status = EXIT_RUNTIME;
-        goto done;
-    }
-    for (int r = 0; r < ranks; r++) {
-        br[r] = (bench_rank){.comm = comm, .rank = r, .count = count, .iters = iters, .warmup = warmup};
-        br[r].buf = malloc((size_t)count * sizeof(float));
-        if (!br[r].buf) {
-            fprintf(stderr, "ddpprof: out of memory for %lld-byte buffers\n", (long long)bytes);
-            status = EXIT_RUNTIME;
-            goto done;
-        }
-        for (int64_t i = 0; i < count; i++)
-            br[r].buf[i] = (float)((r + i) % 7);
-    }
-    for (int r = 0; r < ranks; r++) {
-        if (pthread_create(&th[r], NULL, bench_main, &br[r]) != 0) {
-            cpu_comm_abort(comm, "cannot start a benchmark thread");
-            status = EXIT_RUNTIME;
-            break;
-        }
-        started++;
-    }
-    for (int r = 0; r < started; r++)
-        pthread_join(th[r], NULL);
-    if (status == EXIT_OK) {
-        double t_sum = 0;
-        for (int r = 0; r < ranks; r++) {
-            if (br[r].rc != 0) {
-                fprintf(stderr, "ddpprof: rank %d: %s\n", r, br[r].err);
-                status = EXIT_RUNTIME;
-                goto done;
-            }
-            t_sum += (double)(br[r].t_end - br[r].t_start) / iters;
-        }
-        double t_us = t_sum / ranks / 1e3;
-        double algbw = (double)(count * 4) / (t_us * 1e-6) / 1e9;
-        double busbw = algbw * (ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0);
-        printf("%12lld  %12lld  %6s  %5s  %10.1f  %7.2f  %7.2f\n", (long long)(count * 4), (long long)count, "float",
-               "sum", t_us, algbw, busbw);
-        fflush(stdout);
-    }
-done:
-    if (br)
-        for (int r = 0; r < ranks; r++)
-            free(br[r].buf);
-    free(br);
-    free(th);
-    cpu_comm_destroy(comm);
-    return status;
+    double algbw = (double)(count * 4) / (t_us * 1e-6) / 1e9;
+    double busbw = algbw * (ranks > 1 ? 2.0 * (ranks - 1) / ranks : 0.0);
+    printf("%12lld  %12lld  %6s  %5s  %10.1f  %7.2f  %7.2f\n", (long long)(count * 4), (long long)count, "float", "sum",
+           t_us, algbw, busbw);
+    fflush(stdout);
+    return EXIT_OK;
 }
 
 int cli_bench(int argc, char **argv)
@@ -181,7 +107,7 @@ int cli_bench(int argc, char **argv)
     printf("# %10s  %12s  %6s  %5s  %10s  %7s  %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw");
     printf("# %10s  %12s  %6s  %5s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
     for (int i = 0; i < nsz; i++) {
-        int rc = run_size(ranks, sz[i], iters, warmup);
+        int rc = run_size(backend_find("cpu"), ranks, sz[i], iters, warmup);
         if (rc != EXIT_OK)
             return rc;
     }

@@ -128,6 +128,11 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
     for (size_t p = 0; p < npoints; p++) {
         model m;
         char merr[256];
+        if (interrupted && *interrupted) {
+            fprintf(stderr, "ddpprof: interrupted while checking the sweep's points; nothing was written\n");
+            status = EXIT_RUNTIME;
+            goto out_sc;
+        }
         if (scenario_sweep_point(sc, p, point, err) != 0) {
             fprintf(stderr, "%s\n", err);
             status = EXIT_USAGE;

@@ -205,8 +205,9 @@ static void test_run_report_json(void **state)
     assert_true(json_array_size(json_object_get(run, "buckets")) >= 2);
     json_decref(root);
 
+    /* A well-formed id that is not in the database is a usage error, never clamped. */
     ddpprof(&r, (const char *[]){"report", db, "--run", "99", NULL});
-    assert_int_equal(r.status, 1);
+    assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "99"));
     ddpprof(&r, (const char *[]){"report", "/nonexistent/x.sqlite", NULL});
     assert_int_equal(r.status, 2);

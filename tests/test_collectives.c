@@ -2,7 +2,8 @@
  * collective fails gets its buffer back only when no peer reads it any more (the
  * rank unmaps it the moment the call returns, so a late reader would crash the test),
  * the failure names the collective, sleeps to a modelled deadline wake on an abort,
- * and a healthy allreduce still sums exactly. */
+ * and a healthy allreduce still sums exactly — among threads, and among processes
+ * sharing a mapping. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <cmocka.h>
 
-#include "cpu_collectives.h"
+#include "cpu/cpu_collectives.h"
 
 #define WORLD 3
 /* Large enough that the reduce-scatter takes milliseconds, so aborts land inside it. */
@@ -180,6 +183,74 @@ static void test_sleep_to_a_deadline_wakes_on_abort(void **state)
     cpu_comm_destroy(comm);
 }
 
+/* Ranks as processes: each child attaches to the shared communicator by its path, and
+ * exits 0 only if its allreduce gave the exact sum (or, for the missing-rank case, if
+ * it failed naming the absent rank). */
+static int child_allreduce(const char *path, int rank, int world, bool expect_missing)
+{
+    cpu_comm *c = NULL;
+    char err[512];
+    if (cpu_comm_attach(path, world, &c, err, sizeof err) != 0)
+        return 10;
+    enum { N = 100000 };
+    float *buf = malloc(N * sizeof *buf);
+    if (!buf)
+        return 11;
+    for (int i = 0; i < N; i++)
+        buf[i] = (float)(rank + 1) * (float)(i % 5);
+    cpu_coll_info info = {.seq = 0, .iter = 0, .bucket = 0, .name = "bucket 0"};
+    int64_t arrival;
+    int rc = cpu_allreduce(c, rank, buf, N, DEV_F32, 1.0f, &info, &arrival, err, sizeof err);
+    int out = 0;
+    if (expect_missing)
+        out = rc == -1 && strstr(err, "rank 2 did not reach") ? 0 : 12;
+    else
+        for (int i = 0; i < N && out == 0; i++)
+            if (rc != 0 || buf[i] != (float)(world * (world + 1) / 2) * (float)(i % 5))
+                out = 13;
+    free(buf);
+    cpu_comm_destroy(c);
+    return out;
+}
+
+static void run_process_world(int world, int absent, double timeout_s)
+{
+    cpu_link_model link = {0};
+    cpu_comm *c = NULL;
+    char err[512];
+    assert_int_equal(cpu_comm_create_shared(world, timeout_s, &link, 100000 * sizeof(float), &c, err, sizeof err), 0);
+    pid_t pids[8];
+    for (int r = 0; r < world; r++) {
+        pids[r] = fork();
+        assert_true(pids[r] >= 0);
+        if (pids[r] == 0)
+            _exit(r == absent ? 0 : child_allreduce(cpu_comm_path(c), r, world, absent >= 0));
+    }
+    for (int r = 0; r < world; r++) {
+        int status;
+        assert_int_equal(waitpid(pids[r], &status, 0), pids[r]);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s", cpu_comm_path(c));
+    cpu_comm_destroy(c);
+    /* Nothing is left behind in /dev/shm or /tmp. */
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+static void test_processes_allreduce_exactly(void **state)
+{
+    (void)state;
+    run_process_world(4, -1, 10.0);
+}
+
+static void test_processes_name_a_missing_rank(void **state)
+{
+    (void)state;
+    run_process_world(3, 2, 0.5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +258,8 @@ int main(void)
         cmocka_unit_test(test_abort_at_any_moment_never_reads_a_returned_buffer),
         cmocka_unit_test(test_missing_rank_is_named_with_the_collective),
         cmocka_unit_test(test_sleep_to_a_deadline_wakes_on_abort),
+        cmocka_unit_test(test_processes_allreduce_exactly),
+        cmocka_unit_test(test_processes_name_a_missing_rank),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,178 +1,24 @@
-/* cpu_collectives.c — allreduce and broadcast among rank threads over shared memory,
- * with bounded waits that name the missing rank (see cpu_collectives.h).
+/* cpu_collectives.c — allreduce and broadcast among the ranks of one machine over
+ * shared memory, with bounded waits that name the missing rank (see cpu_collectives.h).
  *
  * Ownership: from the moment a collective's arrival barrier completes until every
- * participant has left it, each rank's buffer is lent to the communicator — peers read
- * it during the reduce-scatter and the all-gather.  A rank that leaves early (the run
- * was aborted) therefore waits for the lease to be returned by every participant before
- * it gives its buffer back to its caller, who may free it.  Peers inside the data phase
- * only copy and add memory, so that wait is short and bounded. */
+ * participant has left it, each rank's buffer (or, between processes, its staging area)
+ * is lent to the communicator — peers read it during the reduce-scatter and the
+ * all-gather.  A rank that leaves early (the run was aborted) therefore waits for the
+ * lease to be returned by every participant before it gives its buffer back to its
+ * caller, who may free it.  Peers inside the data phase only copy and add memory, so
+ * that wait is short; between processes it is also bounded by the timeout, since a
+ * killed peer never returns its lease (its staging area stays mapped, so nothing is
+ * freed under anyone). */
 #include "textcopy.h"
-#include "cpu_collectives.h"
+#include "cpu_comm_internal.h"
 
 #include <errno.h>
-#include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "halfprec.h"
-
-#define MAX_WORLD 64
-
-struct cpu_comm {
-    int world;
-    double timeout_s;
-    cpu_link_model link;
-
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_cond_t abort_cv; /* wakes cpu_comm_sleep_until() on an abort */
-    uint64_t generation;
-    int arrived;
-    bool present[MAX_WORLD];
-    bool aborted;
-    char why[512];
-    /* Participants of the current collective still inside its data phase (reading
-     * each other's slots); see the ownership note above. */
-    int lent;
-
-    /* Each rank's slot for the collective in progress: written before the arrival
-     * barrier, read by the others only until the exit barrier. */
-    struct {
-        void *buf;
-        uint16_t *half;
-        int64_t count;
-        int64_t seq;
-        int64_t arrival_ns;
-        dev_dtype dtype;
-    } slot[MAX_WORLD];
-};
-
-int64_t cpu_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-void cpu_sleep_until(int64_t deadline_ns)
-{
-    struct timespec ts = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
-    }
-}
-
-int64_t cpu_link_allreduce_ns(const cpu_link_model *link, int world, int64_t bytes)
-{
-    if (world <= 1 || link->bandwidth_gbps <= 0)
-        return 0;
-    double alpha = link->latency_us * 1e3;
-    double per_byte = 1.0 / link->bandwidth_gbps; /* ns per byte at GB/s = 1e9 B/s */
-    double t;
-    if (link->tree) {
-        /* Double binary tree: reduce up and broadcast down, log2(N) steps each. */
-        double steps = ceil(log2((double)world));
-        t = 2.0 * steps * alpha + 2.0 * (double)bytes * per_byte;
-    } else {
-        t = 2.0 * (world - 1) * alpha + 2.0 * (world - 1) / world * (double)bytes * per_byte;
-    }
-    return (int64_t)t;
-}
-
-int cpu_comm_create(int world_size, double timeout_s, const cpu_link_model *link, cpu_comm **out)
-{
-    if (world_size < 1 || world_size > MAX_WORLD)
-        return -1;
-    cpu_comm *c = calloc(1, sizeof *c);
-    if (!c)
-        return -1;
-    c->world = world_size;
-    c->timeout_s = timeout_s;
-    c->link = *link;
-    pthread_condattr_t ca;
-    if (pthread_mutex_init(&c->mu, NULL) != 0)
-        goto fail_mutex;
-    if (pthread_condattr_init(&ca) != 0)
-        goto fail_cond;
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 || pthread_cond_init(&c->cv, &ca) != 0) {
-        pthread_condattr_destroy(&ca);
-        goto fail_cond;
-    }
-    if (pthread_cond_init(&c->abort_cv, &ca) != 0) {
-        pthread_condattr_destroy(&ca);
-        pthread_cond_destroy(&c->cv);
-        goto fail_cond;
-    }
-    pthread_condattr_destroy(&ca);
-    *out = c;
-    return 0;
-fail_cond:
-    pthread_mutex_destroy(&c->mu);
-fail_mutex:
-    free(c);
-    return -1;
-}
-
-void cpu_comm_destroy(cpu_comm *c)
-{
-    if (!c)
-        return;
-    pthread_cond_destroy(&c->cv);
-    pthread_cond_destroy(&c->abort_cv);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
-}
-
-static void abort_locked(cpu_comm *c, const char *why)
-{
-    if (!c->aborted) {
-        c->aborted = true;
-        size_t n = strnlen(why, sizeof c->why - 1);
-        memcpy(c->why, why, n);
-        c->why[n] = '\0';
-    }
-    pthread_cond_broadcast(&c->cv);
-    pthread_cond_broadcast(&c->abort_cv);
-}
-
-int cpu_comm_sleep_until(cpu_comm *c, int64_t deadline_ns)
-{
-    struct timespec ts = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
-    pthread_mutex_lock(&c->mu);
-    while (!c->aborted && cpu_clock_ns() < deadline_ns) {
-        int rc = pthread_cond_timedwait(&c->abort_cv, &c->mu, &ts);
-        if (rc != 0 && rc != ETIMEDOUT && rc != EINTR)
-            abort_locked(c, "pthread_cond_timedwait failed while sleeping to a modelled deadline");
-    }
-    int out = c->aborted ? -1 : 0;
-    pthread_mutex_unlock(&c->mu);
-    return out;
-}
-
-void cpu_comm_abort(cpu_comm *c, const char *why)
-{
-    pthread_mutex_lock(&c->mu);
-    abort_locked(c, why);
-    pthread_mutex_unlock(&c->mu);
-}
-
-bool cpu_comm_aborted(cpu_comm *c)
-{
-    pthread_mutex_lock(&c->mu);
-    bool a = c->aborted;
-    pthread_mutex_unlock(&c->mu);
-    return a;
-}
-
-void cpu_comm_abort_reason(cpu_comm *c, char *out, size_t outlen)
-{
-    pthread_mutex_lock(&c->mu);
-    snprintf(out, outlen, "%s", c->aborted ? c->why : "");
-    pthread_mutex_unlock(&c->mu);
-}
 
 static void describe(const cpu_coll_info *info, char *out, size_t outlen)
 {
@@ -184,99 +30,125 @@ static void describe(const cpu_coll_info *info, char *out, size_t outlen)
                  info->iter);
 }
 
+static struct timespec deadline_after(double seconds)
+{
+    int64_t deadline = cpu_clock_ns() + (int64_t)(seconds * 1e9);
+    return (struct timespec){.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
+}
+
+/* With the lock held, after the timeout: aborts naming who never came. */
+static void abort_missing(cpu_comm *c, const cpu_coll_info *info, const char *phase)
+{
+    cpu_comm_state *st = c->st;
+    char what[160], missing[256] = "", waited[256] = "";
+    describe(info, what, sizeof what);
+    size_t mlen = 0, wlen = 0;
+    int nmissing = 0;
+    for (int r = 0; r < st->world; r++) {
+        char *dst = st->present[r] ? waited : missing;
+        size_t *len = st->present[r] ? &wlen : &mlen;
+        int w = snprintf(dst + *len, 256 - *len, "%s%d", *len ? ", " : "", r);
+        if (w > 0 && (size_t)w < 256 - *len)
+            *len += (size_t)w;
+        nmissing += !st->present[r];
+    }
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: rank%s %s did not reach the %s within %.1f s (rank%s %s waited)", what,
+             nmissing > 1 ? "s" : "", missing, phase, st->timeout_s, st->world - nmissing > 1 ? "s" : "", waited);
+    cpu_comm_abort_locked(c, msg);
+}
+
 /* Blocks until every rank has called it for the same generation, the timeout passes,
- * or the communicator is aborted. */
+ * or the communicator is aborted.  `opens_data`: the arrival barrier, which lends every
+ * participant's buffer to the communicator. */
 static int barrier(cpu_comm *c, int rank, const cpu_coll_info *info, const char *phase, bool opens_data,
                    char *err, size_t errlen)
 {
-    pthread_mutex_lock(&c->mu);
-    if (c->aborted) {
-        text_copy(err, errlen, c->why);
-        pthread_mutex_unlock(&c->mu);
+    cpu_comm_state *st = c->st;
+    cpu_comm_lock(c);
+    if (st->aborted) {
+        text_copy(err, errlen, st->why);
+        cpu_comm_unlock(c);
         return -1;
     }
-    uint64_t gen = c->generation;
-    c->present[rank] = true;
-    if (++c->arrived == c->world) {
-        c->arrived = 0;
-        memset(c->present, 0, sizeof c->present);
-        c->generation++;
+    uint64_t gen = st->generation;
+    st->present[rank] = true;
+    if (++st->arrived == st->world) {
+        st->arrived = 0;
+        memset(st->present, 0, sizeof st->present);
+        st->generation++;
         if (opens_data)
-            c->lent = c->world;
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
+            st->lent = st->world;
+        pthread_cond_broadcast(&st->cv);
+        cpu_comm_unlock(c);
         return 0;
     }
-    int64_t deadline = cpu_clock_ns() + (int64_t)(c->timeout_s * 1e9);
-    struct timespec ts = {.tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000};
-    while (c->generation == gen && !c->aborted) {
-        int rc = pthread_cond_timedwait(&c->cv, &c->mu, &ts);
-        if (rc == ETIMEDOUT && c->generation == gen && !c->aborted) {
-            char what[160], missing[256] = "", waited[256] = "";
-            describe(info, what, sizeof what);
-            size_t mlen = 0, wlen = 0;
-            int nmissing = 0;
-            for (int r = 0; r < c->world; r++) {
-                char *dst = c->present[r] ? waited : missing;
-                size_t *len = c->present[r] ? &wlen : &mlen;
-                int w = snprintf(dst + *len, 256 - *len, "%s%d", *len ? ", " : "", r);
-                if (w > 0 && (size_t)w < 256 - *len)
-                    *len += (size_t)w;
-                nmissing += !c->present[r];
-            }
-            char msg[1024];
-            snprintf(msg, sizeof msg, "%s: rank%s %s did not reach the %s within %.1f s (rank%s %s waited)",
-                     what, nmissing > 1 ? "s" : "", missing, phase, c->timeout_s, c->world - nmissing > 1 ? "s" : "",
-                     waited);
-            abort_locked(c, msg);
-        } else if (rc != 0 && rc != ETIMEDOUT) {
-            abort_locked(c, "pthread_cond_timedwait failed in a collective");
-        }
+    struct timespec ts = deadline_after(st->timeout_s);
+    while (st->generation == gen && !st->aborted) {
+        if (cpu_comm_wait(c, &st->cv, &ts) == ETIMEDOUT && st->generation == gen && !st->aborted)
+            abort_missing(c, info, phase);
     }
     int ret = 0;
-    if (c->generation == gen) {
-        text_copy(err, errlen, c->why);
+    if (st->generation == gen) {
+        text_copy(err, errlen, st->why);
         ret = -1;
     }
-    pthread_mutex_unlock(&c->mu);
+    cpu_comm_unlock(c);
     return ret;
 }
 
 /* Called once by each participant that passed the arrival barrier, when it stops
- * touching the other ranks' slots.  A rank leaving on failure (`failed`) also waits until
- * no participant reads its slot any more: only then may its caller free the buffer.
- * On success every peer has passed the end barrier, so nobody reads it already. */
+ * touching the other ranks' slots.  A rank leaving on failure (`failed`) also waits
+ * until no participant reads its slot any more: only then may its caller free the
+ * buffer.  On success every peer has passed the end barrier, so nobody reads it. */
 static void return_lease(cpu_comm *c, bool failed)
 {
-    pthread_mutex_lock(&c->mu);
-    c->lent--;
-    if (c->lent == 0)
-        pthread_cond_broadcast(&c->cv);
-    /* Untimed on purpose: peers still in the data phase are copying or adding memory,
-     * never waiting on anything, so they return their lease promptly. */
-    while (failed && c->lent > 0)
-        pthread_cond_wait(&c->cv, &c->mu);
-    pthread_mutex_unlock(&c->mu);
+    cpu_comm_state *st = c->st;
+    cpu_comm_lock(c);
+    st->lent--;
+    if (st->lent == 0)
+        pthread_cond_broadcast(&st->cv);
+    if (st->processes) {
+        struct timespec ts = deadline_after(st->timeout_s);
+        while (failed && st->lent > 0)
+            if (cpu_comm_wait(c, &st->cv, &ts) == ETIMEDOUT)
+                break;
+    } else {
+        /* Untimed on purpose: peer threads still in the data phase are copying or
+         * adding memory, never waiting on anything, so they return their lease soon. */
+        while (failed && st->lent > 0)
+            cpu_comm_wait(c, &st->cv, NULL);
+    }
+    cpu_comm_unlock(c);
 }
 
 static int check_agreement(cpu_comm *c, int rank, const cpu_coll_info *info, char *err, size_t errlen)
 {
-    for (int q = 0; q < c->world; q++) {
-        if (c->slot[q].seq != c->slot[rank].seq || c->slot[q].count != c->slot[rank].count ||
-            c->slot[q].dtype != c->slot[rank].dtype) {
+    cpu_comm_state *st = c->st;
+    for (int q = 0; q < st->world; q++) {
+        if (st->slot[q].seq != st->slot[rank].seq || st->slot[q].count != st->slot[rank].count ||
+            st->slot[q].dtype != st->slot[rank].dtype) {
             char what[160], msg[640];
             describe(info, what, sizeof what);
             snprintf(msg, sizeof msg,
                      "%s: ranks disagree: rank %d launched seq %lld with %lld elements, rank %d seq %lld with %lld "
                      "elements",
-                     what, rank, (long long)c->slot[rank].seq, (long long)c->slot[rank].count, q,
-                     (long long)c->slot[q].seq, (long long)c->slot[q].count);
+                     what, rank, (long long)st->slot[rank].seq, (long long)st->slot[rank].count, q,
+                     (long long)st->slot[q].seq, (long long)st->slot[q].count);
             cpu_comm_abort(c, msg);
             text_copy(err, errlen, msg);
             return -1;
         }
     }
     return 0;
+}
+
+/* Rank q's data for the collective in progress, as this process sees it. */
+static char *slot_data(cpu_comm *c, int q, bool half)
+{
+    if (c->st->processes)
+        return c->stage + (size_t)q * c->st->stage_bytes;
+    return half ? (char *)c->st->slot[q].half : (char *)c->st->slot[q].buf;
 }
 
 static void chunk_bounds(int64_t count, int world, int r, int64_t *lo, int64_t *hi)
@@ -290,13 +162,12 @@ static void chunk_bounds(int64_t count, int world, int r, int64_t *lo, int64_t *
 static void reduce_chunk_f32(cpu_comm *c, int rank, int64_t lo, int64_t hi)
 {
     float acc[BLOCK];
-    float *own = c->slot[rank].buf;
+    float *own = (float *)slot_data(c, rank, false);
     for (int64_t b = lo; b < hi; b += BLOCK) {
         int64_t n = hi - b < BLOCK ? hi - b : BLOCK;
-        const float *src0 = (const float *)c->slot[0].buf + b;
-        memcpy(acc, src0, (size_t)n * sizeof *acc);
-        for (int q = 1; q < c->world; q++) {
-            const float *src = (const float *)c->slot[q].buf + b;
+        memcpy(acc, (const float *)slot_data(c, 0, false) + b, (size_t)n * sizeof *acc);
+        for (int q = 1; q < c->st->world; q++) {
+            const float *src = (const float *)slot_data(c, q, false) + b;
             for (int64_t i = 0; i < n; i++)
                 acc[i] += src[i];
         }
@@ -306,11 +177,11 @@ static void reduce_chunk_f32(cpu_comm *c, int rank, int64_t lo, int64_t hi)
 
 static void reduce_chunk_half(cpu_comm *c, int rank, int64_t lo, int64_t hi, bool bf16)
 {
-    uint16_t *own = c->slot[rank].half;
+    uint16_t *own = (uint16_t *)slot_data(c, rank, true);
     for (int64_t i = lo; i < hi; i++) {
         float s = 0.0f;
-        for (int q = 0; q < c->world; q++) {
-            uint16_t h = c->slot[q].half[i];
+        for (int q = 0; q < c->st->world; q++) {
+            uint16_t h = ((const uint16_t *)slot_data(c, q, true))[i];
             s += bf16 ? bf16_to_f32(h) : f16_to_f32(h);
         }
         own[i] = bf16 ? f32_to_bf16(s) : f32_to_f16(s);
@@ -321,51 +192,89 @@ static int exchange(cpu_comm *c, int rank, int64_t count, size_t elem, bool half
                     char *err, size_t errlen)
 {
     int64_t lo, hi;
-    chunk_bounds(count, c->world, rank, &lo, &hi);
+    chunk_bounds(count, c->st->world, rank, &lo, &hi);
     if (!half)
         reduce_chunk_f32(c, rank, lo, hi);
     else
-        reduce_chunk_half(c, rank, lo, hi, c->slot[rank].dtype == DEV_BF16);
+        reduce_chunk_half(c, rank, lo, hi, c->st->slot[rank].dtype == DEV_BF16);
     if (barrier(c, rank, info, "all-gather", false, err, errlen) != 0)
         return -1;
-    char *own = half ? (char *)c->slot[rank].half : (char *)c->slot[rank].buf;
-    for (int q = 0; q < c->world; q++) {
+    char *own = slot_data(c, rank, half);
+    for (int q = 0; q < c->st->world; q++) {
         if (q == rank)
             continue;
         int64_t qlo, qhi;
-        chunk_bounds(count, c->world, q, &qlo, &qhi);
-        const char *src = half ? (const char *)c->slot[q].half : (const char *)c->slot[q].buf;
-        memcpy(own + qlo * (int64_t)elem, src + qlo * (int64_t)elem, (size_t)(qhi - qlo) * elem);
+        chunk_bounds(count, c->st->world, q, &qlo, &qhi);
+        memcpy(own + qlo * (int64_t)elem, slot_data(c, q, half) + qlo * (int64_t)elem, (size_t)(qhi - qlo) * elem);
     }
     return barrier(c, rank, info, "end of the collective", false, err, errlen);
+}
+
+/* Fills this rank's slot on arrival: the 16-bit compression of a comm hook, and, between
+ * processes, the copy into the staging area.  Returns 0 or -1 with err. */
+static int stage_in(cpu_comm *c, int rank, const float *buf, int64_t count, dev_dtype dtype, float prescale,
+                    uint16_t **half_out, char *err, size_t errlen)
+{
+    bool half = dtype == DEV_F16 || dtype == DEV_BF16;
+    size_t elem = half ? sizeof(uint16_t) : sizeof(float);
+    *half_out = NULL;
+    if (c->st->processes && (size_t)count * elem > c->st->stage_bytes) {
+        snprintf(err, errlen, "a %lld-byte collective exceeds the %zu-byte staging area", (long long)count * (long long)elem,
+                 c->st->stage_bytes);
+        return -1;
+    }
+    if (!half) {
+        if (c->st->processes)
+            memcpy(slot_data(c, rank, false), buf, (size_t)count * sizeof(float));
+        return 0;
+    }
+    uint16_t *h = c->st->processes ? (uint16_t *)slot_data(c, rank, true)
+                                   : malloc((size_t)(count ? count : 1) * sizeof *h);
+    if (!h) {
+        snprintf(err, errlen, "out of memory compressing a %lld-element bucket", (long long)count);
+        return -1;
+    }
+    for (int64_t i = 0; i < count; i++)
+        h[i] = dtype == DEV_BF16 ? f32_to_bf16(buf[i] * prescale) : f32_to_f16(buf[i] * prescale);
+    if (!c->st->processes)
+        *half_out = h;
+    return 0;
+}
+
+static void stage_out(cpu_comm *c, int rank, float *buf, int64_t count, dev_dtype dtype, const uint16_t *h)
+{
+    bool half = dtype == DEV_F16 || dtype == DEV_BF16;
+    if (!half) {
+        if (c->st->processes)
+            memcpy(buf, slot_data(c, rank, false), (size_t)count * sizeof(float));
+        return;
+    }
+    if (c->st->processes)
+        h = (const uint16_t *)slot_data(c, rank, true);
+    for (int64_t i = 0; i < count; i++)
+        buf[i] = dtype == DEV_BF16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
 }
 
 int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dtype, float prescale,
                   const cpu_coll_info *info, int64_t *arrival_ns, char *err, size_t errlen)
 {
+    cpu_comm_state *st = c->st;
     int64_t arrival = cpu_clock_ns();
     *arrival_ns = arrival;
     bool half = dtype == DEV_F16 || dtype == DEV_BF16;
-    uint16_t *h = NULL;
-    if (half) {
-        h = malloc((size_t)(count ? count : 1) * sizeof *h);
-        if (!h) {
-            snprintf(err, errlen, "out of memory compressing a %lld-element bucket", (long long)count);
-            return -1;
-        }
-        const float *f = buf;
-        for (int64_t i = 0; i < count; i++)
-            h[i] = dtype == DEV_BF16 ? f32_to_bf16(f[i] * prescale) : f32_to_f16(f[i] * prescale);
-    } else if (dtype != DEV_F32) {
+    if (!half && dtype != DEV_F32) {
         snprintf(err, errlen, "allreduce supports f32, f16 and bf16");
         return -1;
     }
-    c->slot[rank].buf = buf;
-    c->slot[rank].half = h;
-    c->slot[rank].count = count;
-    c->slot[rank].seq = info->seq;
-    c->slot[rank].dtype = dtype;
-    c->slot[rank].arrival_ns = arrival;
+    uint16_t *h = NULL;
+    if (stage_in(c, rank, buf, count, dtype, prescale, &h, err, errlen) != 0)
+        return -1;
+    st->slot[rank].buf = c->st->processes ? NULL : buf;
+    st->slot[rank].half = h;
+    st->slot[rank].count = count;
+    st->slot[rank].seq = info->seq;
+    st->slot[rank].dtype = dtype;
+    st->slot[rank].arrival_ns = arrival;
 
     int rc = barrier(c, rank, info, "collective", true, err, errlen);
     int64_t last_arrival = arrival;
@@ -373,22 +282,19 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
         /* From here the buffers are lent to the communicator until return_lease(). */
         rc = check_agreement(c, rank, info, err, errlen);
         if (rc == 0) {
-            for (int q = 0; q < c->world; q++)
-                if (c->slot[q].arrival_ns > last_arrival)
-                    last_arrival = c->slot[q].arrival_ns;
+            for (int q = 0; q < st->world; q++)
+                if (st->slot[q].arrival_ns > last_arrival)
+                    last_arrival = st->slot[q].arrival_ns;
             rc = exchange(c, rank, count, half ? sizeof(uint16_t) : sizeof(float), half, info, err, errlen);
         }
         return_lease(c, rc != 0);
     }
-    if (rc == 0 && half) {
-        float *f = buf;
-        for (int64_t i = 0; i < count; i++)
-            f[i] = dtype == DEV_BF16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
-    }
+    if (rc == 0)
+        stage_out(c, rank, buf, count, dtype, h);
     free(h);
-    if (rc == 0 && c->link.pace) {
+    if (rc == 0 && st->link.pace) {
         int64_t bytes = count * (int64_t)(half ? 2 : 4);
-        if (cpu_comm_sleep_until(c, last_arrival + cpu_link_allreduce_ns(&c->link, c->world, bytes)) != 0) {
+        if (cpu_comm_sleep_until(c, last_arrival + cpu_link_allreduce_ns(&st->link, st->world, bytes)) != 0) {
             cpu_comm_abort_reason(c, err, errlen);
             rc = -1;
         }
@@ -399,18 +305,26 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
 int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const cpu_coll_info *info,
                       int64_t *arrival_ns, char *err, size_t errlen)
 {
+    cpu_comm_state *st = c->st;
     *arrival_ns = cpu_clock_ns();
-    c->slot[rank].buf = buf;
-    c->slot[rank].half = NULL;
-    c->slot[rank].count = count;
-    c->slot[rank].seq = info->seq;
-    c->slot[rank].dtype = DEV_I32;
-    c->slot[rank].arrival_ns = *arrival_ns;
+    if (st->processes) {
+        if ((size_t)count * sizeof *buf > st->stage_bytes) {
+            snprintf(err, errlen, "a %lld-element broadcast exceeds the staging area", (long long)count);
+            return -1;
+        }
+        memcpy(slot_data(c, rank, false), buf, (size_t)count * sizeof *buf);
+    }
+    st->slot[rank].buf = st->processes ? NULL : buf;
+    st->slot[rank].half = NULL;
+    st->slot[rank].count = count;
+    st->slot[rank].seq = info->seq;
+    st->slot[rank].dtype = DEV_I32;
+    st->slot[rank].arrival_ns = *arrival_ns;
     if (barrier(c, rank, info, "collective", true, err, errlen) != 0)
         return -1;
     int rc = check_agreement(c, rank, info, err, errlen);
     if (rc == 0 && rank != 0)
-        memcpy(buf, c->slot[0].buf, (size_t)count * sizeof *buf);
+        memcpy(buf, slot_data(c, 0, false), (size_t)count * sizeof *buf);
     if (rc == 0)
         rc = barrier(c, rank, info, "end of the collective", false, err, errlen);
     return_lease(c, rc != 0);

@@ -1,4 +1,4 @@
-/* cpu_collectives.h — collectives among the rank threads of one process.
+/* cpu_collectives.h — collectives among the ranks of one machine (threads or processes).
  *
  * Contract: every rank calls the same collectives in the same order (DDP's in-order
  * launch guarantees it).  A collective starts on a rank when that rank calls it (its
@@ -26,7 +26,19 @@ typedef struct {
     bool pace; /* hold each allreduce to the modelled time */
 } cpu_link_model;
 
+/* Ranks as threads of this process: the state in ordinary memory. */
 int cpu_comm_create(int world_size, double timeout_s, const cpu_link_model *link, cpu_comm **out);
+/* Ranks as processes of one machine: the state and one staging area of stage_bytes per
+ * rank in a shared file mapping (under /dev/shm, else /tmp) whose path,
+ * cpu_comm_path(), the other processes open with cpu_comm_attach().  The creator should
+ * cpu_comm_unlink() it once every rank has attached, so that nothing is left behind
+ * whatever happens later; the mapping lives on until the last process unmaps it. */
+int cpu_comm_create_shared(int world_size, double timeout_s, const cpu_link_model *link, size_t stage_bytes,
+                           cpu_comm **out, char *err, size_t errlen);
+const char *cpu_comm_path(const cpu_comm *c);
+int cpu_comm_attach(const char *path, int world_size, cpu_comm **out, char *err, size_t errlen);
+void cpu_comm_unlink(cpu_comm *c);
+/* Frees this process's view (and, for threads, the state). */
 void cpu_comm_destroy(cpu_comm *c);
 
 /* Describes what a collective is, for error messages ("seq 12, iter 3, bucket 2"). */

@@ -1,21 +1,20 @@
-/* backend_cpu.h — the `cpu` executor: ranks are threads of one process.
+/* cpu_device.h — one rank's device.h on the `cpu` backend.
  *
- * Contract: cpu_world_create() sets up the shared parts of a run (communicator, clock
- * origin, span recorder, NVTX domain); cpu_device_create() gives one rank its device
+ * Contract: a cpu_world holds the shared parts of a run (communicator, clock origin,
+ * span recorder, NVTX domain; see cpu_backend.c); cpu_device_create() gives one rank its device
  * (device.h): a compute and a comm stream, each a worker thread that runs its queue in
  * order, sleeps each timed op to its modelled deadline, and records one span per op
  * into its own ring of the recorder.  Ring index of (rank, stream) is
- * rank * CPU_RINGS_PER_RANK + stream; the host's ring is stream DEV_STREAM_COUNT.
+ * rank * BACKEND_RINGS_PER_RANK + stream; the host's ring is stream DEV_STREAM_COUNT.
  */
-#ifndef DDPPROF_BACKEND_CPU_H
-#define DDPPROF_BACKEND_CPU_H
+#ifndef DDPPROF_CPU_DEVICE_H
+#define DDPPROF_CPU_DEVICE_H
 
+#include "backend.h"
 #include "cpu_collectives.h"
 #include "device.h"
 #include "nvtx_ranges.h"
 #include "recorder.h"
-
-#define CPU_RINGS_PER_RANK (DEV_STREAM_COUNT + 1)
 
 typedef struct {
     cpu_comm *comm;

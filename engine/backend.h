@@ -1,0 +1,49 @@
+/* backend.h — what an executor (backend) gives the engine, beside the per-rank device.
+ *
+ * Contract: a backend is one backend_ops table in its own folder under engine/ (like an
+ * SQLite VFS); nothing outside that folder names its internals.  world_create() sets up
+ * what a run's ranks share (communicator, clock origin, where spans go); device_create()
+ * gives one rank its device.h streams; world_abort() makes every current and future
+ * collective and stream of the world fail at once with `why` (first reason wins).
+ * Destroy devices before their world.  bench_allreduce() times in-place SUM allreduces
+ * of `bytes` over `ranks` for `iters` iterations after `warmup`, reporting the mean time
+ * per iteration.  backend_find() is the one place that lists the backends built in.
+ */
+#ifndef DDPPROF_BACKEND_H
+#define DDPPROF_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device.h"
+#include "nvtx_ranges.h"
+#include "recorder.h"
+#include "scenario.h"
+
+/* Span rings per rank: one per stream plus the host's (index DEV_STREAM_COUNT). */
+#define BACKEND_RINGS_PER_RANK (DEV_STREAM_COUNT + 1)
+
+typedef struct backend_world backend_world;
+
+typedef struct {
+    const scenario *sc; /* world size, timeout, network model */
+    recorder *rec;      /* ring (rank * BACKEND_RINGS_PER_RANK + stream) */
+    const prof_nvtx *nvtx;
+} backend_world_args;
+
+typedef struct backend_ops {
+    const char *name;
+    int (*world_create)(const backend_world_args *a, backend_world **out, char *err, size_t errlen);
+    void (*world_abort)(backend_world *w, const char *why);
+    void (*world_destroy)(backend_world *w);
+    device *(*device_create)(backend_world *w, int rank, char *err, size_t errlen);
+    void (*device_destroy)(device *d);
+    span_ring *(*host_ring)(device *d);
+    int (*bench_allreduce)(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
+                           size_t errlen);
+} backend_ops;
+
+/* The backend called `name`, or NULL when none is built in by that name. */
+const backend_ops *backend_find(const char *name);
+
+#endif

@@ -1,0 +1,10 @@
+/* cpu_backend.h — the `cpu` backend's ops table (backend.h): ranks on CPU threads,
+ * real gradient bytes reduced over shared memory. */
+#ifndef DDPPROF_CPU_BACKEND_H
+#define DDPPROF_CPU_BACKEND_H
+
+#include "backend.h"
+
+extern const backend_ops cpu_backend_ops;
+
+#endif
