@@ -27,14 +27,32 @@ typedef struct backend_world backend_world;
 
 typedef struct {
     const scenario *sc; /* world size, timeout, network model */
-    recorder *rec;      /* ring (rank * BACKEND_RINGS_PER_RANK + stream) */
+    recorder *rec; /* ring ((rank - first_rank) * BACKEND_RINGS_PER_RANK + stream); NULL: no devices */
+    int first_rank; /* the lowest rank with devices in this process */
     const prof_nvtx *nvtx;
+    /* Ranks as processes.  The coordinator creates the world's shared state
+     * (create_shared, sized for collectives of up to stage_bytes per rank) and hands
+     * world_handle() to the rank processes, which join it (attach_to).  Neither: the
+     * ranks are threads of this process. */
+    bool create_shared;
+    size_t stage_bytes;
+    const char *attach_to;
+    /* The run's clock origin on this process's clock (0: now). */
+    int64_t t0_ns;
 } backend_world_args;
 
 typedef struct backend_ops {
     const char *name;
     int (*world_create)(const backend_world_args *a, backend_world **out, char *err, size_t errlen);
     void (*world_abort)(backend_world *w, const char *why);
+    /* 1 with the reason once the world was aborted (by any rank or process), else 0. */
+    int (*world_aborted)(backend_world *w, char *why, size_t whylen);
+    /* What rank processes pass as attach_to; after every rank has joined, world_unlink()
+     * removes its name so that nothing is left behind, whatever happens next. */
+    const char *(*world_handle)(backend_world *w);
+    void (*world_unlink)(backend_world *w);
+    /* This process's clock, on the scale t0_ns is given in. */
+    int64_t (*clock_ns)(void);
     void (*world_destroy)(backend_world *w);
     device *(*device_create)(backend_world *w, int rank, char *err, size_t errlen);
     void (*device_destroy)(device *d);

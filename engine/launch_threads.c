@@ -82,39 +82,43 @@ static void draw_progress(const char *label, int done, int total, double elapsed
     fflush(stderr);
 }
 
+static int first_rank(const launch_threads_args *a) { return a->nranks ? a->first_rank : 0; }
+static int rank_count(const launch_threads_args *a) { return a->nranks ? a->nranks : a->sc->world_size; }
+
 static void start_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots, atomic_int *progress)
 {
     const launch_options *opt = a->opt;
-    for (int r = 0; r < a->sc->world_size; r++) {
-        atomic_init(&slots[r].state, 0);
-        atomic_init(&progress[r], 0);
-        slots[r].args = (rank_run_args){
+    for (int i = 0; i < rank_count(a); i++) {
+        int r = i + first_rank(a);
+        atomic_init(&slots[i].state, 0);
+        atomic_init(&progress[i], 0);
+        slots[i].args = (rank_run_args){
             .be = a->be,
             .world = ctx->world,
             .rank = r,
             .trainer = {.sc = a->sc,
                         .m = a->m,
-                        .progress = &progress[r],
+                        .progress = &progress[i],
                         .stop_requested = &ctx->stop,
                         .abort_run = abort_run,
                         .abort_user = ctx,
                         .on_sync = opt->on_sync ? opt->on_sync : opt->verify ? verify_hook : NULL,
                         .on_sync_user = opt->on_sync ? opt->on_sync_user : ctx}};
-        int prc = pthread_create(&slots[r].thread, NULL, rank_main, &slots[r]);
+        int prc = pthread_create(&slots[i].thread, NULL, rank_main, &slots[i]);
         if (prc != 0) {
             char why[128];
             snprintf(why, sizeof why, "cannot start rank %d's thread: %s", r, strerror(prc));
             abort_run(ctx, why);
             break;
         }
-        slots[r].started = true;
+        slots[i].started = true;
     }
 }
 
 /* Returns when no rank thread is running any more. */
 static void watch_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots, atomic_int *progress)
 {
-    int world = a->sc->world_size, total = a->sc->warmup + a->sc->iterations;
+    int world = rank_count(a), total = a->sc->warmup + a->sc->iterations;
     bool show = a->opt->progress && isatty(STDERR_FILENO);
     double t_start = now_s();
     for (;;) {
@@ -130,9 +134,12 @@ static void watch_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *s
             if (d < min_done)
                 min_done = d;
         }
-        char rec_err[512];
-        if (a->rec && recorder_failed(a->rec, rec_err, sizeof rec_err))
-            abort_run(ctx, rec_err);
+        char why[512];
+        if (a->rec && recorder_failed(a->rec, why, sizeof why))
+            abort_run(ctx, why);
+        /* Another process may have aborted a shared world. */
+        if (!atomic_load(&ctx->stop) && a->be->world_aborted(ctx->world, why, sizeof why))
+            abort_run(ctx, why);
         if (a->opt->interrupted && *a->opt->interrupted)
             abort_run(ctx, "interrupted by a signal");
         if (show)
@@ -149,7 +156,7 @@ static void watch_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *s
 void launch_threads(const launch_threads_args *a, char *failure, size_t failure_len, bucket_assignment *rebuilt,
                     bool *rebuilt_valid)
 {
-    int world = a->sc->world_size;
+    int world = rank_count(a);
     *rebuilt_valid = false;
     failure[0] = '\0';
     run_ctx ctx = {.be = a->be, .sc = a->sc};
@@ -164,9 +171,12 @@ void launch_threads(const launch_threads_args *a, char *failure, size_t failure_
     char err[512];
     if (!slots || !progress) {
         snprintf(failure, failure_len, "out of memory starting %d ranks", world);
+    } else if (a->world) {
+        ctx.world = a->world;
     } else if (a->be->world_create(&wa, &ctx.world, err, sizeof err) != 0) {
         text_copy(failure, failure_len, err);
-    } else {
+    }
+    if (ctx.world) {
         start_ranks(a, &ctx, slots, progress);
         watch_ranks(a, &ctx, slots, progress);
         for (int r = 0; r < world; r++)
@@ -180,7 +190,8 @@ void launch_threads(const launch_threads_args *a, char *failure, size_t failure_
             slots[0].args.trainer.rebuilt_valid = 0;
             *rebuilt_valid = true;
         }
-        a->be->world_destroy(ctx.world);
+        if (!a->world)
+            a->be->world_destroy(ctx.world);
     }
     if (slots)
         for (int r = 0; r < world; r++)

@@ -1,6 +1,7 @@
 /* launch_threads.h — starts a run's ranks as threads of this process and watches them.
  *
- * Contract: launch_threads() creates the backend's world, starts one thread per rank
+ * Contract: launch_threads() creates the backend's world (or uses the one given),
+ * starts one thread per rank
  * (rank_run.h), and watches them every 50 ms: a rank that fails, a failed span writer
  * (recorder_failed) or an interrupt aborts the world at once, so every other rank stops
  * within its next cancellation point; nothing waits forever (collectives time out after
@@ -28,6 +29,11 @@ typedef struct {
     recorder *rec;
     const prof_nvtx *nvtx;
     const launch_options *opt;
+    /* Ranks [first_rank, first_rank + nranks) run here (nranks 0: every rank), in
+     * `world` when given (a rank process's view of a shared world: an abort from any
+     * process stops them too), else in a world of this process's own. */
+    int first_rank, nranks;
+    backend_world *world;
 } launch_threads_args;
 
 void launch_threads(const launch_threads_args *a, char *failure, size_t failure_len, bucket_assignment *rebuilt,

@@ -31,6 +31,10 @@ typedef struct {
      * that `verify` selects); may be NULL. */
     trainer_sync_hook on_sync;
     void *on_sync_user;
+    /* Ranks as processes started by ddpprof: the command line each rank process runs
+     * (this one's), and the sweep point it is at. */
+    char *const *self_argv;
+    int sweep_point;
 } launch_options;
 
 typedef struct {

@@ -2,12 +2,50 @@
  *
  * Contract: a scenario is loaded from an INI file (parsed with inih) on top of the
  * defaults, then command-line overrides (`section.key=value`) are applied on top.
- * Every key has a type, a range, a default and a one-line meaning (see the key table
- * in scenario.c; `ddpprof explain` prints it).  Any unknown section or key, wrong type,
- * or out-of-range value is rejected with a message of the form `file:line: message`
- * (or `-s section.key=value: message` for overrides); the caller exits with status 2.
- * `[sweep]` holds `section.key = v1, v2, ...` lists; scenario_sweep_point() builds the
- * cartesian product, one scenario per point, each its own run.
+ * Every key has a type, a range, a default and a one-line meaning (the key table in
+ * scenario_keys.c; `ddpprof explain` prints it).  `[sweep]` holds `section.key = v1, v2,
+ * ...` lists; scenario_sweep_point() builds the cartesian product, one scenario per point,
+ * each its own run.  The caller exits with status 2 on any error below.
+ *
+ * Messages (one line, no trailing newline, valid UTF-8):
+ *   path:LINE: message      a problem on that line of the file (LINE counts from 1)
+ *   path: message           a problem with the whole file: cannot open, not a regular
+ *                           file (directory, device, FIFO, socket), larger than
+ *                           SCENARIO_MAX_FILE_BYTES, or no [section] at all
+ *   -s section.key=v: msg   a bad override; cross-key problems of an override are
+ *                           reported as "-s section.key: message"
+ *   path:LINE: warning: msg a key that cannot take effect but does no harm (see below)
+ *
+ * What a file may hold: UTF-8 text (checked line by line: no NUL byte, no malformed or
+ * overlong sequence, no surrogate, nothing above U+10FFFF, no control character but tab
+ * and a CR before the newline), lines of at most SCENARIO_MAX_LINE bytes (inih's buffer;
+ * long lists continue on indented lines), at most SCENARIO_MAX_FILE_BYTES in all, at
+ * least one [section].  Every value must be well-formed UTF-8 without control
+ * characters; run.name must be 1..127 bytes, without ';' and without C0/C1 controls.
+ * A file or FIFO is opened with O_NONBLOCK and checked with fstat before it is read, so
+ * that a FIFO or a device never blocks the reader.
+ *
+ * Keys that cannot take effect where they are set (checked by scenario_validate):
+ *   model.hidden (mlp), model.layers (mlp, bert-large, gpt2), model.d_model,
+ *   model.vocab, model.seq_len (bert-large, gpt2), model.params (custom) set for
+ *   another model.preset .................................................... error
+ *   skew.slowdown set but skew.slow_ranks empty ................................ error
+ *   skew.slow_ranks set but skew.slowdown is 1 ................................. error
+ *   fault.rank or fault.iter set but fault.mode unset .......................... error
+ *   fault.mode set but fault.rank unset ........................................ error
+ *   fault.iter >= run.warmup + run.iterations (the fault would never fire) ..... error
+ *   run.name empty; skew.slow_ranks entry >= run.world_size; skew.speed not one
+ *   value per rank; fault.rank >= run.world_size .............................. error
+ * Each "cannot take effect" error above is only a warning when nothing is lost:
+ *   - the key holds its default value (e.g. hidden = 1024 for a resnet18);
+ *   - the key that switches it on was explicitly switched off (fault.mode = none,
+ *     skew.slowdown = 1, skew.slow_ranks empty): a deliberate toggle;
+ *   - the file sets the key and a -s override changed the preset or switch under it
+ *     (re-using a file for another model).
+ * In a [sweep], a key is checked over all points: an error when it takes effect in no
+ * point, nothing when it takes effect in some (the sweep varies its context on purpose).
+ * Other cross-key rules are also judged over all points at load; a point that breaks
+ * one is reported by scenario_sweep_point() with the point's name.
  */
 #ifndef DDPPROF_SCENARIO_H
 #define DDPPROF_SCENARIO_H
@@ -23,7 +61,10 @@
 #define SCENARIO_MAX_SWEEP_VALUES 32
 #define SCENARIO_STR 128
 #define SCENARIO_ERR 512
-#define SCENARIO_MAX_KEYS 64 /* room in key_line[] for every key of the table in scenario.c */
+#define SCENARIO_MAX_KEYS 64 /* room in key_line[] for every key of the table in scenario_keys.c */
+#define SCENARIO_MAX_SWEEP_POINTS 4096           /* product of the [sweep] axes' lengths */
+#define SCENARIO_MAX_FILE_BYTES (1024 * 1024)    /* a scenario file, whole */
+#define SCENARIO_MAX_LINE 198                    /* bytes of one line (inih's 200-byte buffer) */
 
 typedef enum { COMPUTE_MODEL = 0, COMPUTE_REAL } compute_mode;
 typedef enum { COMM_HOOK_NONE = 0, COMM_HOOK_FP16, COMM_HOOK_BF16 } comm_hook_kind;
@@ -44,6 +85,7 @@ typedef struct scenario {
     /* [run] */
     char name[SCENARIO_STR];
     char backend[16]; /* "auto" | "cpu" */
+    char ranks[16];   /* "threads" | "processes" */
     int world_size;
     int iterations; /* measured iterations (after warm-up) */
     int warmup;     /* warm-up iterations, recorded and flagged */
@@ -107,13 +149,16 @@ typedef struct scenario {
      * explicitly", which keeps device.preset from overwriting peak_tflops/mem_bw_gbps,
      * and lets scenario_validate() name the line at fault. */
     int key_line[SCENARIO_MAX_KEYS];
+    /* Set in a sweep point for each key whose value came from a [sweep] axis: the
+     * sweep varies it on purpose, so keys it switches off are not reported there. */
+    bool swept[SCENARIO_MAX_KEYS];
 } scenario;
 
 /* Defaults for every key (name "scenario"). */
 void scenario_defaults(scenario *sc);
 
-/* Loads `path` on top of the defaults.  Returns 0, or -1 with `err` holding
- * "path:line: message" (and *sc left unspecified). */
+/* Loads `path` on top of the defaults and validates it.  Returns 0, or -1 with `err`
+ * holding "path:line: message" or "path: message" (and *sc left unspecified). */
 int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR]);
 
 /* Sets one key given as "section.key" from its text value, as a file would.
@@ -124,11 +169,19 @@ int scenario_set(scenario *sc, const char *dotted_key, const char *value, char e
  * err = "-s section.key=value: message". */
 int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR]);
 
-/* Cross-key checks (speed list length vs world_size, custom params present...).
- * Returns 0 or -1 with err = "source:line: message" naming the offending key's line. */
+/* Cross-key checks (speed list length vs world_size, custom params present, keys that
+ * cannot take effect, the sweep's size...).  Call it again after overrides.  Returns 0
+ * or -1 with err = "source:line: message" naming the offending key's line. */
 int scenario_validate(const scenario *sc, char err[SCENARIO_ERR]);
 
-/* Number of sweep points (1 when there is no [sweep]). */
+/* Writes every warning of a scenario that scenario_validate() accepted, one line each
+ * ("source:line: warning: message\n"), into buf (n bytes, always NUL-terminated when
+ * n > 0; lines that do not fit are left out whole).  Returns the number of warnings,
+ * including any left out, or -1 when out of memory. */
+int scenario_warnings(const scenario *sc, char *buf, size_t n);
+
+/* Number of sweep points (1 when there is no [sweep]); SIZE_MAX if the product
+ * overflows (scenario_validate() refuses more than SCENARIO_MAX_SWEEP_POINTS). */
 size_t scenario_sweep_count(const scenario *sc);
 
 /* Fills `out` with sweep point `index` (0-based, last axis fastest): a copy of `sc`

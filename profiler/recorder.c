@@ -30,6 +30,8 @@ struct span_ring {
 
 struct recorder {
     store *st;
+    recorder_sink sink; /* instead of a store: spans go elsewhere (a rank process's stream) */
+    void *sink_user;
     int64_t run_id;
     int nrings;
     span_ring *rings;
@@ -42,6 +44,15 @@ struct recorder {
     atomic_int failed;
     char error[512];
 };
+
+int recorder_create_sink(recorder_sink sink, void *user, int nrings, recorder **out)
+{
+    if (recorder_create(NULL, 0, nrings, out) != 0)
+        return -1;
+    (*out)->sink = sink;
+    (*out)->sink_user = user;
+    return 0;
+}
 
 int recorder_create(store *st, int64_t run_id, int nrings, recorder **out)
 {
@@ -98,9 +109,11 @@ static int flush(recorder *r, size_t n)
 {
     if (n == 0)
         return 0;
-    if (r->st) {
+    if (r->st || r->sink) {
         char err[480];
-        if (store_write_spans(r->st, r->run_id, r->batch, n, err, sizeof err) != 0) {
+        int rc = r->sink ? r->sink(r->sink_user, r->batch, n, err, sizeof err)
+                         : store_write_spans(r->st, r->run_id, r->batch, n, err, sizeof err);
+        if (rc != 0) {
             snprintf(r->error, sizeof r->error, "writing spans: %s", err);
             atomic_fetch_add(&r->dropped, (int_fast64_t)n);
             atomic_store_explicit(&r->failed, 1, memory_order_release);

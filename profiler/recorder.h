@@ -28,6 +28,11 @@ typedef struct recorder recorder;
 typedef struct span_ring span_ring;
 
 int recorder_create(store *st, int64_t run_id, int nrings, recorder **out);
+/* The same, with the writer handing each batch to `sink` (called on the writer thread
+ * only) instead of a store: how a rank process streams its spans to the run's one
+ * writer.  A sink returns 0, or -1 with err, which fails the recorder as a store would. */
+typedef int (*recorder_sink)(void *user, const span *spans, size_t n, char *err, size_t errlen);
+int recorder_create_sink(recorder_sink sink, void *user, int nrings, recorder **out);
 span_ring *recorder_ring(recorder *r, int index);
 /* Never blocks for ever: waits on a full ring only while the writer lives. */
 void span_ring_push(span_ring *ring, const span *s);

@@ -382,3 +382,40 @@ int store_finish_run(store *st, int64_t run_id, const char *error, char *err, si
     sqlite3_clear_bindings(s);
     return -1;
 }
+
+/* Rarely called (once per rank and run): prepared on the spot. */
+static int update_row(store *st, const char *sql, int64_t run_id, int rank, int64_t a, int64_t b, const char *text,
+                      char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
+        return store_db_fail(st->db, err, errlen, "preparing an update");
+    int rc = sqlite3_bind_int64(s, 1, run_id);
+    if (rc == SQLITE_OK)
+        rc = text ? sqlite3_bind_text(s, 2, text, -1, SQLITE_TRANSIENT) : sqlite3_bind_int(s, 2, rank);
+    if (rc == SQLITE_OK && !text)
+        rc = sqlite3_bind_int64(s, 3, a);
+    if (rc == SQLITE_OK && !text)
+        rc = sqlite3_bind_int64(s, 4, b);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_DONE)
+        return store_db_fail(st->db, err, errlen, "updating the run's ranks");
+    return 0;
+}
+
+int store_set_rank_clock(store *st, int64_t run_id, int rank, int64_t offset_ns, int64_t uncertainty_ns, char *err,
+                         size_t errlen)
+{
+    return update_row(st,
+                      "UPDATE rank SET clock_offset_ns = ?3, clock_uncertainty_ns = ?4 WHERE run_id = ?1 AND rank = ?2",
+                      run_id, rank, offset_ns, uncertainty_ns, NULL, err, errlen);
+}
+
+int store_set_run_ranks(store *st, int64_t run_id, const char *how, char *err, size_t errlen)
+{
+    return update_row(st, "UPDATE run SET ranks = ?2 WHERE id = ?1", run_id, 0, 0, 0, how, err, errlen);
+}

@@ -24,7 +24,7 @@
 
 #include "span.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 
 typedef struct store store;
 
@@ -68,6 +68,12 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
 
 /* Writes n spans in one transaction. */
 int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, char *err, size_t errlen);
+
+/* Ranks as processes: rank `rank`'s clock offset against the run's clock and its
+ * uncertainty, and how the ranks were run ("threads", "processes", "torchrun", ...). */
+int store_set_rank_clock(store *st, int64_t run_id, int rank, int64_t offset_ns, int64_t uncertainty_ns, char *err,
+                         size_t errlen);
+int store_set_run_ranks(store *st, int64_t run_id, const char *how, char *err, size_t errlen);
 
 /* Marks the run 'complete' (error == NULL) or 'failed' with the error text.  A locked
  * database is waited for (busy timeout, then bounded retries); on a full one the

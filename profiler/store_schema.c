@@ -223,7 +223,15 @@ static const char MIGRATE_V2[] =
     "ALTER TABLE run ADD COLUMN writer_pidns TEXT;"
     "PRAGMA application_id = " STR(STORE_APPLICATION_ID) ";";
 
-static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2};
+/* Version 3: ranks may be processes, each on its own clock; the offset of each rank's
+ * clock against the run's (coordinator's) clock, and its uncertainty, measured at the
+ * rendezvous (NULL for ranks that were threads of the writing process). */
+static const char MIGRATE_V3[] =
+    "ALTER TABLE rank ADD COLUMN clock_offset_ns INTEGER;"
+    "ALTER TABLE rank ADD COLUMN clock_uncertainty_ns INTEGER;"
+    "ALTER TABLE run ADD COLUMN ranks TEXT;";
+
+static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2, MIGRATE_V3};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 

@@ -5,7 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "cli.h"
+#include "launch_as_rank.h"
+#include "launch_env.h"
+#include "launch_processes.h"
 #include "launcher.h"
 #include "memory_budget.h"
 #include "model_zoo.h"
@@ -44,16 +48,54 @@ static int check_memory(const char *file, const scenario *point, const model *m)
     return 0;
 }
 
+/* Threads, processes started here, or this process as one rank under a launcher. */
+static int run_point(const scenario *point, const model *m, const launch_env *env, bool coordinated, store *st,
+                     const launch_options *opt, launch_result *res, char *err, size_t errlen)
+{
+    const char *name = strcmp(point->backend, "auto") ? point->backend : "cpu";
+    const backend_ops *be = backend_find(name);
+    if (!be) {
+        snprintf(err, errlen, "backend '%s' is not built into this ddpprof", name);
+        return -1;
+    }
+    if (env->kind != LAUNCH_NONE)
+        return launch_as_rank(point, m, env, !coordinated, st, be, opt, res, err, errlen);
+    if (!strcmp(point->ranks, "processes"))
+        return launch_processes(point, m, st, be, opt, res, err, errlen);
+    return launch_run(point, m, st, opt, res, err, errlen);
+}
+
+static void print_outcome(store *st, const scenario *point, const launch_result *res, bool record, bool json,
+                          bool quiet)
+{
+    char err[512];
+    if (!quiet && record &&
+        report_write(store_db(st), res->run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0)
+        fprintf(stderr, "ddpprof: report: %s\n", err);
+    if (!quiet)
+        fprintf(stderr, "run %lld %s: %s in %.2f s, %lld spans%s\n", (long long)res->run_id, point->name,
+                res->complete ? "complete" : "FAILED", res->wall_s, (long long)res->spans,
+                record ? "" : " (not recorded)");
+}
+
 int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
 {
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
     const char *file = NULL, *db_path = "ddpprof.sqlite", *backend = NULL;
     const char **overrides = calloc((size_t)argc, sizeof *overrides);
+    /* The command each rank process runs when ddpprof starts them: this one. */
+    char **self_argv = calloc((size_t)argc + 2, sizeof *self_argv);
     int noverrides = 0;
     bool verify = false, record = true, json = false, quiet = false;
-    if (!overrides)
+    if (!overrides || !self_argv) {
+        free(overrides);
+        free(self_argv);
         return EXIT_RUNTIME;
+    }
+    self_argv[0] = "ddpprof";
+    for (int i = 0; i < argc; i++)
+        self_argv[i + 1] = argv[i];
     int status = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -151,13 +193,34 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
         }
     }
 
+    /* Under a launcher (torchrun, srun, mpirun, or ddpprof's own processes) this process
+     * is one rank; rank 0 alone writes the database when it hosts the coordinator. */
+    launch_env env;
+    char eerr[512];
+    if (launch_env_detect(launch_env_getenv, NULL, &env, eerr, sizeof eerr) != 0) {
+        fprintf(stderr, "ddpprof: %s\n", eerr);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+    if (env.kind != LAUNCH_NONE && env.world_size != sc->world_size) {
+        fprintf(stderr,
+                "ddpprof: %s started %d ranks (%s) but the scenario's run.world_size is %d; make them agree "
+                "(-s run.world_size=%d)\n",
+                launch_kind_name(env.kind), env.world_size, env.world_var, sc->world_size, env.world_size);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+    const char *coordinated = getenv("DDPPROF_COORDINATOR"), *only_point = getenv("DDPPROF_SWEEP_POINT");
+    bool rank_mode = env.kind != LAUNCH_NONE, writer = !rank_mode || (!coordinated && env.rank == 0);
     store *st = NULL;
-    if (store_open(db_path, &st, err, sizeof err) != 0) {
+    if (writer && store_open(db_path, &st, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         status = EXIT_RUNTIME;
         goto out_sc;
     }
     for (size_t p = 0; p < npoints && !(interrupted && *interrupted); p++) {
+        if (coordinated && only_point && (size_t)atoll(only_point) != p)
+            continue;
         model m;
         char merr[256], label[200];
         if (scenario_sweep_point(sc, p, point, err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
@@ -167,27 +230,24 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
         snprintf(label, sizeof label, "%s (%zu/%zu)", point->name, p + 1, npoints);
         launch_options opt = {.verify = verify,
                               .record = record,
-                              .progress = !quiet,
+                              .progress = !quiet && writer,
                               .label = label,
-                              .interrupted = interrupted};
+                              .interrupted = interrupted,
+                              .self_argv = self_argv,
+                              .sweep_point = (int)p};
         launch_result res;
-        int rc = launch_run(point, &m, st, &opt, &res, err, sizeof err);
+        int rc = run_point(point, &m, &env, coordinated != NULL, st, &opt, &res, err, sizeof err);
         model_free(&m);
         if (rc < 0) {
-            fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+            fprintf(stderr, "ddpprof: %s: %s\n", writer ? db_path : "rank", err);
             status = EXIT_RUNTIME;
             break;
         }
-        if (!quiet && record) {
-            if (report_write(store_db(st), res.run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0)
-                fprintf(stderr, "ddpprof: report: %s\n", err);
-        }
-        if (!quiet)
-            fprintf(stderr, "run %lld %s: %s in %.2f s, %lld spans%s\n", (long long)res.run_id, point->name,
-                    res.complete ? "complete" : "FAILED", res.wall_s, (long long)res.spans,
-                    record ? "" : " (not recorded)");
+        if (writer)
+            print_outcome(st, point, &res, record, json, quiet);
         if (rc == 1) {
-            fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
+            if (writer)
+                fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
             status = EXIT_RUNTIME;
         }
     }
@@ -199,5 +259,6 @@ out_sc:
     free(point);
 out:
     free(overrides);
+    free(self_argv);
     return status;
 }

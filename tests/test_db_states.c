@@ -549,7 +549,10 @@ static void test_creates_absent_and_empty_files(void **state)
  * application id. */
 static void downgrade_to_v1(fixture *f)
 {
-    make_foreign_sqlite(f, "ALTER TABLE run DROP COLUMN writer_pid;"
+    make_foreign_sqlite(f, "ALTER TABLE rank DROP COLUMN clock_offset_ns;"
+                           "ALTER TABLE rank DROP COLUMN clock_uncertainty_ns;"
+                           "ALTER TABLE run DROP COLUMN ranks;"
+                           "ALTER TABLE run DROP COLUMN writer_pid;"
                            "ALTER TABLE run DROP COLUMN writer_host;"
                            "ALTER TABLE run DROP COLUMN writer_start;"
                            "ALTER TABLE run DROP COLUMN writer_boot;"
@@ -593,7 +596,8 @@ static void test_schema1_read_then_upgraded(void **state)
     /* store_open upgrades in place, keeping the old run. */
     assert_int_equal(store_open(f->path, &st, f->err, sizeof f->err), 0);
     sqlite3 *db = store_db(st);
-    assert_int_equal(scalar(db, "SELECT value FROM meta WHERE key = 'schema_version'"), 2);
+    assert_int_equal(scalar(db, "SELECT value FROM meta WHERE key = 'schema_version'"), STORE_SCHEMA_VERSION);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM pragma_table_info('rank') WHERE name = 'clock_offset_ns'"), 1);
     assert_int_equal(scalar(db, "PRAGMA application_id"), 0x64647070);
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM run WHERE name = 'old'"
                                 " AND writer_pid IS NULL AND status = 'running'"),

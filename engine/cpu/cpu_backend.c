@@ -25,20 +25,39 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
                            .latency_us = sc->latency_us,
                            .tree = sc->algorithm == NET_TREE,
                            .pace = sc->pace};
-    if (cpu_comm_create(sc->world_size, sc->timeout_s, &link, &bw->w.comm) != 0) {
+    int rc;
+    if (a->create_shared)
+        rc = cpu_comm_create_shared(sc->world_size, sc->timeout_s, &link, a->stage_bytes, &bw->w.comm, err, errlen);
+    else if (a->attach_to)
+        rc = cpu_comm_attach(a->attach_to, sc->world_size, &bw->w.comm, err, errlen);
+    else if ((rc = cpu_comm_create(sc->world_size, sc->timeout_s, &link, &bw->w.comm)) != 0)
         snprintf(err, errlen, "cannot create a %d-rank communicator", sc->world_size);
+    if (rc != 0) {
         free(bw);
         return -1;
     }
     bw->w.rec = a->rec;
     bw->w.nvtx = a->nvtx;
     bw->w.world_size = sc->world_size;
-    bw->w.t0_ns = cpu_clock_ns();
+    bw->w.first_rank = a->first_rank;
+    bw->w.t0_ns = a->t0_ns ? a->t0_ns : cpu_clock_ns();
     *out = bw;
     return 0;
 }
 
 static void world_abort(backend_world *bw, const char *why) { cpu_comm_abort(bw->w.comm, why); }
+
+static int world_aborted(backend_world *bw, char *why, size_t whylen)
+{
+    if (!cpu_comm_aborted(bw->w.comm))
+        return 0;
+    cpu_comm_abort_reason(bw->w.comm, why, whylen);
+    return 1;
+}
+
+static const char *world_handle(backend_world *bw) { return cpu_comm_path(bw->w.comm); }
+
+static void world_unlink(backend_world *bw) { cpu_comm_unlink(bw->w.comm); }
 
 static void world_destroy(backend_world *bw)
 {
@@ -149,6 +168,10 @@ const backend_ops cpu_backend_ops = {
     .name = "cpu",
     .world_create = world_create,
     .world_abort = world_abort,
+    .world_aborted = world_aborted,
+    .world_handle = world_handle,
+    .world_unlink = world_unlink,
+    .clock_ns = cpu_clock_ns,
     .world_destroy = world_destroy,
     .device_create = device_create,
     .device_destroy = cpu_device_destroy,

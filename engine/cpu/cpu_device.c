@@ -347,7 +347,7 @@ device *cpu_device_create(const cpu_world *w, int rank, char *err, size_t errlen
     d->base.rank = rank;
     d->base.world_size = w->world_size;
     d->w = w;
-    d->host_ring = recorder_ring(w->rec, rank * BACKEND_RINGS_PER_RANK + DEV_STREAM_COUNT);
+    d->host_ring = recorder_ring(w->rec, (rank - w->first_rank) * BACKEND_RINGS_PER_RANK + DEV_STREAM_COUNT);
     if (pthread_mutex_init(&d->err_mu, NULL) != 0) {
         free(d);
         snprintf(err, errlen, "pthread_mutex_init failed");
@@ -357,7 +357,7 @@ device *cpu_device_create(const cpu_world *w, int rank, char *err, size_t errlen
         cpu_stream *s = &d->streams[i];
         s->dev = d;
         s->id = (dev_stream)i;
-        s->ring = recorder_ring(w->rec, rank * BACKEND_RINGS_PER_RANK + i);
+        s->ring = recorder_ring(w->rec, (rank - w->first_rank) * BACKEND_RINGS_PER_RANK + i);
         if (pthread_mutex_init(&s->mu, NULL) != 0 || init_cond_monotonic(&s->cv) != 0) {
             snprintf(err, errlen, "rank %d: cannot initialise a stream's mutex/condition", rank);
             stop_streams(d);

@@ -22,6 +22,7 @@ typedef struct {
     const prof_nvtx *nvtx;
     int64_t t0_ns; /* the run's clock origin (CLOCK_MONOTONIC) */
     int world_size;
+    int first_rank; /* rings of rank r start at (r - first_rank) * BACKEND_RINGS_PER_RANK */
 } cpu_world;
 
 /* Creates rank `rank`'s device and starts its stream threads.  Returns NULL on failure

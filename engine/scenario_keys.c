@@ -1,0 +1,352 @@
+/* scenario_keys.c — the scenario key table: every key's section, name, type, range,
+ * default and meaning, plus lookups by name and the text forms `explain` shows
+ * (contract in scenario_keys.h).
+ *
+ * Ranges are chosen so that every accepted value is one the engine can run: e.g. a
+ * world size fits SCENARIO_MAX_RANKS, a custom parameter stays below 2^40 elements.
+ */
+#include "scenario_keys.h"
+
+#include "scenario_text.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const backend_choices[] = {"auto", "cpu", NULL};
+static const char *const ranks_choices[] = {"threads", "processes", NULL};
+static const char *const model_choices[] = {"mlp",  "resnet18", "resnet50", "bert-large",
+                                            "gpt2", "custom",   NULL};
+static const char *const dtype_choices[] = {"fp32", NULL};
+static const char *const compute_choices[] = {"model", "real", NULL};
+static const char *const hook_choices[] = {"none", "fp16", "bf16", NULL};
+static const char *const loss_choices[] = {"mean", "sum", NULL};
+static const char *const algorithm_choices[] = {"ring", "tree", NULL};
+static const char *const device_choices[] = {"v100", "a100", "h100", "h200", "custom", NULL};
+static const char *const fault_choices[] = {"none", "hang", "exit", "error", NULL};
+
+/* fp32 (non-tensor-core) peak and HBM bandwidth; the H100/H200 figures are SXM parts. */
+static const struct {
+    const char *name;
+    double peak_tflops;
+    double mem_bw_gbps;
+} device_presets[] = {
+    {"v100", 15.7, 900},
+    {"a100", 19.5, 1555},
+    {"h100", 67, 3350},
+    {"h200", 67, 4800},
+};
+
+#define MEMBER_SIZE(m) sizeof(((scenario *)0)->m)
+#define AT(m) .offset = offsetof(scenario, m), .size = MEMBER_SIZE(m)
+#define LIST_AT(m, n)                                                                  \
+    AT(m), .count_offset = offsetof(scenario, n),                                      \
+           .max_count = (int)(MEMBER_SIZE(m) / sizeof(((scenario *)0)->m[0]))
+
+const key_def scn_keys[] = {
+    /* [run] */
+    {"run", "name", K_STRING, 1, 0, NULL, "scenario",
+     "label of the run in reports; a file that does not set it is named after the file "
+     "(without .ini)",
+     AT(name), 0, 0},
+    {"run", "backend", K_ENUM_STR, 0, 0, backend_choices, "auto",
+     "where kernels run: auto uses the GPU when there is one, cpu never does", AT(backend), 0,
+     0},
+    {"run", "world_size", K_INT, 1, SCENARIO_MAX_RANKS, NULL, "4",
+     "number of DDP ranks", AT(world_size), 0, 0},
+    {"run", "ranks", K_ENUM_STR, 0, 0, ranks_choices, "threads",
+     "threads: every rank a thread of one process; processes: ddpprof starts one process "
+     "per rank (as torchrun does), gathered into one database (under a launcher each "
+     "process is one rank whatever this says)",
+     AT(ranks), 0, 0},
+    {"run", "iterations", K_INT, 1, 100000, NULL, "10",
+     "measured training iterations, after the warm-up", AT(iterations), 0, 0},
+    {"run", "warmup", K_INT, 0, 1000, NULL, "2",
+     "warm-up iterations: recorded, but flagged and left out of the statistics", AT(warmup),
+     0, 0},
+    {"run", "seed", K_U64, 0, 0, NULL, "1",
+     "seed of every random draw (jitter), so that a run can be repeated exactly", AT(seed), 0,
+     0},
+    {"run", "timeout_s", K_DOUBLE, 0.1, 86400, NULL, "60",
+     "a collective not completed within this many seconds fails the run, naming the missing "
+     "ranks",
+     AT(timeout_s), 0, 0},
+
+    /* [model] */
+    {"model", "preset", K_ENUM_STR, 0, 0, model_choices, "resnet18",
+     "model whose gradients are synchronised (custom: parameter sizes from model.params)",
+     AT(preset), 0, 0},
+    {"model", "layers", K_INT, 0, 1000, NULL, "0",
+     "layers of mlp, bert-large or gpt2 (0 = the preset's own depth)", AT(layers), 0, 0},
+    {"model", "hidden", K_INT, 1, 65536, NULL, "1024", "hidden width of the mlp preset",
+     AT(hidden), 0, 0},
+    {"model", "d_model", K_INT, 0, 65536, NULL, "0", "model width of gpt2 and bert-large (0 = preset default)",
+     AT(d_model), 0, 0},
+    {"model", "vocab", K_INT, 0, 1000000, NULL, "0",
+     "vocabulary size of gpt2 and bert-large (0 = preset default)", AT(vocab), 0, 0},
+    {"model", "seq_len", K_INT, 0, 65536, NULL, "0",
+     "tokens per sample of gpt2 and bert-large (0 = preset default)", AT(seq_len), 0, 0},
+    {"model", "batch", K_INT, 1, 65536, NULL, "32", "samples per rank per iteration",
+     AT(batch), 0, 0},
+    {"model", "dtype", K_ENUM_STR, 0, 0, dtype_choices, "fp32",
+     "element type of parameters and gradients (only fp32 so far)", AT(dtype), 0, 0},
+    {"model", "compute", K_ENUM_INT, 0, 0, compute_choices, "model",
+     "model: kernel times from a roofline model of the device; real: run and time the "
+     "kernels",
+     AT(compute), 0, 0},
+    {"model", "params", K_LIST_I64, 1, 1099511627776.0 /* 2^40 */, NULL, "",
+     "element counts of a custom model's parameters, in registration order (needs "
+     "model.preset = custom)",
+     LIST_AT(custom_params, ncustom)},
+
+    /* [ddp] */
+    {"ddp", "bucket_cap_mb", K_DOUBLE, 0.001, 1048576, NULL, "25",
+     "size limit of a gradient bucket in MiB (torch DDP's bucket_cap_mb)", AT(bucket_cap_mb),
+     0, 0},
+    {"ddp", "first_bucket_mb", K_DOUBLE, 0.001, 1048576, NULL, "1",
+     "size limit of the first bucket in MiB, small so that the first allreduce starts early",
+     AT(first_bucket_mb), 0, 0},
+    {"ddp", "gradient_as_bucket_view", K_BOOL, 0, 0, NULL, "false",
+     "gradients are views into the buckets, saving the copies into and out of them",
+     AT(gradient_as_bucket_view), 0, 0},
+    {"ddp", "no_sync_every", K_INT, 1, 10000, NULL, "1",
+     "allreduce every k-th iteration, accumulating gradients locally (no_sync) in between",
+     AT(no_sync_every), 0, 0},
+    {"ddp", "comm_hook", K_ENUM_INT, 0, 0, hook_choices, "none",
+     "compress gradients to fp16 or bf16 before the allreduce (half the bytes sent)",
+     AT(comm_hook), 0, 0},
+    {"ddp", "find_unused_parameters", K_BOOL, 0, 0, NULL, "false",
+     "walk the autograd graph every iteration to find parameters without gradients",
+     AT(find_unused_parameters), 0, 0},
+    {"ddp", "static_graph", K_BOOL, 0, 0, NULL, "false",
+     "the graph is the same every iteration, so DDP skips per-iteration bookkeeping",
+     AT(static_graph), 0, 0},
+    {"ddp", "loss_reduction", K_ENUM_INT, 0, 0, loss_choices, "mean",
+     "how the loss is reduced over the batch, which sets the scale of the gradients averaged",
+     AT(loss_reduction), 0, 0},
+
+    /* [skew] */
+    {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
+     "speed factor of each rank, one per rank (1.5 = 1.5x faster); empty = all 1",
+     LIST_AT(speed, nspeed)},
+    {"skew", "slow_ranks", K_LIST_INT, 0, SCENARIO_MAX_RANKS - 1, NULL, "",
+     "ranks whose compute is slowed down by skew.slowdown", LIST_AT(slow_ranks, nslow)},
+    {"skew", "slowdown", K_DOUBLE, 1, 100, NULL, "1",
+     "the slow ranks' compute takes this many times longer", AT(slowdown), 0, 0},
+    {"skew", "jitter", K_DOUBLE, 0, 0.5, NULL, "0",
+     "relative standard deviation of every kernel's duration (0 = deterministic)",
+     AT(jitter), 0, 0},
+
+    /* [network] */
+    {"network", "bandwidth_gbps", K_DOUBLE, 0.001, 100000, NULL, "12.5",
+     "bandwidth of each link in GB/s (1e9 bytes per second)", AT(bandwidth_gbps), 0, 0},
+    {"network", "latency_us", K_DOUBLE, 0, 1e6, NULL, "10",
+     "latency of each step of a collective in microseconds", AT(latency_us), 0, 0},
+    {"network", "algorithm", K_ENUM_INT, 0, 0, algorithm_choices, "ring",
+     "allreduce algorithm: ring (bandwidth-optimal) or tree (fewer latency-bound steps)",
+     AT(algorithm), 0, 0},
+    {"network", "pace", K_BOOL, 0, 0, NULL, "false",
+     "hold each allreduce to the modelled link time, so measured overlap matches the network",
+     AT(pace), 0, 0},
+
+    /* [device] — the preset must come before the two keys it fills, so that the defaults
+     * (applied in table order) agree with it. */
+    {"device", "preset", K_ENUM_STR, 0, 0, device_choices, "a100",
+     "GPU assumed by the compute model; fills peak_tflops and mem_bw_gbps unless they are set",
+     AT(device_preset), 0, 0},
+    {"device", "peak_tflops", K_DOUBLE, 0.001, 1e6, NULL, "19.5",
+     "fp32 peak in TFLOP/s (from device.preset unless set)", AT(peak_tflops), 0, 0},
+    {"device", "mem_bw_gbps", K_DOUBLE, 0.001, 1e6, NULL, "1555",
+     "memory bandwidth in GB/s (from device.preset unless set)", AT(mem_bw_gbps), 0, 0},
+    {"device", "efficiency", K_DOUBLE, 0.01, 1, NULL, "0.5",
+     "fraction of the peak that kernels achieve", AT(efficiency), 0, 0},
+
+    /* [fault] */
+    {"fault", "rank", K_INT, -1, SCENARIO_MAX_RANKS - 1, NULL, "-1",
+     "rank that fails on purpose (-1 = none)", AT(fault_rank), 0, 0},
+    {"fault", "iter", K_INT, 0, 1000000, NULL, "0", "iteration at which that rank fails",
+     AT(fault_iter), 0, 0},
+    {"fault", "mode", K_ENUM_INT, 0, 0, fault_choices, "none",
+     "how it fails: hang (never joins the collective), exit (the process dies) or error",
+     AT(fault), 0, 0},
+};
+
+const size_t scn_nkeys = sizeof scn_keys / sizeof scn_keys[0];
+_Static_assert(sizeof scn_keys / sizeof scn_keys[0] <= SCENARIO_MAX_KEYS, "raise SCENARIO_MAX_KEYS in scenario.h");
+_Static_assert(sizeof(compute_mode) == sizeof(int) && sizeof(comm_hook_kind) == sizeof(int) &&
+                   sizeof(loss_reduction_kind) == sizeof(int) &&
+                   sizeof(net_algorithm) == sizeof(int) && sizeof(fault_mode) == sizeof(int),
+               "K_ENUM_INT keys are stored as int");
+
+const char *const scn_sections[] = {"run",     "model",  "ddp",   "skew",
+                                       "network", "device", "fault", "sweep"};
+const size_t scn_nsections = sizeof scn_sections / sizeof scn_sections[0];
+
+bool scn_is_list(const key_def *k)
+{
+    return k->type == K_LIST_DOUBLE || k->type == K_LIST_INT || k->type == K_LIST_I64;
+}
+
+void scn_dotted_name(const key_def *k, char *buf, size_t n)
+{
+    scn_bprintf(buf, n, "%s.%s", k->section, k->name);
+}
+
+int scn_find_key(const char *section, const char *name)
+{
+    for (size_t i = 0; i < scn_nkeys; i++)
+        if (strcmp(scn_keys[i].section, section) == 0 && strcmp(scn_keys[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+bool scn_known_section(const char *section)
+{
+    for (size_t i = 0; i < scn_nsections; i++)
+        if (strcmp(scn_sections[i], section) == 0)
+            return true;
+    return false;
+}
+
+static void section_keys(const char *section, char *buf, size_t n)
+{
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < scn_nkeys && pos < n; i++)
+        if (strcmp(scn_keys[i].section, section) == 0)
+            pos += scn_bprintf(buf + pos, n - pos, "%s%s", pos ? ", " : "", scn_keys[i].name);
+}
+
+int scn_unknown_key_msg(const char *section, const char *name, char *err)
+{
+    char list[400];
+    section_keys(section, list, sizeof list);
+    return scn_errf(err, "unknown key \"%s\" in [%s] (keys: %s)", name, section, list);
+}
+
+/* Resolves "section.key" to a table index, with a message saying what is allowed. */
+int scn_find_dotted(const char *dotted, int *index, char *err)
+{
+    const char *dot = strchr(dotted, '.');
+    if (dot == NULL || dot == dotted || dot[1] == '\0')
+        return scn_errf(err, "\"%s\" is not a section.key name (e.g. ddp.bucket_cap_mb)", dotted);
+    char section[64];
+    size_t len = (size_t)(dot - dotted);
+    if (len >= sizeof section)
+        return scn_errf(err, "unknown section in \"%s\" (sections: %s)", dotted, SCN_SECTION_LIST);
+    memcpy(section, dotted, len);
+    section[len] = '\0';
+    if (strcmp(section, "sweep") == 0)
+        return scn_errf(err, "\"%s\": sweep axes can only be given in the [sweep] section of a file",
+                    dotted);
+    if (!scn_known_section(section))
+        return scn_errf(err, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
+    int i = scn_find_key(section, dot + 1);
+    if (i < 0)
+        return scn_unknown_key_msg(section, dot + 1, err);
+    *index = i;
+    return 0;
+}
+
+int scn_key_index(const char *section, const char *name)
+{
+    int i = scn_find_key(section, name);
+    if (i < 0) {
+        /* Only reachable if the table and the code that names its keys disagree. */
+        fprintf(stderr, "ddpprof: scenario key %s.%s missing from the key table\n", section,
+                name);
+        abort();
+    }
+    return i;
+}
+
+void scn_fmt_double(double v, char *buf, size_t n)
+{
+    /* Plain %.15g where it reads back exactly (no "1e+03" for 1000), more digits only
+     * where needed, so that INI export round-trips. */
+    for (int prec = 15; prec <= 17; prec++) {
+        scn_bprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+void scn_describe_range(const key_def *k, char *buf, size_t n)
+{
+    char lo[32], hi[32];
+    scn_fmt_double(k->min, lo, sizeof lo);
+    scn_fmt_double(k->max, hi, sizeof hi);
+    switch (k->type) {
+    case K_INT:
+    case K_DOUBLE:
+        scn_bprintf(buf, n, "[%s, %s]", lo, hi);
+        break;
+    case K_U64:
+        scn_bprintf(buf, n, "[0, 2^64-1]");
+        break;
+    case K_BOOL:
+        scn_bprintf(buf, n, "true|false");
+        break;
+    case K_STRING:
+        scn_bprintf(buf, n, "%s%zu bytes of UTF-8", k->min >= 1 ? "1 to " : "<=", k->size - 1);
+        break;
+    case K_ENUM_STR:
+    case K_ENUM_INT: {
+        size_t pos = 0;
+        buf[0] = '\0';
+        for (int c = 0; k->choices[c] != NULL && pos < n; c++)
+            pos += scn_bprintf(buf + pos, n - pos, "%s%s", c ? "|" : "", k->choices[c]);
+        break;
+    }
+    case K_LIST_DOUBLE:
+    case K_LIST_INT:
+    case K_LIST_I64:
+        scn_bprintf(buf, n, "<=%d x [%s, %s]", k->max_count, lo, hi);
+        break;
+    }
+}
+
+const char *scn_type_name(key_type t)
+{
+    switch (t) {
+    case K_INT:
+        return "int";
+    case K_U64:
+        return "uint64";
+    case K_DOUBLE:
+        return "double";
+    case K_BOOL:
+        return "bool";
+    case K_STRING:
+        return "string";
+    case K_ENUM_STR:
+    case K_ENUM_INT:
+        return "enum";
+    case K_LIST_DOUBLE:
+        return "list<double>";
+    case K_LIST_INT:
+        return "list<int>";
+    case K_LIST_I64:
+        return "list<int64>";
+    }
+    return "?";
+}
+
+/* ---------------------------------------------------------------- parsing values */
+
+bool scn_device_preset(const char *name, double *peak_tflops, double *mem_bw_gbps)
+{
+    for (size_t i = 0; i < sizeof device_presets / sizeof device_presets[0]; i++) {
+        if (strcmp(device_presets[i].name, name) == 0) {
+            *peak_tflops = device_presets[i].peak_tflops;
+            *mem_bw_gbps = device_presets[i].mem_bw_gbps;
+            return true;
+        }
+    }
+    return false;
+}
+
+size_t scn_elem_size(key_type t)
+{
+    return t == K_LIST_DOUBLE ? sizeof(double) : t == K_LIST_INT ? sizeof(int) : sizeof(int64_t);
+}
