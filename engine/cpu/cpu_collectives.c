@@ -79,7 +79,7 @@ static int barrier(cpu_comm *c, int rank, const cpu_coll_info *info, const char 
         st->generation++;
         if (opens_data)
             st->lent = st->world;
-        pthread_cond_broadcast(&st->cv);
+        cpu_comm_notify(c, &st->cv);
         cpu_comm_unlock(c);
         return 0;
     }
@@ -107,7 +107,7 @@ static void return_lease(cpu_comm *c, bool failed)
     cpu_comm_lock(c);
     st->lent--;
     if (st->lent == 0)
-        pthread_cond_broadcast(&st->cv);
+        cpu_comm_notify(c, &st->cv);
     if (st->processes) {
         struct timespec ts = deadline_after(st->timeout_s);
         while (failed && st->lent > 0)

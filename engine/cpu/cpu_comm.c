@@ -6,6 +6,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,8 +246,8 @@ void cpu_comm_abort_locked(cpu_comm *c, const char *why)
         st->aborted = true;
         text_copy(st->why, sizeof st->why, why);
     }
-    pthread_cond_broadcast(&st->cv);
-    pthread_cond_broadcast(&st->abort_cv);
+    cpu_comm_notify(c, &st->cv);
+    cpu_comm_notify(c, &st->abort_cv);
 }
 
 void cpu_comm_lock(cpu_comm *c)
@@ -281,14 +285,41 @@ void cpu_comm_abort_reason(cpu_comm *c, char *out, size_t outlen)
     cpu_comm_unlock(c);
 }
 
+/* Between processes a futex on a shared counter replaces the condition variables:
+ * glibc's process-shared conditions wedge when a waiter is killed inside a wait (a
+ * later broadcast waits for it to leave, for ever), whereas the kernel forgets a dead
+ * futex waiter.  Every notification bumps the counter under the lock; a waiter reads it
+ * under the lock, so none is missed. */
+static long futex_wait_until(_Atomic uint32_t *word, uint32_t seen, const struct timespec *deadline)
+{
+    return syscall(SYS_futex, word, FUTEX_WAIT_BITSET, seen, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+void cpu_comm_notify(cpu_comm *c, pthread_cond_t *cv)
+{
+    if (c->st->processes) {
+        atomic_fetch_add(&c->st->epoch, 1);
+        syscall(SYS_futex, &c->st->epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    } else {
+        pthread_cond_broadcast(cv);
+    }
+}
+
+static int wait_processes(cpu_comm *c, const struct timespec *deadline)
+{
+    uint32_t seen = atomic_load(&c->st->epoch);
+    cpu_comm_unlock(c);
+    long rc = futex_wait_until(&c->st->epoch, seen, deadline);
+    int saved = errno;
+    cpu_comm_lock(c);
+    return rc != 0 && saved == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
 int cpu_comm_wait(cpu_comm *c, pthread_cond_t *cv, const struct timespec *deadline)
 {
+    if (c->st->processes)
+        return wait_processes(c, deadline);
     int rc = deadline ? pthread_cond_timedwait(cv, &c->st->mu, deadline) : pthread_cond_wait(cv, &c->st->mu);
-    if (rc == EOWNERDEAD) {
-        pthread_mutex_consistent(&c->st->mu);
-        cpu_comm_abort_locked(c, "a rank process died inside a collective");
-        return 0;
-    }
     if (rc != 0 && rc != ETIMEDOUT && rc != EINTR)
         cpu_comm_abort_locked(c, "pthread_cond_wait failed in the communicator");
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;

@@ -5,7 +5,7 @@
  * With ranks as threads the state is ordinary memory and each slot points at its
  * rank's own buffer.  With ranks as processes the state sits at the start of a shared
  * mapping (process-shared, robust mutex and conditions) followed by one staging area
- * per rank: a rank copies its buffer in on arrival and back out at the end, and slots
+ * per rank (waits are futexes, see cpu_comm.c): a rank copies its buffer in on arrival and back out at the end, and slots
  * hold nothing process-specific. */
 #ifndef DDPPROF_CPU_COMM_INTERNAL_H
 #define DDPPROF_CPU_COMM_INTERNAL_H
@@ -32,6 +32,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_cond_t abort_cv; /* wakes cpu_comm_sleep_until() on an abort */
+    _Atomic uint32_t epoch; /* processes: bumped by every notification (futex word) */
     uint64_t generation;
     int arrived;
     bool present[CPU_COMM_MAX_WORLD];
@@ -63,6 +64,8 @@ struct cpu_comm {
 /* Locks the state; a process that died holding the lock aborts the world. */
 void cpu_comm_lock(cpu_comm *c);
 void cpu_comm_unlock(cpu_comm *c);
+/* With the lock held: wakes every waiter of cv (between processes: of anything). */
+void cpu_comm_notify(cpu_comm *c, pthread_cond_t *cv);
 /* With the lock held: waits on cv (until deadline unless NULL); a dead lock owner
  * aborts the world.  Returns ETIMEDOUT at the deadline, else 0. */
 int cpu_comm_wait(cpu_comm *c, pthread_cond_t *cv, const struct timespec *deadline);
