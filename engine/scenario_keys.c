@@ -80,7 +80,8 @@ const key_def scn_keys[] = {
      "layers of mlp, bert-large or gpt2 (0 = the preset's own depth)", AT(layers), 0, 0},
     {"model", "hidden", K_INT, 1, 65536, NULL, "1024", "hidden width of the mlp preset",
      AT(hidden), 0, 0},
-    {"model", "d_model", K_INT, 0, 65536, NULL, "0", "model width of gpt2 and bert-large (0 = preset default)",
+    {"model", "d_model", K_INT, 0, 65536, NULL, "0",
+     "model width of gpt2 and bert-large (0 = preset default)",
      AT(d_model), 0, 0},
     {"model", "vocab", K_INT, 0, 1000000, NULL, "0",
      "vocabulary size of gpt2 and bert-large (0 = preset default)", AT(vocab), 0, 0},
@@ -172,7 +173,8 @@ const key_def scn_keys[] = {
 };
 
 const size_t scn_nkeys = sizeof scn_keys / sizeof scn_keys[0];
-_Static_assert(sizeof scn_keys / sizeof scn_keys[0] <= SCENARIO_MAX_KEYS, "raise SCENARIO_MAX_KEYS in scenario.h");
+_Static_assert(sizeof scn_keys / sizeof scn_keys[0] <= SCENARIO_MAX_KEYS,
+               "raise SCENARIO_MAX_KEYS in scenario.h");
 _Static_assert(sizeof(compute_mode) == sizeof(int) && sizeof(comm_hook_kind) == sizeof(int) &&
                    sizeof(loss_reduction_kind) == sizeof(int) &&
                    sizeof(net_algorithm) == sizeof(int) && sizeof(fault_mode) == sizeof(int),
@@ -237,8 +239,9 @@ int scn_find_dotted(const char *dotted, int *index, char *err)
     memcpy(section, dotted, len);
     section[len] = '\0';
     if (strcmp(section, "sweep") == 0)
-        return scn_errf(err, "\"%s\": sweep axes can only be given in the [sweep] section of a file",
-                    dotted);
+        return scn_errf(err,
+                        "\"%s\": sweep axes can only be given in the [sweep] section of a file",
+                        dotted);
     if (!scn_known_section(section))
         return scn_errf(err, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
     int i = scn_find_key(section, dot + 1);

@@ -1,6 +1,8 @@
-/* test_scenario.c — unit tests of engine/scenario.c: defaults, loading, every kind of
- * error with its exact file:line, overrides, the device-preset rule, sweeps,
- * cross-key validation, explain and the INI round trip. */
+/* test_scenario.c — unit tests of the scenario modules (engine/scenario*.c): defaults,
+ * loading, every kind of error with its exact file:line, overrides, the device-preset
+ * rule, sweeps and their size limit, cross-key validation, keys without effect and the
+ * warnings API, file limits and UTF-8 rules, explain and the INI round trip.  The long
+ * list of bad inputs is in test_bad_inputs.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,9 +239,10 @@ static void test_name_from_file_name(void **state)
     load_ok(state, "my-run.ini", "[run]\nworld_size = 2\n", sc);
     assert_string_equal(sc->name, "my-run");
     assert_int_equal(sc->world_size, 2);
-    /* An explicitly empty name is "not given" too. */
-    load_ok(state, "other.ini", "[run]\nname =\n", sc);
-    assert_string_equal(sc->name, "other");
+    /* An explicitly empty name is a mistake, not "use the file's name". */
+    expect_load_error(state, "other.ini", "[run]\nname =\n",
+                      "2: run.name: no value (give a name, or leave the key out to use the "
+                      "file's name)");
     free(sc);
 }
 
@@ -381,6 +385,277 @@ static void test_error_cannot_open(void **state)
     assert_int_equal(scenario_load_file(path, sc, err), -1);
     snprintf(want, sizeof want, "%s: cannot open: %s", path, strerror(ENOENT));
     assert_string_equal(err, want);
+    free(sc);
+}
+
+/* ------------------------------------------------------------------ file limits */
+
+static void test_file_size_limit_is_inclusive(void **state)
+{
+    fixture *fx = *state;
+    char path[256], err[SCENARIO_ERR] = "";
+    snprintf(path, sizeof path, "%s/exactly-1mib.ini", fx->dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    long n = fprintf(f, "[run]\nname = big\n");
+    while (n + 100 <= SCENARIO_MAX_FILE_BYTES)
+        n += fprintf(f, ";%98s\n", "x");
+    while (n < SCENARIO_MAX_FILE_BYTES)
+        n += fprintf(f, "\n");
+    assert_int_equal(fclose(f), 0);
+    scenario *sc = new_scenario();
+    if (scenario_load_file(path, sc, err) != 0)
+        fail_msg("a file of exactly the limit must load: %s", err);
+    assert_string_equal(sc->name, "big");
+    free(sc);
+}
+
+static void test_line_length_limit_and_line_endings(void **state)
+{
+    scenario *sc = new_scenario();
+    /* 198 bytes is the longest line; 199 is refused. */
+    char longest[512];
+    snprintf(longest, sizeof longest, "[run]\n;%*s\nname = ok\n", SCENARIO_MAX_LINE - 1, "x");
+    load_ok(state, "longest.ini", longest, sc);
+    snprintf(longest, sizeof longest, "[run]\n;%*s\n", SCENARIO_MAX_LINE, "x");
+    expect_load_error(state, "toolong.ini", longest,
+                      "2: line is longer than 198 characters (a long list can continue on "
+                      "indented lines)");
+    /* CRLF line ends, a UTF-8 byte order mark and tabs are text. */
+    load_ok(state, "crlf.ini",
+            "\xEF\xBB\xBF[run]\r\nworld_size = 2\r\n[skew]\r\nspeed =\t1,\t2\r\n", sc);
+    assert_int_equal(sc->world_size, 2);
+    assert_int_equal(sc->nspeed, 2);
+    free(sc);
+}
+
+static void test_utf8_names(void **state)
+{
+    scenario *sc = new_scenario(), *pt = new_scenario();
+    char err[SCENARIO_ERR] = "";
+    load_ok(state, "utf8.ini", "[run]\nname = Überlauf ✓ 𝄞\n", sc);
+    assert_string_equal(sc->name, "Überlauf ✓ 𝄞");
+    /* 4-byte characters up to U+10FFFF are fine. */
+    assert_int_equal(scenario_override(sc, "run.name=\xF4\x8F\xBF\xBF", err), 0);
+
+    /* A long multi-byte name cut to fit a sweep point's label stays valid UTF-8. */
+    char text[512];
+    int n = snprintf(text, sizeof text, "[run]\nname = ");
+    for (int i = 0; i < 63; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "é");
+    snprintf(text + n, sizeof text - (size_t)n, "\n[sweep]\nddp.bucket_cap_mb = 1, 2\n");
+    load_ok(state, "longname.ini", text, sc);
+    assert_int_equal(strlen(sc->name), 126);
+    assert_int_equal(scenario_sweep_point(sc, 1, pt, err), 0);
+    assert_non_null(strstr(pt->name, " [point 2 of 2]"));
+    const unsigned char *u = (const unsigned char *)pt->name;
+    size_t len = strlen(pt->name), tag = strlen(" [point 2 of 2]");
+    /* The cut falls between characters: the byte before the tag is a whole "é". */
+    assert_int_equal(u[len - tag - 1], 0xA9);
+    assert_int_equal(u[len - tag - 2], 0xC3);
+    free(sc);
+    free(pt);
+}
+
+static void test_name_from_odd_file_name(void **state)
+{
+    fixture *fx = *state;
+    char path[256], err[SCENARIO_ERR] = "";
+    snprintf(path, sizeof path, "%s/caf\xE9;x.ini", fx->dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs("[run]\n", f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    scenario *sc = new_scenario();
+    assert_int_equal(scenario_load_file(path, sc, err), 0);
+    /* The file's name is not UTF-8; the run's name and source must be. */
+    assert_string_equal(sc->name, "caf__x");
+    assert_non_null(strstr(sc->source, "/caf_;x.ini"));
+    free(sc);
+}
+
+/* ------------------------------------------------------------------ sweep size */
+
+static void test_sweep_point_limit(void **state)
+{
+    scenario *sc = new_scenario();
+    char err[SCENARIO_ERR] = "", text[2048];
+    /* 16 x 16 x 16 = 4096 points: the most allowed. */
+    int n = snprintf(text, sizeof text, "[sweep]\n");
+    const char *axes[] = {"run.seed", "run.iterations", "ddp.bucket_cap_mb", "run.warmup"};
+    for (int a = 0; a < 3; a++) {
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s = ", axes[a]);
+        for (int v = 1; v <= 16; v++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "%d%s", v, v < 16 ? ", " : "\n");
+    }
+    load_ok(state, "sw4096.ini", text, sc);
+    assert_int_equal(scenario_sweep_count(sc), SCENARIO_MAX_SWEEP_POINTS);
+    assert_int_equal(scenario_validate(sc, err), 0);
+
+    /* One more axis value, added behind the loader's back, is caught by validate at the
+     * line of the axis that takes the product over the limit (16 x 17 x 16: the third). */
+    snprintf(sc->sweep[1].values[16], SCENARIO_STR, "17");
+    sc->sweep[1].nvalues = 17;
+    assert_int_equal(scenario_validate(sc, err), -1);
+    char want[SCENARIO_ERR];
+    snprintf(want, sizeof want, "%s:4: [sweep] has 4352 points (16 x 17 x 16); at most 4096 are "
+                                "allowed",
+             sc->source);
+    assert_string_equal(err, want);
+
+    /* In a file, the line that takes it over is the one reported. */
+    snprintf(text + n, sizeof text - (size_t)n, "run.warmup = 0, 1\n");
+    expect_load_error(state, "sw8192.ini", text,
+                      "5: [sweep] has 8192 points (16 x 16 x 16 x 2); at most 4096 are allowed");
+    free(sc);
+}
+
+static void test_validate_refuses_corrupt_structs(void **state)
+{
+    (void)state;
+    scenario *sc = new_scenario();
+    char err[SCENARIO_ERR] = "";
+    scenario_defaults(sc);
+    sc->nspeed = 1000;
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_string_equal(err, "corrupt scenario: skew.speed has 1000 elements");
+    scenario_defaults(sc);
+    sc->fault = (fault_mode)7;
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_string_equal(err, "corrupt scenario: fault.mode = 7");
+    scenario_defaults(sc);
+    sc->nsweep = 1;
+    sc->sweep[0].nvalues = 0;
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_string_equal(err, "corrupt scenario: sweep axis 1 has 0 values");
+    assert_int_equal(scenario_sweep_point(sc, 0, sc, err), -1);
+    scenario_defaults(sc);
+    sc->name[0] = '\0';
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_string_equal(err, "defaults: run.name is empty (give the run a name)");
+    free(sc);
+}
+
+/* ------------------------------------------------------------------ keys without effect */
+
+static void test_warnings_api(void **state)
+{
+    scenario *sc = new_scenario();
+    char buf[1024], path[256], want[1024];
+    write_file(state, "warn.ini", "[model]\nhidden = 1024\n[fault]\nrank = 1\nmode = none\n", path);
+    char err[SCENARIO_ERR] = "";
+    assert_int_equal(scenario_load_file(path, sc, err), 0);
+    assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 2);
+    snprintf(want, sizeof want,
+             "%s:4: warning: fault.rank = 1 has no effect with fault.mode = none\n"
+             "%s:2: warning: model.hidden = 1024 has no effect with model.preset = resnet18 "
+             "(only mlp uses it)\n",
+             path, path);
+    assert_string_equal(buf, want);
+
+    /* A buffer too small for the second line keeps the first whole, and still counts. */
+    size_t first = strchr(want, '\n') - want + 1;
+    assert_int_equal(scenario_warnings(sc, buf, first + 5), 2);
+    assert_int_equal(strlen(buf), first);
+    assert_int_equal(scenario_warnings(sc, buf, 3), 2);
+    assert_string_equal(buf, "");
+    assert_int_equal(scenario_warnings(sc, NULL, 0), 2);
+
+    /* Switching the fault on again clears that warning. */
+    assert_int_equal(scenario_override(sc, "fault.mode=hang", err), 0);
+    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 1);
+    scenario_defaults(sc);
+    assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    free(sc);
+}
+
+static void test_keys_without_effect_in_sweeps(void **state)
+{
+    scenario *sc = new_scenario(), *pt = new_scenario(), *back = new_scenario();
+    char err[SCENARIO_ERR] = "", buf[1024];
+    /* d_model acts in the gpt2 points: the file is fine, and so is the mlp point. */
+    load_ok(state, "swctx.ini",
+            "[model]\npreset = gpt2\nd_model = 256\nlayers = 2\n"
+            "[sweep]\nmodel.preset = mlp, gpt2\n",
+            sc);
+    assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 0);
+    assert_int_equal(scenario_sweep_point(sc, 0, pt, err), 0);
+    assert_string_equal(pt->preset, "mlp");
+    int nswept = 0;
+    for (int k = 0; k < SCENARIO_MAX_KEYS; k++)
+        nswept += pt->swept[k];
+    assert_int_equal(nswept, 1); /* model.preset, from the sweep */
+    assert_int_equal(scenario_warnings(pt, buf, sizeof buf), 0);
+    /* The point's INI leaves d_model as a comment, so it reads back cleanly. */
+    char *ini = scenario_to_ini(pt);
+    assert_non_null(ini);
+    assert_non_null(strstr(ini, "\n; d_model = 256   (no effect with model.preset = mlp)\n"));
+    assert_non_null(strstr(ini, "\nlayers = 2\n"));
+    char path[256];
+    write_file(state, "swctx-point.ini", ini, path);
+    assert_int_equal(scenario_load_file(path, back, err), 0);
+    assert_int_equal(scenario_warnings(back, buf, sizeof buf), 0);
+    assert_int_equal(back->d_model, 0);
+    free(ini);
+
+    /* The base INI keeps d_model: it acts in some points. */
+    ini = scenario_to_ini(sc);
+    assert_non_null(ini);
+    assert_non_null(strstr(ini, "\nd_model = 256\n"));
+    free(ini);
+    free(sc);
+    free(pt);
+    free(back);
+}
+
+static void test_override_switches_context(void **state)
+{
+    scenario *sc = new_scenario();
+    char err[SCENARIO_ERR] = "", buf[1024];
+    load_ok(state, "gpt.ini", "[model]\npreset = gpt2\nd_model = 256\n", sc);
+    /* Re-using a gpt2 file for an mlp: a warning, the file is not wrong. */
+    assert_int_equal(scenario_override(sc, "model.preset=mlp", err), 0);
+    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 1);
+    assert_non_null(strstr(buf, ":3: warning: model.d_model = 256 has no effect with "
+                                "model.preset = mlp (only bert-large and gpt2 use it); -s "
+                                "changed model.preset\n"));
+    /* But an override that sets a key the file's preset ignores is a mistake. */
+    assert_int_equal(scenario_override(sc, "model.vocab=100", err), 0);
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_string_equal(err, "-s model.vocab: model.vocab = 100 has no effect with model.preset "
+                             "= mlp (only bert-large and gpt2 use it)");
+    free(sc);
+}
+
+static void test_shipped_scenarios_have_no_warnings(void **state)
+{
+    (void)state;
+    const char *dir = getenv("SCENARIOS");
+    if (dir == NULL || dir[0] == '\0')
+        dir = "scenarios";
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        fail_msg("%s: %s", dir, strerror(errno));
+    scenario *sc = new_scenario();
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".ini") != 0)
+            continue;
+        char path[512], err[SCENARIO_ERR] = "", buf[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (scenario_load_file(path, sc, err) != 0)
+            fail_msg("%s", err);
+        if (scenario_warnings(sc, buf, sizeof buf) != 0)
+            fail_msg("%s", buf);
+        n++;
+    }
+    assert_int_equal(closedir(d), 0);
+    assert_true(n >= 5);
     free(sc);
 }
 
@@ -572,7 +847,7 @@ static void test_sweep_point_validation(void **state)
     scenario *sc = new_scenario(), *pt = new_scenario();
     char err[SCENARIO_ERR] = "", path[256], want[SCENARIO_ERR + 300];
     write_file(state, "swval.ini",
-               "[run]\nname = v\nworld_size = 4\n[skew]\nslow_ranks = 3\n[sweep]\n"
+               "[run]\nname = v\nworld_size = 4\n[skew]\nslow_ranks = 3\nslowdown = 2\n[sweep]\n"
                "run.world_size = 4, 2\n",
                path);
     assert_int_equal(scenario_load_file(path, sc, err), 0);
@@ -706,6 +981,8 @@ static void assert_same_values(const scenario *a, const scenario *b)
     memset(y->source, 0, sizeof y->source);
     memset(x->key_line, 0, sizeof x->key_line);
     memset(y->key_line, 0, sizeof y->key_line);
+    memset(x->swept, 0, sizeof x->swept);
+    memset(y->swept, 0, sizeof y->swept);
     for (int a = 0; a < SCENARIO_MAX_SWEEP_KEYS; a++)
         x->sweep[a].line = y->sweep[a].line = 0;
     assert_string_equal(x->name, y->name);
@@ -728,6 +1005,34 @@ static void round_trip(void **state, const scenario *sc, const char *name)
     assert_same_values(sc, back);
     free(back);
     free(ini);
+}
+
+/* A wrapped list whose next item starts with '#' must not turn into a comment line. */
+static void test_to_ini_wraps_hash_items_safely(void **state)
+{
+    scenario *sc = new_scenario(), *back = new_scenario();
+    char path[256], err[SCENARIO_ERR] = "";
+    load_ok(state, "hash.ini",
+            "[sweep]\nrun.name = first-run-with-a-long-name-to-fill-the-line, "
+            "second-run-with-a-long-name-to-fill-the-line, "
+            "#3 third-run-with-an-even-longer-name-to-fill-the-line\n",
+            sc);
+    char *ini = scenario_to_ini(sc);
+    assert_non_null(ini);
+    const char *third = "#3 third-run-with-an-even-longer-name-to-fill-the-line";
+    char wrapped[128];
+    snprintf(wrapped, sizeof wrapped, "\n    , %s\n", third);
+    assert_non_null(strstr(ini, wrapped));
+    write_file(state, "hash-out.ini", ini, path);
+    assert_int_equal(scenario_load_file(path, back, err), 0);
+    assert_int_equal(back->sweep[0].nvalues, 3);
+    assert_string_equal(back->sweep[0].values[2], third);
+    /* The reader takes a leading separator on continuation lines of lists too. */
+    load_ok(state, "lead.ini", "[model]\npreset = custom\nparams = 1, 2\n  , 3\n", back);
+    assert_int_equal(back->ncustom, 3);
+    free(ini);
+    free(sc);
+    free(back);
 }
 
 static void test_to_ini_round_trip(void **state)
@@ -801,6 +1106,16 @@ int main(void)
         cmocka_unit_test(test_error_continuation_of_scalar),
         cmocka_unit_test(test_error_long_line),
         cmocka_unit_test(test_error_cannot_open),
+        cmocka_unit_test(test_file_size_limit_is_inclusive),
+        cmocka_unit_test(test_line_length_limit_and_line_endings),
+        cmocka_unit_test(test_utf8_names),
+        cmocka_unit_test(test_name_from_odd_file_name),
+        cmocka_unit_test(test_sweep_point_limit),
+        cmocka_unit_test(test_validate_refuses_corrupt_structs),
+        cmocka_unit_test(test_warnings_api),
+        cmocka_unit_test(test_keys_without_effect_in_sweeps),
+        cmocka_unit_test(test_override_switches_context),
+        cmocka_unit_test(test_shipped_scenarios_have_no_warnings),
         cmocka_unit_test(test_overrides),
         cmocka_unit_test(test_override_after_file_validates_with_override_location),
         cmocka_unit_test(test_device_preset_vs_explicit_peak),
@@ -813,6 +1128,7 @@ int main(void)
         cmocka_unit_test(test_validation_of_defaults_names_source),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_to_ini_round_trip),
+        cmocka_unit_test(test_to_ini_wraps_hash_items_safely),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
