@@ -164,6 +164,9 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
         status = EXIT_USAGE;
         goto out_sc;
     }
+    char warnings[4096];
+    if (scenario_warnings(sc, warnings, sizeof warnings) > 0)
+        fputs(warnings, stderr);
 
     /* Every point is checked before anything is written. */
     size_t npoints = scenario_sweep_count(sc);

@@ -235,6 +235,12 @@ static void test_random_aborts(void **state)
         describe(&t, what, sizeof what);
         outcome o;
         run_trial(bin, &t, err_path, &o);
+        char status[32], error[1024];
+        last_run(db, status, sizeof status, error, sizeof error);
+        /* A signal that lands before main() has installed its handlers ends the process
+         * the default way; that is fine as long as nothing was written yet. */
+        if (WIFSIGNALED(o.status) && WTERMSIG(o.status) == t.signal && !status[0] && !o.err[0])
+            continue;
         if (!WIFEXITED(o.status))
             fail_msg("trial %d died of signal %d: %s\n%s", i, WTERMSIG(o.status), what, o.err);
         int code = WEXITSTATUS(o.status);
@@ -242,8 +248,6 @@ static void test_random_aborts(void **state)
             fail_msg("trial %d exited %d: %s\n%s", i, code, what, o.err);
         if (strstr(o.err, "Sanitizer") || strstr(o.err, "runtime error"))
             fail_msg("trial %d: sanitizer report: %s\n%s", i, what, o.err);
-        char status[32], error[1024];
-        last_run(db, status, sizeof status, error, sizeof error);
         /* A signal before the run row was written leaves no run; otherwise it must end. */
         if (status[0]) {
             if (strcmp(status, "complete") != 0 && strcmp(status, "failed") != 0)
