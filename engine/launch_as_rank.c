@@ -24,6 +24,15 @@ static int64_t clock_skew(void)
     return s ? strtoll(s, NULL, 10) : 0;
 }
 
+/* torchrun's agent hosts its own store on MASTER_PORT and says so to its workers; the
+ * coordinator then takes the next port, the same on every rank. */
+static int coordinator_port_of(const launch_env *env)
+{
+    const char *agent_store = getenv("TORCHELASTIC_USE_AGENT_STORE");
+    bool taken = env->kind == LAUNCH_TORCHRUN && agent_store && !strcmp(agent_store, "True");
+    return taken && env->master_port < 65535 ? env->master_port + 1 : env->master_port;
+}
+
 int launch_as_rank(const scenario *sc, const model *m, const launch_env *env, bool host_coordinator, store *st,
                    const backend_ops *be, const launch_options *opt, launch_result *res, char *err, size_t errlen)
 {
@@ -33,14 +42,14 @@ int launch_as_rank(const scenario *sc, const model *m, const launch_env *env, bo
                             .be = be,
                             .rank = env->rank,
                             .master_addr = env->master_addr,
-                            .master_port = env->master_port,
+                            .master_port = coordinator_port_of(env),
                             .clock_skew_ns = clock_skew()};
     if (!host_coordinator || env->rank != 0)
         return rank_process_run(&ra, res, err, errlen);
 
     coordinator *c = NULL;
     coordinator_args ca = {.sc = sc, .m = m, .st = st, .opt = opt, .be = be, .bind_addr = NULL,
-                           .port = env->master_port};
+                           .port = coordinator_port_of(env)};
     if (coordinator_open(&ca, &c, err, errlen) != 0)
         return -1;
     pthread_t th;
