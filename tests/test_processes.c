@@ -833,9 +833,10 @@ static void test_real_mpirun(void **state)
     assert_whole_run(db, 2);
 }
 
-/* PyTorch's own launcher, when Debian's python3-torch is installed (it is not installed
- * for this: it is large).  --standalone: torchrun's static rendezvous would hold
- * MASTER_PORT itself for its TCPStore; the c10d one hands the ranks a port of their own. */
+/* PyTorch's own launcher, when Debian's python3-torch is installed.  Its static
+ * rendezvous: the agent's own store holds --master_port, so the coordinator must take the
+ * next one (TORCHELASTIC_USE_AGENT_STORE).  --redirects 2 --tee 2: torch 1.13's default
+ * of 0 trips over Python 3.11's IntFlag iteration (Std.from_str("0") gives None). */
 static void test_real_torchrun(void **state)
 {
     (void)state;
@@ -862,8 +863,14 @@ static void test_real_torchrun(void **state)
     argv[n++] = "/usr/bin/python3";
     argv[n++] = "-m";
     argv[n++] = "torch.distributed.run";
-    argv[n++] = "--standalone";
+    char master[32];
+    snprintf(master, sizeof master, "--master_port=%d", free_port());
+    argv[n++] = master;
     argv[n++] = "--nnodes=1";
+    argv[n++] = "--redirects";
+    argv[n++] = "2";
+    argv[n++] = "--tee";
+    argv[n++] = "2";
     argv[n++] = "--nproc_per_node=2";
     argv[n++] = "--no_python";
     for (int i = 0; inner.v[i]; i++)
