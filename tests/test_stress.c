@@ -29,9 +29,16 @@
 
 extern char **environ;
 
-/* A trial that has not ended this long after its start (or its signal) is hung. */
-#define TRIAL_LIMIT_S 30.0
+/* A trial that has not ended this long after its start is hung (STRESS_TRIAL_LIMIT_S
+ * raises it for sanitizer builds, which run several times slower). */
+#define TRIAL_LIMIT_S trial_limit_s()
 #define SIGNAL_GRACE_S 1.0
+
+static double trial_limit_s(void)
+{
+    const char *v = getenv("STRESS_TRIAL_LIMIT_S");
+    return v && atof(v) > 0 ? atof(v) : 30.0;
+}
 
 typedef struct {
     uint64_t s;
@@ -149,6 +156,8 @@ static void slurp(const char *path, char *buf, size_t len)
 
 static void run_trial(const char *bin, const trial *t, const char *err_path, outcome *o)
 {
+    char what[2048];
+    describe(t, what, sizeof what);
     const char *argv[48];
     int n = 0;
     argv[n++] = bin;
@@ -180,7 +189,7 @@ static void run_trial(const char *bin, const trial *t, const char *err_path, out
         if (el > TRIAL_LIMIT_S) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
-            fail_msg("trial hung: still running after %.0f s", TRIAL_LIMIT_S);
+            fail_msg("trial hung: still running after %.0f s: %s", TRIAL_LIMIT_S, what);
         }
         struct timespec ts = {0, 2000000};
         nanosleep(&ts, NULL);
