@@ -331,7 +331,7 @@ int coordinator_serve(coordinator *c, const pid_t *children, int nchildren)
         char why[512];
         if (recorder_failed(c->rec, why, sizeof why))
             fail_run(c, why);
-        if (c->a.opt->interrupted && *c->a.opt->interrupted)
+        if (c->a.opt->interrupted && atomic_load(c->a.opt->interrupted))
             fail_run(c, "interrupted by a signal");
         if (c->aborted && now_s() - c->abort_time > c->a.sc->timeout_s + 2.0) {
             for (int r = 0; r < c->world; r++)

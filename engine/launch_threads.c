@@ -140,7 +140,7 @@ static void watch_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *s
         /* Another process may have aborted a shared world. */
         if (!atomic_load(&ctx->stop) && a->be->world_aborted(ctx->world, why, sizeof why))
             abort_run(ctx, why);
-        if (a->opt->interrupted && *a->opt->interrupted)
+        if (a->opt->interrupted && atomic_load(a->opt->interrupted))
             abort_run(ctx, "interrupted by a signal");
         if (show)
             draw_progress(a->opt->label, min_done, total, now_s() - t_start);

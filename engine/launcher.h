@@ -12,7 +12,7 @@
 #ifndef DDPPROF_LAUNCHER_H
 #define DDPPROF_LAUNCHER_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -26,7 +26,7 @@ typedef struct {
     bool record;   /* false: spans are counted, not stored (profiler cost measurement) */
     bool progress; /* progress bar on stderr (only when stderr is a terminal) */
     const char *label;
-    const volatile sig_atomic_t *interrupted; /* set by a signal handler; may be NULL */
+    const atomic_int *interrupted; /* set by a signal handler; may be NULL */
     /* Called on each rank after each synchronised step (instead of the built-in check
      * that `verify` selects); may be NULL. */
     trainer_sync_hook on_sync;

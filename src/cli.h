@@ -3,13 +3,13 @@
 #ifndef DDPPROF_CLI_H
 #define DDPPROF_CLI_H
 
-#include <signal.h>
+#include <stdatomic.h>
 
 #define DDPPROF_VERSION "0.1.0"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
-int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted);
+int cli_run(int argc, char **argv, const atomic_int *interrupted);
 int cli_report(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_bench(int argc, char **argv);

@@ -78,7 +78,7 @@ static void print_outcome(store *st, const scenario *point, const launch_result 
                 record ? "" : " (not recorded)");
 }
 
-int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
+int cli_run(int argc, char **argv, const atomic_int *interrupted)
 {
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
@@ -173,7 +173,7 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
     for (size_t p = 0; p < npoints; p++) {
         model m;
         char merr[256];
-        if (interrupted && *interrupted) {
+        if (interrupted && atomic_load(interrupted)) {
             fprintf(stderr, "ddpprof: interrupted while checking the sweep's points; nothing was written\n");
             status = EXIT_RUNTIME;
             goto out_sc;
@@ -221,7 +221,7 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
         status = EXIT_RUNTIME;
         goto out_sc;
     }
-    for (size_t p = 0; p < npoints && !(interrupted && *interrupted); p++) {
+    for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {
         if (coordinated && only_point && (size_t)atoll(only_point) != p)
             continue;
         model m;
@@ -254,7 +254,7 @@ int cli_run(int argc, char **argv, const volatile sig_atomic_t *interrupted)
             status = EXIT_RUNTIME;
         }
     }
-    if (interrupted && *interrupted && status == EXIT_OK)
+    if (interrupted && atomic_load(interrupted) && status == EXIT_OK)
         status = EXIT_RUNTIME;
     store_close(st);
 out_sc:

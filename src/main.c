@@ -1,17 +1,21 @@
 /* main.c — ddpprof's entry point: dispatches to the subcommands and owns the one
  * piece of process-wide state, the flag a SIGINT/SIGTERM handler sets. */
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
-static volatile sig_atomic_t interrupted;
+/* Atomic, not just volatile sig_atomic_t: the handler may run on any of the run's
+ * threads while the watchdog reads the flag on another (lock-free, so handler-safe). */
+static atomic_int interrupted;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "a signal handler may only touch lock-free atomics");
 
 static void on_signal(int sig)
 {
     (void)sig;
-    interrupted = 1;
+    atomic_store(&interrupted, 1);
 }
 
 static const char *const usage =
