@@ -43,6 +43,8 @@ typedef struct {
 
 typedef struct backend_ops {
     const char *name;
+    /* 1 when a run can use this backend here; 0 with the reason (no GPU, ...). */
+    int (*available)(char *why, size_t whylen);
     int (*world_create)(const backend_world_args *a, backend_world **out, char *err, size_t errlen);
     void (*world_abort)(backend_world *w, const char *why);
     /* 1 with the reason once the world was aborted (by any rank or process), else 0. */
@@ -63,5 +65,10 @@ typedef struct backend_ops {
 
 /* The backend called `name`, or NULL when none is built in by that name. */
 const backend_ops *backend_find(const char *name);
+/* `auto`: the first built-in backend that is available here, in order of preference
+ * (cuda, then cpu); `why` says why a preferred one was passed over ("" if none was). */
+const backend_ops *backend_auto(char *why, size_t whylen);
+/* The names of the backends built in, comma-separated ("cpu, cuda"). */
+void backend_names(char *out, size_t outlen);
 
 #endif

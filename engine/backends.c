@@ -1,14 +1,51 @@
-/* backends.c — the list of backends built into this ddpprof. */
+/* backends.c — the list of backends built into this ddpprof, most preferred first. */
+#include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
 #include "cpu/cpu_backend.h"
+#ifdef DDPPROF_HAVE_CUDA
+#include "cuda/cuda_backend.h"
+#endif
+
+static const backend_ops *const built_in[] = {
+#ifdef DDPPROF_HAVE_CUDA
+    &cuda_backend_ops,
+#endif
+    &cpu_backend_ops,
+};
+#define NBUILT (sizeof built_in / sizeof built_in[0])
 
 const backend_ops *backend_find(const char *name)
 {
-    static const backend_ops *const built_in[] = {&cpu_backend_ops};
-    for (size_t i = 0; i < sizeof built_in / sizeof built_in[0]; i++)
+    for (size_t i = 0; i < NBUILT; i++)
         if (!strcmp(built_in[i]->name, name))
             return built_in[i];
     return NULL;
+}
+
+const backend_ops *backend_auto(char *why, size_t whylen)
+{
+    why[0] = '\0';
+    for (size_t i = 0; i < NBUILT; i++) {
+        char reason[256];
+        if (built_in[i]->available(reason, sizeof reason))
+            return built_in[i];
+        if (!why[0])
+            snprintf(why, whylen, "%s: %s", built_in[i]->name, reason);
+    }
+    return NULL;
+}
+
+void backend_names(char *out, size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    /* Listed in a stable, alphabetical-looking order: cpu first. */
+    for (size_t k = NBUILT; k-- > 0;) {
+        int w = snprintf(out + len, outlen - len, "%s%s", len ? ", " : "", built_in[k]->name);
+        if (w < 0 || (size_t)w >= outlen - len)
+            return;
+        len += (size_t)w;
+    }
 }

@@ -20,16 +20,10 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int launch_run(const scenario *sc, const model *m, store *st, const launch_options *opt, launch_result *res,
-               char *err, size_t errlen)
+int launch_run(const scenario *sc, const model *m, store *st, const backend_ops *be, const launch_options *opt,
+               launch_result *res, char *err, size_t errlen)
 {
     memset(res, 0, sizeof *res);
-    const char *backend_name = strcmp(sc->backend, "auto") ? sc->backend : "cpu";
-    const backend_ops *be = backend_find(backend_name);
-    if (!be) {
-        snprintf(err, errlen, "backend '%s' is not built into this ddpprof", backend_name);
-        return -1;
-    }
     if (run_record_begin(st, sc, m, be->name, &res->run_id, err, errlen) != 0)
         return -1;
 

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "model_zoo.h"
 #include "scenario.h"
 #include "store.h"
@@ -45,7 +46,7 @@ typedef struct {
     int64_t spans;
 } launch_result;
 
-int launch_run(const scenario *sc, const model *m, store *st, const launch_options *opt, launch_result *res,
-               char *err, size_t errlen);
+int launch_run(const scenario *sc, const model *m, store *st, const backend_ops *be, const launch_options *opt,
+               launch_result *res, char *err, size_t errlen);
 
 #endif

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const backend_choices[] = {"auto", "cpu", NULL};
+static const char *const backend_choices[] = {"auto", "cpu", "cuda", NULL};
 static const char *const ranks_choices[] = {"threads", "processes", NULL};
 static const char *const model_choices[] = {"mlp",  "resnet18", "resnet50", "bert-large",
                                             "gpt2", "custom",   NULL};
@@ -50,7 +50,9 @@ const key_def scn_keys[] = {
      "(without .ini)",
      AT(name), 0, 0},
     {"run", "backend", K_ENUM_STR, 0, 0, backend_choices, "auto",
-     "where kernels run: auto uses the GPU when there is one, cpu never does", AT(backend), 0,
+     "where kernels run: auto uses the GPU when the cuda backend can, cpu never does; cuda "
+     "fails at once without a GPU",
+     AT(backend), 0,
      0},
     {"run", "world_size", K_INT, 1, SCENARIO_MAX_RANKS, NULL, "4",
      "number of DDP ranks", AT(world_size), 0, 0},

@@ -21,7 +21,8 @@ static const char *const usage =
     "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
     "  -o DB            results database (default ddpprof.sqlite; created if missing)\n"
     "  -s KEY=VALUE     override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable)\n"
-    "  --backend NAME   auto (default: the scenario's run.backend) or cpu\n"
+    "  --backend NAME   auto, cpu or cuda (default: the scenario's run.backend); cuda fails\n"
+    "                   at once where it cannot run (no GPU), auto says what it passed over\n"
     "  --verify         check after every synchronised step that each rank's gradients are\n"
     "                   exactly the average over ranks (slow on large models)\n"
     "  --no-record      run without storing spans (measures the profiler's own cost)\n"
@@ -48,21 +49,47 @@ static int check_memory(const char *file, const scenario *point, const model *m)
     return 0;
 }
 
-/* Threads, processes started here, or this process as one rank under a launcher. */
-static int run_point(const scenario *point, const model *m, const launch_env *env, bool coordinated, store *st,
-                     const launch_options *opt, launch_result *res, char *err, size_t errlen)
+/* The backend the scenario asks for, resolved once before anything is written:
+ * `auto` takes the first available (and says what it passed over), a named backend that
+ * cannot run here fails at once (exit 1), one not built in is bad usage (exit 2). */
+static const backend_ops *resolve_backend(const scenario *sc, bool quiet, int *status)
 {
-    const char *name = strcmp(point->backend, "auto") ? point->backend : "cpu";
-    const backend_ops *be = backend_find(name);
-    if (!be) {
-        snprintf(err, errlen, "backend '%s' is not built into this ddpprof", name);
-        return -1;
+    char why[512], names[128];
+    if (!strcmp(sc->backend, "auto")) {
+        const backend_ops *be = backend_auto(why, sizeof why);
+        if (be && why[0] && !quiet)
+            fprintf(stderr, "ddpprof: backend auto: %s (passed over %s)\n", be->name, why);
+        if (!be) {
+            fprintf(stderr, "ddpprof: backend auto: no backend can run here (%s)\n", why);
+            *status = EXIT_RUNTIME;
+        }
+        return be;
     }
+    const backend_ops *be = backend_find(sc->backend);
+    if (!be) {
+        backend_names(names, sizeof names);
+        fprintf(stderr, "ddpprof: backend '%s' is not built into this ddpprof (built in: %s)\n", sc->backend, names);
+        *status = EXIT_USAGE;
+        return NULL;
+    }
+    if (!be->available(why, sizeof why)) {
+        fprintf(stderr, "ddpprof: backend %s: %s\n", be->name, why);
+        *status = EXIT_RUNTIME;
+        return NULL;
+    }
+    return be;
+}
+
+/* Threads, processes started here, or this process as one rank under a launcher. */
+static int run_point(const scenario *point, const model *m, const backend_ops *be, const launch_env *env,
+                     bool coordinated, store *st, const launch_options *opt, launch_result *res, char *err,
+                     size_t errlen)
+{
     if (env->kind != LAUNCH_NONE)
         return launch_as_rank(point, m, env, !coordinated, st, be, opt, res, err, errlen);
     if (!strcmp(point->ranks, "processes"))
         return launch_processes(point, m, st, be, opt, res, err, errlen);
-    return launch_run(point, m, st, opt, res, err, errlen);
+    return launch_run(point, m, st, be, opt, res, err, errlen);
 }
 
 static void print_outcome(store *st, const scenario *point, const launch_result *res, bool record, bool json,
@@ -196,6 +223,10 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         }
     }
 
+    const backend_ops *be = resolve_backend(sc, quiet, &status);
+    if (!be)
+        goto out_sc;
+
     /* Under a launcher (torchrun, srun, mpirun, or ddpprof's own processes) this process
      * is one rank; rank 0 alone writes the database when it hosts the coordinator. */
     launch_env env;
@@ -239,7 +270,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
                               .self_argv = self_argv,
                               .sweep_point = (int)p};
         launch_result res;
-        int rc = run_point(point, &m, &env, coordinated != NULL, st, &opt, &res, err, sizeof err);
+        int rc = run_point(point, &m, be, &env, coordinated != NULL, st, &opt, &res, err, sizeof err);
         model_free(&m);
         if (rc < 0) {
             fprintf(stderr, "ddpprof: %s: %s\n", writer ? db_path : "rank", err);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backend.h"
 #include "cli.h"
 
 /* Atomic, not just volatile sig_atomic_t: the handler may run on any of the run's
@@ -45,7 +46,9 @@ int main(int argc, char **argv)
     }
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--version")) {
-            printf("ddpprof %s\n", DDPPROF_VERSION);
+            char names[128];
+            backend_names(names, sizeof names);
+            printf("ddpprof %s\nbackends built in: %s\n", DDPPROF_VERSION, names);
             return EXIT_OK;
         }
     }

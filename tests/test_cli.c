@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -125,6 +126,46 @@ static void test_version_and_help(void **state)
     ddpprof(&r, (const char *[]){"frobnicate", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "unknown command"));
+}
+
+/* --version names the backends built in; `--backend cuda` where no GPU can be used
+ * fails at once (exit 1) with the reason and writes nothing; auto falls back to cpu
+ * and says what it passed over. */
+static void test_backends(void **state)
+{
+    (void)state;
+    result r;
+    ddpprof(&r, (const char *[]){"--version", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "backends built in: cpu"));
+    bool cuda_built = strstr(r.out, "cuda") != NULL;
+    char db[300], scen[300];
+    path_in_tmp(db, sizeof db, "backend.sqlite");
+    snprintf(scen, sizeof scen, "%s/baseline.ini", getenv("SCENARIOS"));
+    ddpprof(&r, (const char *[]){"run", scen, "-o", db, "-q", "--backend", "cuda", "-s", "run.iterations=1", "-s",
+                                  "model.preset=mlp", NULL});
+    if (!cuda_built) {
+        assert_int_equal(r.status, 2);
+        assert_non_null(strstr(r.err, "not built into this ddpprof"));
+    } else if (r.status == 1) {
+        assert_non_null(strstr(r.err, "backend cuda: "));
+        print_message("--backend cuda here: %s", r.err);
+    } else {
+        fail_msg("--backend cuda exited %d: %s", r.status, r.err);
+    }
+    assert_int_equal(access(db, F_OK), -1);
+    ddpprof(&r, (const char *[]){"run", scen, "-o", db, "--backend", "auto", "-s", "run.iterations=1", "-s",
+                                  "model.preset=mlp", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "backend     cpu"));
+    if (cuda_built)
+        assert_non_null(strstr(r.err, "backend auto: cpu (passed over cuda: "));
+    unlink(db);
+    char side[320];
+    snprintf(side, sizeof side, "%s-wal", db);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", db);
+    unlink(side);
 }
 
 static void test_bad_scenario_changes_nothing(void **state)
@@ -316,6 +357,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version_and_help),
+        cmocka_unit_test(test_backends),
         cmocka_unit_test(test_bad_scenario_changes_nothing),
         cmocka_unit_test(test_run_report_json),
         cmocka_unit_test(test_sweep_runs_each_point),

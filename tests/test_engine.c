@@ -137,7 +137,7 @@ static int64_t run_checked(const char *overrides[], tmpdb *db, checker *c, int *
     c->sc = sc;
     launch_options opt = {.record = true, .on_sync = check_average, .on_sync_user = c};
     launch_result res;
-    *launch_rc = launch_run(sc, &m, db->st, &opt, &res, err, sizeof err);
+    *launch_rc = launch_run(sc, &m, db->st, backend_find("cpu"), &opt, &res, err, sizeof err);
     model_free(&m);
     c->sc = NULL;
     free(sc);

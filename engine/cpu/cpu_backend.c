@@ -164,8 +164,15 @@ done:
     return rc;
 }
 
+static int available(char *why, size_t whylen)
+{
+    (void)why, (void)whylen;
+    return 1;
+}
+
 const backend_ops cpu_backend_ops = {
     .name = "cpu",
+    .available = available,
     .world_create = world_create,
     .world_abort = world_abort,
     .world_aborted = world_aborted,
