@@ -69,54 +69,69 @@ static int run_gemm(const dev_op *op, cpu_scratch *s, const cpu_work_cancel *can
     return 0;
 }
 
-static void run_grad(const dev_op *op, int rank)
+/* Element-wise work runs in slices of this many elements with a cancellation point
+ * between them: a large layer's gradient or copy takes a good part of a second. */
+#define ELEM_SLICE ((int64_t)1 << 22)
+
+static int run_grad(const dev_op *op, int rank, const cpu_work_cancel *cancel)
 {
     for (int j = 0; j < op->u.grad.np; j++) {
         float *g = op->u.grad.grad[j];
         int64_t n = op->u.grad.numel[j];
         int p = op->u.grad.p0 + j;
         float scale = op->u.grad.scale;
+        bool acc = op->u.grad.accumulate;
         /* gradgen_value() with the element's residue mod 11 carried along, so the hot
          * loop has no division. */
         int64_t base = (int64_t)(rank + 1) * 7 + (int64_t)op->u.grad.micro_step * 3 + (int64_t)p * 5;
-        int64_t r11 = 0;
-        if (op->u.grad.accumulate) {
-            for (int64_t i = 0; i < n; i++) {
-                g[i] += scale * (float)((base + r11) % 64 - 32);
-                if (++r11 == 11)
-                    r11 = 0;
-            }
-        } else {
-            for (int64_t i = 0; i < n; i++) {
-                g[i] = scale * (float)((base + r11) % 64 - 32);
+        for (int64_t lo = 0; lo < n; lo += ELEM_SLICE) {
+            if (cancelled(cancel))
+                return -1;
+            int64_t hi = n - lo < ELEM_SLICE ? n : lo + ELEM_SLICE, r11 = lo % 11;
+            for (int64_t i = lo; i < hi; i++) {
+                float v = scale * (float)((base + r11) % 64 - 32);
+                g[i] = acc ? g[i] + v : v;
                 if (++r11 == 11)
                     r11 = 0;
             }
         }
     }
+    return 0;
 }
 
-static void run_scale_copy(const dev_op *op)
+static int run_scale_copy(const dev_op *op, const cpu_work_cancel *cancel)
 {
     float *dst = op->u.copy.dst;
     const float *src = op->u.copy.src;
     float s = op->u.copy.scale;
     int64_t n = op->u.copy.n;
-    if (s == 1.0f) {
-        if (dst != src)
-            memcpy(dst, src, (size_t)n * sizeof *dst);
-        return;
+    if (s == 1.0f && dst == src)
+        return 0;
+    for (int64_t lo = 0; lo < n; lo += ELEM_SLICE) {
+        if (cancelled(cancel))
+            return -1;
+        int64_t hi = n - lo < ELEM_SLICE ? n : lo + ELEM_SLICE;
+        if (s == 1.0f)
+            memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof *dst);
+        else
+            for (int64_t i = lo; i < hi; i++)
+                dst[i] = src[i] * s;
     }
-    for (int64_t i = 0; i < n; i++)
-        dst[i] = src[i] * s;
+    return 0;
 }
 
-static void run_sgd(const dev_op *op)
+static int run_sgd(const dev_op *op, const cpu_work_cancel *cancel)
 {
     for (int p = 0; p < op->u.sgd.n; p++) {
         const dev_param *pr = &op->u.sgd.params[p];
-        cblas_saxpy((int)pr->numel, -op->u.sgd.lr, pr->grad, 1, pr->data, 1);
+        for (int64_t lo = 0; lo < pr->numel; lo += ELEM_SLICE) {
+            if (cancelled(cancel))
+                return -1;
+            int64_t k = pr->numel - lo < ELEM_SLICE ? pr->numel - lo : ELEM_SLICE;
+            cblas_saxpy((int)k, -op->u.sgd.lr, pr->grad + lo, 1, pr->data + lo, 1);
+        }
     }
+    return 0;
 }
 
 int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_work_cancel *cancel, char *err,
@@ -128,14 +143,11 @@ int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_wor
     case WORK_NONE:
         return 0;
     case WORK_GRAD:
-        run_grad(op, rank);
-        return 0;
+        return run_grad(op, rank, cancel);
     case WORK_SCALE_COPY:
-        run_scale_copy(op);
-        return 0;
+        return run_scale_copy(op, cancel);
     case WORK_SGD:
-        run_sgd(op);
-        return 0;
+        return run_sgd(op, cancel);
     case WORK_FAIL:
         snprintf(err, errlen, "%s failed (injected fault)", op->name);
         return -1;
