@@ -1,9 +1,6 @@
 /* scenario_sweep.c — sweeps: bounds of a [sweep], its point count (computed before
- * anything is expanded, with overflow checks), and expanding one point into a scenario
- * of its own (contract in scenario_sweep.h and scenario.h).
- *
- * A point is the base scenario with each swept key set from its axis; its name gets the
- * point's values so that runs in one database tell themselves apart.
+ * anything is expanded, with overflow checks), and applying one point's values
+ * (contract in scenario_sweep.h); scenario_point.c makes a whole point of it.
  */
 #include "scenario_sweep.h"
 
@@ -110,58 +107,6 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
             return scn_errf(err, "%s:%d: [sweep] %s", src, axis->line, msg);
         out->key_line[ki] = axis->line > 0 ? axis->line : -1;
         out->swept[ki] = true;
-    }
-    return 0;
-}
-
-int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR])
-{
-    if (scn_sweep_shape(sc, err) != 0)
-        return -1;
-    size_t count = scenario_sweep_count(sc);
-    if (index >= count)
-        return scn_errf(err, "sweep point %zu does not exist (%zu points)", index, count);
-
-    /* Taken before *out is written: out may be sc itself. */
-    char base[sizeof sc->name];
-    memcpy(base, sc->name, sizeof base);
-    base[sizeof base - 1] = '\0';
-    char label[2048];
-    size_t pos = 0;
-    size_t rest = index;
-    int choice[SCENARIO_MAX_SWEEP_KEYS];
-    for (int a = sc->nsweep - 1; a >= 0; a--) {
-        choice[a] = (int)(rest % (size_t)sc->sweep[a].nvalues);
-        rest /= (size_t)sc->sweep[a].nvalues;
-    }
-    for (int a = 0; a < sc->nsweep; a++)
-        pos += scn_bprintf(label + pos, sizeof label - pos, "%s%s=%s", a ? ", " : "",
-                           sc->sweep[a].key, sc->sweep[a].values[choice[a]]);
-    int naxes = sc->nsweep;
-
-    if (out != sc)
-        *out = *sc;
-    if (scn_sweep_apply(sc, index, out, err) != 0)
-        return -1;
-    if (naxes > 0) {
-        size_t room = sizeof out->name - 1;
-        if (strlen(base) + 3 + pos <= room) {
-            scn_bprintf(out->name, sizeof out->name, "%s [%s]", base, label);
-        } else {
-            /* Too long for the name: still unique, and the values are in the INI. */
-            char tag[64];
-            size_t tlen = scn_bprintf(tag, sizeof tag, " [point %zu of %zu]", index + 1, count);
-            size_t keep = scn_utf8_cut(base, strnlen(base, room - tlen));
-            scn_bprintf(out->name, sizeof out->name, "%.*s%s", (int)keep, base, tag);
-        }
-    }
-    memset(out->sweep, 0, sizeof out->sweep);
-    out->nsweep = 0;
-
-    if (scenario_validate(out, err) != 0) {
-        size_t len = strlen(err);
-        scn_bprintf(err + len, SCENARIO_ERR - len, " (sweep point \"%s\")", out->name);
-        return -1;
     }
     return 0;
 }
