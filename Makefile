@@ -31,17 +31,17 @@ CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 # The cuda backend (engine/cuda/) is built wherever the CUDA toolkit is found, GPU or not.
 HAVE_CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),1,)
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcupti
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcupti -lnccl
 ifeq ($(HAVE_CUDA),1)
   CPPFLAGS += -DDDPPROF_HAVE_CUDA
   LDLIBS += $(CUDA_LIBS)
-  $(BUILD)/engine/cuda/%.o $(BUILD)/tests/test_cupti_decode: CPPFLAGS += -isystem $(CUDA_HOME)/include
+  $(BUILD)/engine/cuda/%.o $(BUILD)/tests/test_cupti_decode $(BUILD)/tests/test_nccl_id: CPPFLAGS += -isystem $(CUDA_HOME)/include
 endif
 
 LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
-TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c),$(wildcard tests/test_*.c))
+TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c),$(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps build-all run-tests test sanitize tsan stress clean bench

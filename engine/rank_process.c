@@ -56,14 +56,14 @@ static int stream_spans(void *user, const span *spans, size_t n, char *err, size
 
 typedef struct {
     int64_t run_id, t0;
-    char world[256];
+    char world[512]; /* the backend's world handle: a path, an NCCL id */
 } blob_info;
 
 static int parse_blob(const char *blob, size_t len, blob_info *b)
 {
     long long run, t0;
     if (!blob || len == 0 || blob[len - 1] != '\0' ||
-        sscanf(blob, "run %lld\nt0 %lld\nworld %255s", &run, &t0, b->world) != 3)
+        sscanf(blob, "run %lld\nt0 %lld\nworld %511s", &run, &t0, b->world) != 3)
         return -1;
     b->run_id = run;
     b->t0 = t0;

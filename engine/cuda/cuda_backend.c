@@ -2,12 +2,17 @@
  * whether a run can use them.  Its device (compute and comm CUDA streams linked by
  * events, cuBLAS GEMMs, NCCL allreduces, CUPTI records) is not built yet, so even with a
  * GPU present it refuses a run with that reason rather than pretend; `auto` then picks
- * the cpu backend and says why. */
+ * the cpu backend and says why.  What a coordinator needs already works without a GPU:
+ * its world is the NCCL unique id, handed to the rank processes as text through the
+ * rendezvous (nccl_id.h). */
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cuda_runtime_api.h>
 
 #include "cuda_backend.h"
+#include "nccl_id.h"
 
 /* The GPUs this process can use, or -1 with the reason (no driver, no device). */
 static int gpu_count(char *why, size_t whylen)
@@ -35,13 +40,55 @@ static int available(char *why, size_t whylen)
     return 0;
 }
 
+/* The coordinator's view of a run's world: the NCCL id the ranks will build their
+ * communicator from (it needs no GPU), and the abort flag. */
+struct backend_world {
+    char nccl_id[NCCL_ID_TEXT];
+    bool aborted;
+    char why[512];
+};
+
 static int world_create(const backend_world_args *a, backend_world **out, char *err, size_t errlen)
 {
-    (void)a;
     *out = NULL;
-    available(err, errlen);
-    return -1;
+    if (!a->create_shared) {
+        /* A rank's own world needs its GPU, and the device is not built yet. */
+        available(err, errlen);
+        return -1;
+    }
+    backend_world *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (nccl_id_new(w->nccl_id, err, errlen) != 0) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    return 0;
 }
+
+static void world_abort(backend_world *w, const char *why)
+{
+    if (!w->aborted) {
+        w->aborted = true;
+        snprintf(w->why, sizeof w->why, "%s", why);
+    }
+}
+
+static int world_aborted(backend_world *w, char *why, size_t whylen)
+{
+    if (w->aborted)
+        snprintf(why, whylen, "%s", w->why);
+    return w->aborted;
+}
+
+static const char *world_handle(backend_world *w) { return w->nccl_id; }
+
+static void world_unlink(backend_world *w) { (void)w; }
+
+static void world_destroy(backend_world *w) { free(w); }
 
 static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
                            size_t errlen)
@@ -55,5 +102,10 @@ const backend_ops cuda_backend_ops = {
     .name = "cuda",
     .available = available,
     .world_create = world_create,
+    .world_abort = world_abort,
+    .world_aborted = world_aborted,
+    .world_handle = world_handle,
+    .world_unlink = world_unlink,
+    .world_destroy = world_destroy,
     .bench_allreduce = bench_allreduce,
 };
