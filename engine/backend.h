@@ -12,6 +12,7 @@
 #ifndef DDPPROF_BACKEND_H
 #define DDPPROF_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,12 @@ typedef struct backend_ops {
     span_ring *(*host_ring)(device *d);
     int (*bench_allreduce)(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
                            size_t errlen);
+    /* true: every rank is a process of its own whatever the scenario's `ranks` says
+     * (a GPU context, NCCL's host id and CUPTI are per process). */
+    bool one_rank_per_process;
+    /* Optional (NULL: nothing to say): a note on where the ranks of `sc` run that the
+     * run's record keeps ("4 ranks share 1 GPU ..."); 1 with the note, else 0. */
+    int (*placement_note)(const scenario *sc, char *note, size_t notelen);
 } backend_ops;
 
 /* The backend called `name`, or NULL when none is built in by that name. */

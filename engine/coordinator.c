@@ -90,7 +90,10 @@ int coordinator_open(const coordinator_args *a, coordinator **out, char *err, si
         }
     if (run_record_begin(a->st, a->sc, a->m, a->be->name, &c->run_id, err, errlen) != 0)
         goto fail;
-    if (store_set_run_ranks(a->st, c->run_id, "processes", err, errlen) != 0)
+    char ranks_how[256] = "processes", note[200];
+    if (a->be->placement_note && a->be->placement_note(a->sc, note, sizeof note))
+        snprintf(ranks_how, sizeof ranks_how, "processes; %s", note);
+    if (store_set_run_ranks(a->st, c->run_id, ranks_how, err, errlen) != 0)
         goto fail_run;
     if (recorder_create(a->opt->record ? a->st : NULL, c->run_id, c->world, &c->rec) != 0 ||
         recorder_start(c->rec) != 0) {

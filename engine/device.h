@@ -9,7 +9,9 @@
  * it and finishes only after every rank has reached it (a rank that arrives early waits
  * inside).  Each operation is recorded as a span by the executor.  After any failure
  * (a collective timeout, a dead peer, an abort) the rank's streams stop and
- * dev_synchronize() returns -1 with the reason in dev_error().
+ * dev_synchronize() returns -1 with the reason in dev_error().  Buffers that operations
+ * touch come from dev_alloc() (zeroed; the host reads and writes them only while the
+ * streams that use them are idle).
  */
 #ifndef DDPPROF_DEVICE_H
 #define DDPPROF_DEVICE_H
@@ -91,6 +93,11 @@ typedef struct device_ops {
     int (*synchronize)(device *d, dev_stream s);
     int64_t (*now_ns)(device *d);
     const char *(*error)(device *d);
+    /* Zeroed memory that this device's operations read and write and that the host may
+     * read and write while the streams are idle (cuda: managed memory).  NULL: the heap
+     * (calloc / free), which is what the cpu backend's operations use. */
+    void *(*alloc)(device *d, size_t bytes);
+    void (*release)(device *d, void *p);
 } device_ops;
 
 struct device {
@@ -105,5 +112,7 @@ static inline int dev_wait(device *d, dev_stream s, dev_event ev) { return d->op
 static inline int dev_synchronize(device *d, dev_stream s) { return d->ops->synchronize(d, s); }
 static inline int64_t dev_now_ns(device *d) { return d->ops->now_ns(d); }
 static inline const char *dev_error(device *d) { return d->ops->error(d); }
+void *dev_alloc(device *d, size_t bytes);
+void dev_free(device *d, void *p);
 
 #endif

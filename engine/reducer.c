@@ -12,7 +12,7 @@ static void free_buckets(reducer *r)
 {
     if (r->buckets)
         for (int b = 0; b < r->current.nbuckets; b++)
-            free(r->buckets[b].buf);
+            dev_free(r->dev, r->buckets[b].buf);
     free(r->buckets);
     r->buckets = NULL;
 }
@@ -33,7 +33,7 @@ static int setup_buckets(reducer *r, char *err, size_t errlen)
             off += r->m->params[p].numel;
         }
         r->buckets[b].numel = off;
-        r->buckets[b].buf = calloc((size_t)(off ? off : 1), sizeof(float));
+        r->buckets[b].buf = dev_alloc(r->dev, (size_t)(off ? off : 1) * sizeof(float));
         if (!r->buckets[b].buf)
             goto oom;
     }
@@ -94,8 +94,8 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
     r->param_offset = calloc((size_t)n, sizeof *r->param_offset);
     r->is_view = calloc((size_t)n, sizeof *r->is_view);
     r->ready_order = calloc((size_t)n, sizeof *r->ready_order);
-    r->bcast = calloc((size_t)n, sizeof *r->bcast);
-    r->local_used = sc->find_unused_parameters ? calloc((size_t)n, sizeof *r->local_used) : NULL;
+    r->bcast = dev_alloc(dev, (size_t)n * sizeof *r->bcast);
+    r->local_used = sc->find_unused_parameters ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
     if (!r->param_bucket || !r->param_offset || !r->is_view || !r->ready_order || !r->bcast ||
         (sc->find_unused_parameters && !r->local_used))
         goto oom;
@@ -120,8 +120,8 @@ void reducer_free(reducer *r)
     free(r->param_offset);
     free(r->is_view);
     free(r->ready_order);
-    free(r->bcast);
-    free(r->local_used);
+    dev_free(r->dev, r->bcast);
+    dev_free(r->dev, r->local_used);
     memset(r, 0, sizeof *r);
 }
 

@@ -15,13 +15,13 @@ typedef struct {
     int n;
 } rank_memory;
 
-static void memory_free(rank_memory *mem)
+static void memory_free(device *dev, rank_memory *mem)
 {
     for (int p = 0; p < mem->n; p++) {
         if (mem->params)
-            free(mem->params[p].data);
+            dev_free(dev, mem->params[p].data);
         if (mem->grad_storage)
-            free(mem->grad_storage[p]);
+            dev_free(dev, mem->grad_storage[p]);
     }
     free(mem->params);
     free(mem->grad_storage);
@@ -32,7 +32,7 @@ static void memory_free(rank_memory *mem)
  * model takes seconds to initialise, and an interrupt must not wait for it. */
 #define INIT_SLICE ((int64_t)1 << 22)
 
-static int memory_alloc(rank_memory *mem, const model *m, atomic_bool *stop)
+static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bool *stop)
 {
     mem->n = m->nparams;
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
@@ -42,8 +42,8 @@ static int memory_alloc(rank_memory *mem, const model *m, atomic_bool *stop)
     for (int p = 0; p < m->nparams; p++) {
         int64_t n = m->params[p].numel;
         mem->params[p].numel = n;
-        mem->params[p].data = malloc((size_t)n * sizeof(float));
-        mem->grad_storage[p] = calloc((size_t)n, sizeof(float));
+        mem->params[p].data = dev_alloc(dev, (size_t)n * sizeof(float));
+        mem->grad_storage[p] = dev_alloc(dev, (size_t)n * sizeof(float));
         if (!mem->params[p].data || !mem->grad_storage[p])
             return -1;
         mem->params[p].grad = mem->grad_storage[p];
@@ -229,21 +229,21 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     memset(&a->initial, 0, sizeof a->initial);
     memset(&a->rebuilt, 0, sizeof a->rebuilt);
     a->rebuilt_valid = 0;
-    if (memory_alloc(&mem, a->m, a->stop_requested) != 0) {
+    if (memory_alloc(a->dev, &mem, a->m, a->stop_requested) != 0) {
         if (a->stop_requested && atomic_load(a->stop_requested))
             snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
                      a->dev->rank);
         else
             snprintf(err, errlen, "rank %d: out of memory for %lld parameters", a->dev->rank,
                      (long long)a->m->total_numel);
-        memory_free(&mem);
+        memory_free(a->dev, &mem);
         return -1;
     }
     timing_model tm;
     timing_init(&tm, a->sc, a->dev->rank);
     reducer r;
     if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, err, errlen) != 0) {
-        memory_free(&mem);
+        memory_free(a->dev, &mem);
         return -1;
     }
     int rc = run_iterations(a, &r, &mem, &tm, err, errlen);
@@ -259,7 +259,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
             a->rebuilt_valid = 1;
     }
     reducer_free(&r);
-    memory_free(&mem);
+    memory_free(a->dev, &mem);
     return rc;
 }
 

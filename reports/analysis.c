@@ -115,7 +115,7 @@ static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size
     sqlite3_stmt *s = NULL;
     if (prepare(db,
                 "SELECT name, status, error, backend, world_size, model, total_params,"
-                " iterations, warmup, bucket_cap_mb, source, started_at, finished_at"
+                " iterations, warmup, bucket_cap_mb, source, started_at, finished_at, ranks"
                 " FROM run WHERE id = ?1",
                 &s, err, errlen) < 0)
         return -1;
@@ -136,7 +136,7 @@ static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size
         dup_col(s, 2, &r->error, err, errlen) < 0 || dup_col(s, 3, &r->backend, err, errlen) < 0 ||
         dup_col(s, 5, &r->model, err, errlen) < 0 || dup_col(s, 10, &r->source, err, errlen) < 0 ||
         dup_col(s, 11, &r->started_at, err, errlen) < 0 ||
-        dup_col(s, 12, &r->finished_at, err, errlen) < 0)
+        dup_col(s, 12, &r->finished_at, err, errlen) < 0 || dup_col(s, 13, &r->placement, err, errlen) < 0)
         goto out;
     r->world_size = sqlite3_column_int(s, 4);
     r->total_params = sqlite3_column_int64(s, 6);
@@ -619,6 +619,7 @@ static void free_run(analysis_run *r)
     free(r->status_detail);
     free(r->error);
     free(r->backend);
+    free(r->placement);
     free(r->model);
     free(r->source);
     free(r->started_at);

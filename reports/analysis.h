@@ -72,6 +72,7 @@ typedef struct {
      * writer of a running or abandoned run is and what became of it, else NULL. */
     char *name, *status, *status_detail, *error, *backend, *model, *source, *started_at,
         *finished_at;
+    char *placement; /* where the ranks ran (run.ranks: "processes; 4 ranks share 1 GPU ..."), or NULL */
     int world_size;
     int64_t total_params;
     int iterations_planned; /* from the scenario */

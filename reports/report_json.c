@@ -59,11 +59,11 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
     /* "s?" packs NULL strings as null; "o" steals the arrays even on failure. */
     return json_pack_ex(
         je, 0,
-        "{s:I, s:s?, s:s?, s:s?, s:s?, s:s?, s:i, s:s?, s:I, s:s?, s:s?, s:s?,"
+        "{s:I, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:i, s:s?, s:I, s:s?, s:s?, s:s?,"
         " s:i, s:i, s:o, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o, s:o}",
         "id", (json_int_t)r->id, "name", r->name, "status", r->status, "status_detail",
         r->status_detail, "error", r->error,
-        "backend", r->backend, "world_size", r->world_size, "model", r->model, "total_params",
+        "backend", r->backend, "placement", r->placement, "world_size", r->world_size, "model", r->model, "total_params",
         (json_int_t)r->total_params, "source", r->source, "started_at", r->started_at,
         "finished_at", r->finished_at, "iterations_planned", r->iterations_planned,
         "warmup_planned", r->warmup_planned, "bucket_cap_mb", num(r->bucket_cap_mb),

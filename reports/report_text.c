@@ -102,6 +102,9 @@ static void print_header(FILE *out, const analysis_run *r)
     if (r->error)
         fprintf(out, "  error       %s\n", r->error);
     fprintf(out, "  backend     %s, world size %d\n", or_dash(r->backend), r->world_size);
+    /* Only a note worth reading: plain "threads" / "processes" say nothing new. */
+    if (r->placement && strchr(r->placement, ';'))
+        fprintf(out, "  ranks       %s\n", r->placement);
     fprintf(out, "  model       %s, %" PRId64 " params\n", or_dash(r->model), r->total_params);
     if (r->source && *r->source)
         fprintf(out, "  scenario    %s\n", r->source);

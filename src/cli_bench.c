@@ -1,4 +1,5 @@
-/* cli_bench.c — `ddpprof bench allreduce`: the cpu backend's allreduce bandwidth,
+/* cli_bench.c — `ddpprof bench allreduce`: a backend's allreduce bandwidth (cpu unless
+ * --backend says otherwise),
  * printed as nccl-tests does (algbw = bytes / time, busbw = algbw · 2(n−1)/n, GB = 1e9). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 static const char *const usage =
     "usage: ddpprof bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--warmup N]\n"
+    "                               [--backend cpu|cuda]\n"
     "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
 
 static int parse_size(const char *s, int64_t *out)
@@ -58,6 +60,7 @@ int cli_bench(int argc, char **argv)
         return cli_usage_error(usage, "bench: the one benchmark is 'allreduce'");
     int ranks = 4, iters = 20, warmup = 3;
     const char *sizes = "1M,25M,100M";
+    const char *backend = "cpu";
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -75,6 +78,8 @@ int cli_bench(int argc, char **argv)
             *(a[2] == 'i' ? &iters : &warmup) = (int)v;
         } else if (!strcmp(a, "--sizes")) {
             sizes = argv[++i];
+        } else if (!strcmp(a, "--backend")) {
+            backend = argv[++i];
         } else {
             return cli_usage_error(usage, "unknown option '%s'", a);
         }
@@ -102,12 +107,20 @@ int cli_bench(int argc, char **argv)
             return EXIT_USAGE;
         }
     }
-    printf("# ddpprof bench allreduce: cpu backend, %d ranks (threads), %d iterations after %d warm-up\n", ranks,
-           iters, warmup);
+    const backend_ops *be = backend_find(backend);
+    char why[512];
+    if (!be)
+        return cli_usage_error(usage, "--backend %s: not built into this ddpprof", backend);
+    if (!be->available(why, sizeof why)) {
+        fprintf(stderr, "ddpprof: backend %s: %s\n", be->name, why);
+        return EXIT_RUNTIME;
+    }
+    printf("# ddpprof bench allreduce: %s backend, %d ranks (%s), %d iterations after %d warm-up\n", be->name, ranks,
+           be->one_rank_per_process ? "one GPU each, one process" : "threads", iters, warmup);
     printf("# %10s  %12s  %6s  %5s  %10s  %7s  %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw");
     printf("# %10s  %12s  %6s  %5s  %10s  %7s  %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
     for (int i = 0; i < nsz; i++) {
-        int rc = run_size(backend_find("cpu"), ranks, sz[i], iters, warmup);
+        int rc = run_size(be, ranks, sz[i], iters, warmup);
         if (rc != EXIT_OK)
             return rc;
     }

@@ -87,7 +87,7 @@ static int run_point(const scenario *point, const model *m, const backend_ops *b
 {
     if (env->kind != LAUNCH_NONE)
         return launch_as_rank(point, m, env, !coordinated, st, be, opt, res, err, errlen);
-    if (!strcmp(point->ranks, "processes"))
+    if (!strcmp(point->ranks, "processes") || be->one_rank_per_process)
         return launch_processes(point, m, st, be, opt, res, err, errlen);
     return launch_run(point, m, st, be, opt, res, err, errlen);
 }

@@ -1,18 +1,21 @@
-/* cuda_backend.c — the `cuda` backend as far as it is built: it finds the GPUs and says
- * whether a run can use them.  Its device (compute and comm CUDA streams linked by
- * events, cuBLAS GEMMs, NCCL allreduces, CUPTI records) is not built yet, so even with a
- * GPU present it refuses a run with that reason rather than pretend; `auto` then picks
- * the cpu backend and says why.  What a coordinator needs already works without a GPU:
- * its world is the NCCL unique id, handed to the rank processes as text through the
- * rendezvous (nccl_id.h). */
+/* cuda_backend.c — the `cuda` backend's ops table (backend.h): one rank per process on
+ * its GPU.  The coordinator's world is the NCCL unique id, handed to the rank processes
+ * as text through the rendezvous (nccl_id.h); a rank's world holds that id and its one
+ * device (cuda_device.h), which an abort reaches. */
+#include "textcopy.h"
+
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include <string.h>
 
 #include <cuda_runtime_api.h>
 
 #include "cuda_backend.h"
+#include "cuda_bench.h"
+#include "cuda_device.h"
+#include "cuda_plan.h"
 #include "nccl_id.h"
 
 /* The GPUs this process can use, or -1 with the reason (no driver, no device). */
@@ -34,27 +37,27 @@ static int available(char *why, size_t whylen)
     int n = gpu_count(why, whylen);
     if (n <= 0)
         return 0;
-    snprintf(why, whylen,
-             "%d CUDA GPU%s found, but this ddpprof's cuda device (CUDA streams, cuBLAS, NCCL, CUPTI) is not "
-             "built yet",
-             n, n > 1 ? "s" : "");
-    return 0;
+    snprintf(why, whylen, "%d CUDA GPU%s", n, n > 1 ? "s" : "");
+    return 1;
 }
 
-/* The coordinator's view of a run's world: the NCCL id the ranks will build their
- * communicator from (it needs no GPU), and the abort flag. */
 struct backend_world {
     char nccl_id[NCCL_ID_TEXT];
+    /* A rank's world (attach_to): what its device is built from. */
+    bool rank_side;
+    backend_world_args args;
+    ncclUniqueId id;
+    pthread_mutex_t mu;
     bool aborted;
     char why[512];
+    device *dev;
 };
 
 static int world_create(const backend_world_args *a, backend_world **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!a->create_shared) {
-        /* A rank's own world needs its GPU, and the device is not built yet. */
-        available(err, errlen);
+    if (!a->create_shared && !a->attach_to) {
+        snprintf(err, errlen, "the cuda backend runs one rank per process (ranks = processes)");
         return -1;
     }
     backend_world *w = calloc(1, sizeof *w);
@@ -62,9 +65,21 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    if (nccl_id_new(w->nccl_id, err, errlen) != 0) {
+    if (pthread_mutex_init(&w->mu, NULL) != 0) {
+        free(w);
+        snprintf(err, errlen, "pthread_mutex_init failed");
+        return -1;
+    }
+    int rc = a->create_shared ? nccl_id_new(w->nccl_id, err, errlen) : nccl_id_parse(a->attach_to, &w->id, err, errlen);
+    if (rc != 0) {
+        pthread_mutex_destroy(&w->mu);
         free(w);
         return -1;
+    }
+    if (a->attach_to) {
+        text_copy(w->nccl_id, sizeof w->nccl_id, a->attach_to);
+        w->rank_side = true;
+        w->args = *a;
     }
     *out = w;
     return 0;
@@ -72,57 +87,111 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
 
 static void world_abort(backend_world *w, const char *why)
 {
+    pthread_mutex_lock(&w->mu);
     if (!w->aborted) {
         w->aborted = true;
-        snprintf(w->why, sizeof w->why, "%s", why);
+        text_copy(w->why, sizeof w->why, why);
     }
+    /* Under the lock: device_destroy clears w->dev under it before the device goes. */
+    if (w->dev)
+        cuda_device_abort(w->dev, why);
+    pthread_mutex_unlock(&w->mu);
 }
 
 static int world_aborted(backend_world *w, char *why, size_t whylen)
 {
-    if (w->aborted)
-        snprintf(why, whylen, "%s", w->why);
-    return w->aborted;
+    pthread_mutex_lock(&w->mu);
+    int a = w->aborted;
+    if (a)
+        text_copy(why, whylen, w->why);
+    pthread_mutex_unlock(&w->mu);
+    return a;
 }
 
 static const char *world_handle(backend_world *w) { return w->nccl_id; }
 
 static void world_unlink(backend_world *w) { (void)w; }
 
-static void world_destroy(backend_world *w) { free(w); }
+static void world_destroy(backend_world *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_destroy(&w->mu);
+    free(w);
+}
 
-/* Every op of the table is set, so that no caller meets a NULL: a rank's device needs
- * the part not built yet, and says so. */
+/* DDPPROF_CUPTI=0 turns CUPTI off (the profiler-overhead benchmark's baseline). */
+static bool cupti_wanted(void)
+{
+    const char *v = getenv("DDPPROF_CUPTI");
+    return !(v && !strcmp(v, "0"));
+}
+
 static device *device_create(backend_world *w, int rank, char *err, size_t errlen)
 {
-    (void)w, (void)rank;
-    available(err, errlen);
-    return NULL;
+    if (!w->rank_side) {
+        snprintf(err, errlen, "rank %d: the cuda backend's devices live in the rank processes", rank);
+        return NULL;
+    }
+    pthread_mutex_lock(&w->mu);
+    bool busy = w->dev != NULL;
+    pthread_mutex_unlock(&w->mu);
+    if (busy) {
+        snprintf(err, errlen, "rank %d: the cuda backend runs one rank per process", rank);
+        return NULL;
+    }
+    cuda_device_config c = {.rank = rank,
+                            .world_size = w->args.sc->world_size,
+                            .id = w->id,
+                            .rec = w->args.rec,
+                            .first_rank = w->args.first_rank,
+                            .nvtx = w->args.nvtx,
+                            .t0_ns = w->args.t0_ns ? w->args.t0_ns : cuda_host_clock_ns(),
+                            .timeout_s = w->args.sc->timeout_s,
+                            .cupti = cupti_wanted(),
+                            .owner = w};
+    device *d = cuda_device_create(&c, err, errlen);
+    if (!d)
+        return NULL;
+    pthread_mutex_lock(&w->mu);
+    w->dev = d;
+    bool aborted = w->aborted;
+    char why[512];
+    text_copy(why, sizeof why, w->why);
+    pthread_mutex_unlock(&w->mu);
+    if (aborted)
+        cuda_device_abort(d, why);
+    return d;
 }
 
-static void device_destroy(device *d) { (void)d; }
-
-static span_ring *host_ring(device *d)
+static void device_destroy(device *d)
 {
-    (void)d;
-    return NULL;
+    if (!d)
+        return;
+    backend_world *w = cuda_device_owner(d);
+    pthread_mutex_lock(&w->mu);
+    w->dev = NULL;
+    pthread_mutex_unlock(&w->mu);
+    cuda_device_destroy(d);
 }
 
-/* The host clock the coordinator puts a run's origin on (CUPTI's is related to it by
- * cupti_decode.h's clock sync). */
-static int64_t host_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+static span_ring *host_ring(device *d) { return cuda_device_host_ring(d); }
 
-static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
-                           size_t errlen)
+/* Said of a run whose ranks on this machine outnumber its GPUs (the coordinator's view:
+ * the ranks it starts run here). */
+static int placement_note(const scenario *sc, char *note, size_t notelen)
 {
-    (void)ranks, (void)bytes, (void)iters, (void)warmup, (void)us_per_iter;
-    available(err, errlen);
-    return -1;
+    char why[256];
+    int ngpus = gpu_count(why, sizeof why);
+    if (ngpus <= 0 || sc->world_size <= ngpus)
+        return 0;
+    cuda_placement p;
+    if (cuda_place_rank(0, 0, sc->world_size, ngpus, &p, why, sizeof why) != 0)
+        return 0;
+    snprintf(note, notelen,
+             "%d ranks share %d GPU%s (up to %d a GPU): they time-slice it, NCCL over loopback sockets",
+             sc->world_size, ngpus, ngpus > 1 ? "s" : "", p.ranks_on_device);
+    return 1;
 }
 
 const backend_ops cuda_backend_ops = {
@@ -134,9 +203,11 @@ const backend_ops cuda_backend_ops = {
     .world_handle = world_handle,
     .world_unlink = world_unlink,
     .world_destroy = world_destroy,
-    .clock_ns = host_clock_ns,
+    .clock_ns = cuda_host_clock_ns,
     .device_create = device_create,
     .device_destroy = device_destroy,
     .host_ring = host_ring,
-    .bench_allreduce = bench_allreduce,
+    .bench_allreduce = cuda_bench_allreduce,
+    .one_rank_per_process = true,
+    .placement_note = placement_note,
 };

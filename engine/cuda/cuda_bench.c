@@ -1,0 +1,147 @@
+/* cuda_bench.c — the cuda backend's allreduce benchmark (see cuda_bench.h). */
+#include "cuda_bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include "cuda_kernels.h"
+
+#define MAX_RANKS 64
+
+typedef struct {
+    ncclComm_t comm[MAX_RANKS];
+    cudaStream_t stream[MAX_RANKS];
+    float *buf[MAX_RANKS];
+    cudaEvent_t start[MAX_RANKS], end[MAX_RANKS];
+    int ranks;
+    int64_t count;
+} bench_state;
+
+#define TRY_CUDA(call)                                                                                        \
+    do {                                                                                                      \
+        cudaError_t rc_ = (call);                                                                             \
+        if (rc_ != cudaSuccess) {                                                                             \
+            snprintf(err, errlen, "%s: %s", #call, cudaGetErrorString(rc_));                                  \
+            return -1;                                                                                        \
+        }                                                                                                     \
+    } while (0)
+
+#define TRY_NCCL(call)                                                                                        \
+    do {                                                                                                      \
+        ncclResult_t rc_ = (call);                                                                            \
+        if (rc_ != ncclSuccess) {                                                                             \
+            snprintf(err, errlen, "%s: %s", #call, ncclGetErrorString(rc_));                                  \
+            return -1;                                                                                        \
+        }                                                                                                     \
+    } while (0)
+
+static int setup(bench_state *b, char *err, size_t errlen)
+{
+    int devs[MAX_RANKS];
+    for (int r = 0; r < b->ranks; r++)
+        devs[r] = r;
+    TRY_NCCL(ncclCommInitAll(b->comm, b->ranks, devs));
+    for (int r = 0; r < b->ranks; r++) {
+        TRY_CUDA(cudaSetDevice(r));
+        TRY_CUDA(cudaStreamCreateWithFlags(&b->stream[r], cudaStreamNonBlocking));
+        TRY_CUDA(cudaMalloc((void **)&b->buf[r], (size_t)b->count * sizeof(float)));
+        TRY_CUDA((cudaError_t)cuda_k_fill(b->stream[r], b->buf[r], b->count));
+        TRY_CUDA(cudaEventCreate(&b->start[r]));
+        TRY_CUDA(cudaEventCreate(&b->end[r]));
+    }
+    return 0;
+}
+
+static int round_of(bench_state *b, int n, char *err, size_t errlen)
+{
+    for (int i = 0; i < n; i++) {
+        TRY_NCCL(ncclGroupStart());
+        for (int r = 0; r < b->ranks; r++)
+            TRY_NCCL(ncclAllReduce(b->buf[r], b->buf[r], (size_t)b->count, ncclFloat32, ncclSum, b->comm[r],
+                                   b->stream[r]));
+        TRY_NCCL(ncclGroupEnd());
+    }
+    return 0;
+}
+
+static int measure(bench_state *b, int iters, int warmup, double *us, char *err, size_t errlen)
+{
+    if (round_of(b, warmup, err, errlen) != 0)
+        return -1;
+    for (int r = 0; r < b->ranks; r++) {
+        TRY_CUDA(cudaSetDevice(r));
+        TRY_CUDA(cudaEventRecord(b->start[r], b->stream[r]));
+    }
+    if (round_of(b, iters, err, errlen) != 0)
+        return -1;
+    double sum_ms = 0;
+    for (int r = 0; r < b->ranks; r++) {
+        TRY_CUDA(cudaSetDevice(r));
+        TRY_CUDA(cudaEventRecord(b->end[r], b->stream[r]));
+        TRY_CUDA(cudaEventSynchronize(b->end[r]));
+        float ms;
+        TRY_CUDA(cudaEventElapsedTime(&ms, b->start[r], b->end[r]));
+        sum_ms += ms;
+    }
+    *us = sum_ms / b->ranks / iters * 1e3;
+    return 0;
+}
+
+static void teardown(bench_state *b)
+{
+    for (int r = 0; r < b->ranks; r++) {
+        if (b->comm[r]) {
+            ncclResult_t nr = ncclCommDestroy(b->comm[r]);
+            if (nr != ncclSuccess)
+                fprintf(stderr, "ddpprof: bench: ncclCommDestroy: %s\n", ncclGetErrorString(nr));
+        }
+        if (cudaSetDevice(r) != cudaSuccess)
+            continue;
+        cudaError_t rc = cudaSuccess;
+        if (b->buf[r])
+            rc = cudaFree(b->buf[r]);
+        if (rc == cudaSuccess && b->start[r])
+            rc = cudaEventDestroy(b->start[r]);
+        if (rc == cudaSuccess && b->end[r])
+            rc = cudaEventDestroy(b->end[r]);
+        if (rc == cudaSuccess && b->stream[r])
+            rc = cudaStreamDestroy(b->stream[r]);
+        if (rc != cudaSuccess)
+            fprintf(stderr, "ddpprof: bench: releasing GPU %d: %s\n", r, cudaGetErrorString(rc));
+    }
+}
+
+int cuda_bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
+                         size_t errlen)
+{
+    int ngpus = 0;
+    cudaError_t rc = cudaGetDeviceCount(&ngpus);
+    if (rc != cudaSuccess || ngpus == 0) {
+        snprintf(err, errlen, "no CUDA GPU here (cudaGetDeviceCount: %s)",
+                 rc != cudaSuccess ? cudaGetErrorString(rc) : "none found");
+        return -1;
+    }
+    if (ranks < 1 || ranks > ngpus || ranks > MAX_RANKS) {
+        snprintf(err, errlen,
+                 "%d ranks need %d GPUs in one process and %d are here; ranks sharing a GPU are processes: "
+                 "use `ddpprof run` with ranks = processes",
+                 ranks, ranks, ngpus);
+        return -1;
+    }
+    bench_state *b = calloc(1, sizeof *b);
+    if (!b) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    b->ranks = ranks;
+    b->count = bytes / 4;
+    int out = setup(b, err, errlen);
+    if (out == 0)
+        out = measure(b, iters, warmup, us_per_iter, err, errlen);
+    teardown(b);
+    free(b);
+    return out;
+}
