@@ -267,6 +267,12 @@ static int set_nccl_env(const cuda_placement *p, char *err, size_t errlen)
         }                                                                                                     \
     } while (0)
 
+/* Stream i's span ring (DEV_STREAM_COUNT: the host's), or NULL without a recorder. */
+static span_ring *ring_of(const cuda_device_config *c, int i)
+{
+    return c->rec ? recorder_ring(c->rec, (c->rank - c->first_rank) * BACKEND_RINGS_PER_RANK + i) : NULL;
+}
+
 static int create_streams(cuda_device *d, const cuda_device_config *c, char *err, size_t errlen)
 {
     for (int i = 0; i < DEV_STREAM_COUNT; i++) {
@@ -281,7 +287,7 @@ static int create_streams(cuda_device *d, const cuda_device_config *c, char *err
             CUDA_TRY(cudaEventCreate(&st->slots[k].start));
             CUDA_TRY(cudaEventCreate(&st->slots[k].end));
         }
-        st->ring = recorder_ring(c->rec, (c->rank - c->first_rank) * BACKEND_RINGS_PER_RANK + i);
+        st->ring = ring_of(c, i);
     }
     CUDA_TRY(cudaStreamCreateWithFlags(&d->clock_stream, cudaStreamNonBlocking));
     for (int k = 0; k < CUDA_ANCHORS; k++)
@@ -362,6 +368,7 @@ static int setup(cuda_device *d, const cuda_device_config *c, char *err, size_t 
     if (set_nccl_env(&d->place, err, errlen) != 0)
         return -1;
     d->gpu = d->place.device;
+    d->host_ring = ring_of(c, DEV_STREAM_COUNT);
     CUDA_TRY(cudaSetDevice(d->gpu));
     if (create_streams(d, c, err, errlen) != 0)
         return -1;
@@ -392,7 +399,6 @@ device *cuda_device_create(const cuda_device_config *c, char *err, size_t errlen
     d->cfg = *c;
     atomic_init(&d->comm_aborted, false);
     atomic_init(&d->abort_requested, false);
-    d->host_ring = recorder_ring(c->rec, (c->rank - c->first_rank) * BACKEND_RINGS_PER_RANK + DEV_STREAM_COUNT);
     if (pthread_mutex_init(&d->mu, NULL) != 0) {
         free(d);
         snprintf(err, errlen, "rank %d: pthread_mutex_init failed", c->rank);

@@ -69,7 +69,7 @@ static int retire(cuda_device *d, dev_stream s)
             cuda_device_fail(d, msg);
             return -1;
         }
-        if (!d->cupti) {
+        if (!d->cupti && st->ring) {
             span sp = slot->meta;
             if (time_op(d, slot, &sp.start_ns, &sp.end_ns) != 0)
                 return -1;

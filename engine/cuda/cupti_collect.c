@@ -67,7 +67,9 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 static void emit_span(void *user, const span *sp)
 {
     cupti_collect *c = user;
-    span_ring_push(sp->stream == STREAM_COMM ? c->cfg.comm_ring : c->cfg.compute_ring, sp);
+    span_ring *ring = sp->stream == STREAM_COMM ? c->cfg.comm_ring : c->cfg.compute_ring;
+    if (ring)
+        span_ring_push(ring, sp);
 }
 
 static int read_clocks(const cupti_collect *c, cupti_clock_read *reads, size_t n, char *err, size_t errlen)
