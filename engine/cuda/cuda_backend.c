@@ -125,6 +125,14 @@ static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, doub
     return -1;
 }
 
+static int bench_copy(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy, char *err,
+                      size_t errlen)
+{
+    (void)ranks, (void)bytes, (void)scale, (void)iters, (void)warmup, (void)us_per_copy;
+    available(err, errlen);
+    return -1;
+}
+
 const backend_ops cuda_backend_ops = {
     .name = "cuda",
     .available = available,
@@ -139,4 +147,5 @@ const backend_ops cuda_backend_ops = {
     .device_destroy = device_destroy,
     .host_ring = host_ring,
     .bench_allreduce = bench_allreduce,
+    .bench_copy = bench_copy,
 };
