@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /* us per byte at `gbps` GB/s */
 static double us_per_byte(double gbps) { return 1.0 / (gbps * 1e3); }
@@ -21,7 +22,7 @@ double ring_model_us(double alpha_us, double bandwidth_gbps, int64_t bytes, int 
     return steps * alpha_us + steps / ranks * (double)bytes * us_per_byte(bandwidth_gbps);
 }
 
-static int check_samples(const ring_sample *s, size_t n, char *err, size_t errlen)
+static int check_samples(const ring_sample *s, size_t n, bool need_two_worlds, char *err, size_t errlen)
 {
     if (n == 0) {
         snprintf(err, errlen, "no measurements to fit");
@@ -51,7 +52,7 @@ static int check_samples(const ring_sample *s, size_t n, char *err, size_t errle
                  (long long)s[0].bytes);
         return -1;
     }
-    if (!two_worlds) {
+    if (!two_worlds && need_two_worlds) {
         snprintf(err, errlen,
                  "every measurement has the same world size (%d ranks): the model's dependence on the number "
                  "of ranks is not measured; give at least two world sizes (e.g. --ranks 2,4)",
@@ -75,10 +76,35 @@ static void residuals(const ring_sample *s, size_t n, ring_fit *f)
     f->n = n;
 }
 
+static int fit_checked(const ring_sample *s, size_t n, ring_fit *out, char *err, size_t errlen);
+
 int fit_ring(const ring_sample *s, size_t n, ring_fit *out, char *err, size_t errlen)
 {
-    if (check_samples(s, n, err, errlen) != 0)
+    if (check_samples(s, n, true, err, errlen) != 0)
         return -1;
+    return fit_checked(s, n, out, err, errlen);
+}
+
+int fit_ring_world(const ring_sample *s, size_t n, int ranks, ring_fit *out, char *err, size_t errlen)
+{
+    ring_sample *mine = malloc((n ? n : 1) * sizeof *mine);
+    if (!mine) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].ranks == ranks)
+            mine[m++] = s[i];
+    int rc = check_samples(mine, m, false, err, errlen);
+    if (rc == 0)
+        rc = fit_checked(mine, m, out, err, errlen);
+    free(mine);
+    return rc;
+}
+
+static int fit_checked(const ring_sample *s, size_t n, ring_fit *out, char *err, size_t errlen)
+{
     /* Normal equations of the relative residual: rows u = x1/t, v = x2/t, target 1. */
     double suu = 0, suv = 0, svv = 0, su = 0, sv = 0;
     for (size_t i = 0; i < n; i++) {

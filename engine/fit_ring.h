@@ -38,6 +38,9 @@ double ring_model_us(double alpha_us, double bandwidth_gbps, int64_t bytes, int 
 
 /* 0, or -1 with err saying why the samples cannot be fitted. */
 int fit_ring(const ring_sample *s, size_t n, ring_fit *out, char *err, size_t errlen);
+/* The same fit over the samples of one world size only (a diagnostic: how far alpha
+ * and B move with the number of ranks); needs two sizes at that world size. */
+int fit_ring_world(const ring_sample *s, size_t n, int ranks, ring_fit *out, char *err, size_t errlen);
 
 typedef struct {
     int64_t moved; /* bytes read plus bytes written */

@@ -61,6 +61,13 @@ void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const cali
             f->ring.alpha_us, f->ring.bandwidth_gbps,
             f->ring.alpha_clamped ? " (alpha clamped at 0: the best fit was negative)" : "", 100.0 * f->ring.rms_rel,
             100.0 * f->ring.max_abs_rel, f->ring.n);
+    for (size_t i = 0; i < p->nranks; i++) {
+        ring_fit w;
+        char err[256];
+        if (fit_ring_world(d->ar, d->nar, p->ranks[i], &w, err, sizeof err) == 0)
+            fprintf(out, "  %2d ranks alone: alpha = %.3f us, B = %.3f GB/s, RMS relative error %.1f%%\n", p->ranks[i],
+                    w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
+    }
     if (!d->copies_measured) {
         fprintf(out, "copies not measured: %s\n", d->copies_skipped);
         return;
