@@ -3,6 +3,7 @@
 #include "calibrate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memory_budget.h"
@@ -37,13 +38,29 @@ static int check_memory(const calib_plan *p, char *err, size_t errlen)
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of `reps` timings (each the mean over the plan's iterations): on a
+ * machine shared with other work, one disturbed repetition does not move it. */
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 static int measure_allreduce(const calib_plan *p, calib_data *d, FILE *progress, char *err, size_t errlen)
 {
     for (size_t r = 0; r < p->nranks; r++)
         for (size_t s = 0; s < p->nsizes; s++) {
-            double us = 0;
-            if (p->be->bench_allreduce(p->ranks[r], p->sizes[s], p->iters, p->warmup, &us, err, errlen) != 0)
-                return -1;
+            double t[CALIB_MAX_REPEATS];
+            for (int k = 0; k < p->repeats; k++)
+                if (p->be->bench_allreduce(p->ranks[r], p->sizes[s], p->iters, p->warmup, &t[k], err, errlen) != 0)
+                    return -1;
+            double us = median(t, p->repeats);
             d->ar[d->nar++] = (ring_sample){.bytes = p->sizes[s], .ranks = p->ranks[r], .us = us};
             if (progress) {
                 fprintf(progress, "  allreduce %2d ranks %12lld bytes: %12.1f us\n", p->ranks[r],
@@ -61,9 +78,11 @@ static int measure_copies(const calib_plan *p, calib_data *d, FILE *progress, ch
         for (size_t s = 0; s < p->ncopy; s++) {
             /* copy-in divides by the world size on the way into the bucket */
             float scale = k == CALIB_COPY_IN ? 1.0f / (float)copiers : 1.0f;
-            double us = 0;
-            if (p->be->bench_copy(copiers, p->copy_sizes[s], scale, p->iters, p->warmup, &us, err, errlen) != 0)
-                return -1;
+            double t[CALIB_MAX_REPEATS];
+            for (int r = 0; r < p->repeats; r++)
+                if (p->be->bench_copy(copiers, p->copy_sizes[s], scale, p->iters, p->warmup, &t[r], err, errlen) != 0)
+                    return -1;
+            double us = median(t, p->repeats);
             d->cp[d->ncp++] = (calib_copy){.kind = (calib_copy_kind)k, .copiers = copiers,
                                            .bytes = p->copy_sizes[s], .us = us};
             if (progress) {
@@ -79,9 +98,9 @@ int calib_measure(const calib_plan *p, calib_data *d, FILE *progress, char *err,
 {
     memset(d, 0, sizeof *d);
     if (p->nranks == 0 || p->nsizes == 0 || p->nranks > CALIB_MAX_POINTS || p->nsizes > CALIB_MAX_POINTS ||
-        p->ncopy > CALIB_MAX_POINTS || p->iters < 1) {
-        snprintf(err, errlen, "calibrate: want 1..%d world sizes and sizes, and at least one iteration",
-                 CALIB_MAX_POINTS);
+        p->ncopy > CALIB_MAX_POINTS || p->iters < 1 || p->repeats < 1 || p->repeats > CALIB_MAX_REPEATS) {
+        snprintf(err, errlen, "calibrate: want 1..%d world sizes and sizes, at least one iteration and 1..%d "
+                 "repeats", CALIB_MAX_POINTS, CALIB_MAX_REPEATS);
         return -1;
     }
     if (check_memory(p, err, errlen) != 0)

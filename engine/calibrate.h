@@ -5,7 +5,7 @@
  * Contract: calib_measure() runs every (world size, size) point through the backend's
  * bench_allreduce and, when the backend has bench_copy, every (kind, size) copy point
  * with as many concurrent copiers as the largest world size (ranks copy at the same
- * time in a run).  Memory is checked (memory_budget.h) before anything runs.  Results
+ * time in a run).  Each point is timed `repeats` times and the median kept.  Memory is checked (memory_budget.h) before anything runs.  Results
  * are appended to calib_data in plan order; progress lines go to `progress` (may be
  * NULL).  The fit itself is fit_ring.h's.
  */
@@ -21,6 +21,7 @@
 #include "fit_ring.h"
 
 #define CALIB_MAX_POINTS 64
+#define CALIB_MAX_REPEATS 99
 
 typedef struct {
     const backend_ops *be;
@@ -31,6 +32,7 @@ typedef struct {
     int64_t copy_sizes[CALIB_MAX_POINTS]; /* bytes of one copy (fp32) */
     size_t ncopy;
     int iters, warmup;
+    int repeats; /* each point is the median of this many timings */
 } calib_plan;
 
 typedef enum { CALIB_COPY_IN = 0, CALIB_COPY_OUT } calib_copy_kind;

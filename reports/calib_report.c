@@ -45,8 +45,10 @@ double calib_copy_model_us(double gbps, int64_t bytes) { return 2.0 * (double)by
 
 void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const calib_fit *f)
 {
-    fprintf(out, "# ddpprof calibrate: %s backend, in-place SUM allreduce (fp32), %d iterations after %d warm-up\n",
-            p->be->name, p->iters, p->warmup);
+    fprintf(out,
+            "# ddpprof calibrate: %s backend, in-place SUM allreduce (fp32); each point the median of %d timings of "
+            "%d iterations after %d warm-up\n",
+            p->be->name, p->repeats, p->iters, p->warmup);
     fprintf(out, "# model: t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B   (least squares on the relative residual)\n");
     fprintf(out, "%5s  %12s  %12s  %12s  %12s  %9s\n", "ranks", "size (B)", "measured us", "model us", "resid us",
             "resid %");

@@ -19,7 +19,9 @@
 
 static const char *const usage =
     "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 64K,1M,...,100M]\n"
-    "                         [--copy-sizes 1M,4M,16M] [--iters N] [--warmup N] [-o FILE]\n"
+    "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
+    "                         [-o FILE]\n"
+    "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
     "  measures in-place SUM allreduce at every (ranks, size), fits\n"
     "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
     "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
@@ -108,6 +110,7 @@ static int parse_args(int argc, char **argv, options *o)
     o->out = "calibration.ini";
     o->plan.iters = 10;
     o->plan.warmup = 2;
+    o->plan.repeats = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (i + 1 >= argc)
@@ -126,6 +129,11 @@ static int parse_args(int argc, char **argv, options *o)
             rc = parse_count(a, v, 1, &o->plan.iters);
         else if (!strcmp(a, "--warmup"))
             rc = parse_count(a, v, 0, &o->plan.warmup);
+        else if (!strcmp(a, "--repeats")) {
+            rc = parse_count(a, v, 1, &o->plan.repeats);
+            if (rc == EXIT_OK && o->plan.repeats > CALIB_MAX_REPEATS)
+                rc = cli_usage_error(usage, "--repeats %s: at most %d", v, CALIB_MAX_REPEATS);
+        }
         else if (!strcmp(a, "-o"))
             o->out = v;
         else

@@ -222,7 +222,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     calib_fit f;
     char err[SCENARIO_ERR];
     assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
-    calib_plan p = {.be = backend_find("cpu"), .ranks = {2, 3, 4, 8}, .nranks = 4, .iters = 1};
+    calib_plan p = {.be = backend_find("cpu"), .ranks = {2, 3, 4, 8}, .nranks = 4, .iters = 1, .repeats = 1};
     for (size_t i = 0; i < NS; i++)
         p.sizes[p.nsizes++] = sizes[i];
     char *ini = calib_ini_text(&p, d, &f, "test machine");
@@ -302,7 +302,7 @@ static void test_calibrate_cpu_end_to_end(void **state)
     result *r = malloc(sizeof *r);
     assert_non_null(r);
     const char *args[] = {"calibrate", "--backend", "cpu", "--ranks", "2,3", "--sizes", "4K,64K,256K",
-                          "--copy-sizes", "64K,256K", "--iters", "3", "--warmup", "1", "-o", out, NULL};
+                          "--copy-sizes", "64K,256K", "--iters", "3", "--warmup", "1", "--repeats", "3", "-o", out, NULL};
     ddpprof(r, args);
     if (r->status != 0)
         fail_msg("calibrate exited %d: %s", r->status, r->err);
