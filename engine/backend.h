@@ -7,7 +7,8 @@
  * collective and stream of the world fail at once with `why` (first reason wins).
  * Destroy devices before their world.  bench_allreduce() times in-place SUM allreduces
  * of `bytes` over `ranks` for `iters` iterations after `warmup`, reporting the mean time
- * per iteration.  backend_find() is the one place that lists the backends built in.
+ * per iteration; bench_copy() times the reducer's bucket copies the same way.
+ * backend_find() is the one place that lists the backends built in.
  */
 #ifndef DDPPROF_BACKEND_H
 #define DDPPROF_BACKEND_H
@@ -68,6 +69,12 @@ typedef struct backend_ops {
     /* Optional (NULL: nothing to say): a note on where the ranks of `sc` run that the
      * run's record keeps ("4 ranks share 1 GPU ..."); 1 with the note, else 0. */
     int (*placement_note)(const scenario *sc, char *note, size_t notelen);
+    /* The reducer's bucket copies as this backend runs them (copy-in: scale = 1/world;
+     * copy-out: scale = 1): `ranks` copiers at once, each moving `bytes` of fp32 from one
+     * buffer of its own to another, `iters` times after `warmup`; the mean time of one
+     * copy.  NULL where the backend cannot time them. */
+    int (*bench_copy)(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy,
+                      char *err, size_t errlen);
 } backend_ops;
 
 /* The backend called `name`, or NULL when none is built in by that name. */

@@ -41,6 +41,7 @@ int scenario_set(scenario *sc, const char *dotted_key, const char *value, char e
         scn_errf(err, "the key name is not valid UTF-8");
     } else if (scn_find_dotted(key, &ki, err) == 0 && scn_set_key(sc, ki, text, false, err) == 0) {
         sc->key_line[ki] = -1;
+        sc->key_include[ki] = 0;
         sc->swept[ki] = false;
         rc = 0;
     }

@@ -7,6 +7,14 @@
  * ...` lists; scenario_sweep_point() builds the cartesian product, one scenario per point,
  * each its own run.  The caller exits with status 2 on any error below.
  *
+ * Includes: `include = FILE` lines before the first [section] read FILE (a path
+ * relative to the including file's directory) first; the including file's keys then
+ * override the included ones, wherever they stand.  Included files may include others,
+ * at most SCENARIO_MAX_INCLUDES files in all; a file that includes itself, directly or
+ * not, is an error at the include line, as are a missing file and a [sweep] in an
+ * included file (the sweep belongs to the scenario that runs).  A problem inside an
+ * included file is reported at that file's line ("included.ini:LINE: message").
+ *
  * Messages (one line, no trailing newline, valid UTF-8):
  *   path:LINE: message      a problem on that line of the file (LINE counts from 1)
  *   path: message           a problem with the whole file: cannot open, not a regular
@@ -65,6 +73,7 @@
 #define SCENARIO_MAX_SWEEP_POINTS 4096           /* product of the [sweep] axes' lengths */
 #define SCENARIO_MAX_FILE_BYTES (1024 * 1024)    /* a scenario file, whole */
 #define SCENARIO_MAX_LINE 198                    /* bytes of one line (inih's 200-byte buffer) */
+#define SCENARIO_MAX_INCLUDES 8 /* files included, all levels together; also the deepest nesting */
 
 typedef enum { COMPUTE_MODEL = 0, COMPUTE_REAL } compute_mode;
 typedef enum { COMM_HOOK_NONE = 0, COMM_HOOK_FP16, COMM_HOOK_BF16 } comm_hook_kind;
@@ -152,6 +161,11 @@ typedef struct scenario {
     /* Set in a sweep point for each key whose value came from a [sweep] axis: the
      * sweep varies it on purpose, so keys it switches off are not reported there. */
     bool swept[SCENARIO_MAX_KEYS];
+    /* `include = FILE`: the files read besides `source`, and for each key the file its
+     * key_line counts in (0: source; k: include_path[k - 1]). */
+    int ninclude;
+    char include_path[SCENARIO_MAX_INCLUDES][256];
+    unsigned char key_include[SCENARIO_MAX_KEYS];
 } scenario;
 
 /* Defaults for every key (name "scenario"). */

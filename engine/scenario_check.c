@@ -32,6 +32,9 @@ static void where(const scenario *sc, int ki, char *buf, size_t n)
 {
     int line = sc->key_line[ki];
     const char *src = sc->source[0] ? sc->source : "defaults";
+    int inc = sc->key_include[ki];
+    if (line > 0 && inc > 0 && inc <= sc->ninclude && inc <= SCENARIO_MAX_INCLUDES)
+        src = sc->include_path[inc - 1];
     if (line > 0)
         scn_bprintf(buf, n, "%s:%d: ", src, line);
     else if (line < 0)

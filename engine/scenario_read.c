@@ -36,7 +36,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* A file being read, outermost first: what an include may not reopen. */
 typedef struct {
+    dev_t dev;
+    ino_t ino;
+    const char *path;
+} open_file;
+
+typedef struct {
+    const char *path; /* as messages name it */
     const char *text; /* the whole file */
     size_t len;
     size_t pos;    /* start of the next line */
@@ -57,6 +65,15 @@ typedef struct {
     /* The line whose values took the sweep past SCENARIO_MAX_SWEEP_POINTS: reported
      * after the whole [sweep] is read, so that the message gives the full count. */
     int sweep_over_line;
+    /* Includes: this file's place in the chain of open files (chain[0..depth]), its
+     * index for key_include[] (0: the scenario's own file), the keys it set itself
+     * (a key set by an included file may be set again, once), and whether msg is a
+     * whole message from an included file, already located there. */
+    open_file *chain;
+    int depth;
+    int inc_index;
+    bool own[SCENARIO_MAX_KEYS];
+    bool msg_located;
 } load_state;
 
 static int fail_at(load_state *st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -70,6 +87,7 @@ static int fail_at(load_state *st, const char *fmt, ...)
         if (r >= (int)sizeof st->msg)
             st->msg[scn_utf8_cut(st->msg, sizeof st->msg - 1)] = '\0';
         st->err_line = st->line;
+        st->msg_located = false;
     }
     return 0;
 }
@@ -93,7 +111,7 @@ static const char *file_kind(mode_t mode)
 
 /* Reads the whole of `path` into a NUL-terminated buffer (the NUL is not part of *len;
  * the text may hold NUL bytes of its own, which the line reader reports). */
-static int read_whole(const char *path, char **out, size_t *len, char *err)
+static int read_whole(const char *path, char **out, size_t *len, open_file *id, char *err)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
@@ -113,6 +131,8 @@ static int read_whole(const char *path, char **out, size_t *len, char *err)
         return scn_errf(err, "%s: is %lld bytes; a scenario file is at most %d bytes (1 MiB)",
                         path, (long long)sb.st_size, SCENARIO_MAX_FILE_BYTES);
     }
+    id->dev = sb.st_dev;
+    id->ino = sb.st_ino;
     size_t cap = (size_t)sb.st_size + 2, n = 0;
     char *buf = malloc(cap);
     if (buf == NULL) {
@@ -387,6 +407,58 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
     return add_sweep_values(st, axis, ki, value, false);
 }
 
+/* ---------------------------------------------------------------- include */
+
+static int parse_file(const char *path, scenario *sc, open_file *chain, int depth, int inc_index,
+                      char err[SCENARIO_ERR]);
+
+/* `value` relative to the directory of the including file, unless absolute. */
+static int resolve(const char *including, const char *value, char *out, size_t n)
+{
+    const char *slash = strrchr(including, '/');
+    int r;
+    if (value[0] == '/' || slash == NULL)
+        r = snprintf(out, n, "%s", value);
+    else
+        r = snprintf(out, n, "%.*s/%s", (int)(slash - including), including, value);
+    return r < 0 || (size_t)r >= n ? -1 : 0;
+}
+
+static int on_include(load_state *st, const char *section, const char *value, bool continuation)
+{
+    scenario *sc = st->sc;
+    if (section[0] != '\0' || continuation)
+        return fail_at(st, "include goes before the first [section] (it was in [%s])", section);
+    if (st->any_section)
+        return fail_at(st, "include goes before the first [section]");
+    if (value[0] == '\0')
+        return fail_at(st, "include needs a file name (include = network.ini)");
+    char path[sizeof sc->include_path[0]];
+    if (resolve(st->path, value, path, sizeof path) != 0)
+        return fail_at(st, "include = %s: the path is longer than %zu bytes", value, sizeof path - 1);
+    if (sc->ninclude >= SCENARIO_MAX_INCLUDES || st->depth + 1 >= SCENARIO_MAX_INCLUDES)
+        return fail_at(st, "include = %s: more than %d included files (nested or not)", value,
+                       SCENARIO_MAX_INCLUDES);
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return fail_at(st, "include = %s: cannot open %s: %s", value, path, strerror(errno));
+    for (int i = 0; i <= st->depth; i++)
+        if (st->chain[i].dev == sb.st_dev && st->chain[i].ino == sb.st_ino)
+            return fail_at(st, "include = %s: include loop: %s is already being read%s%s%s", value, path,
+                           i == st->depth ? "" : " (it includes ", i == st->depth ? "" : st->chain[i + 1].path,
+                           i == st->depth ? "" : ")");
+    int index = ++sc->ninclude;
+    memcpy(sc->include_path[index - 1], path, strlen(path) + 1);
+    char nested[SCENARIO_ERR];
+    if (parse_file(path, sc, st->chain, st->depth + 1, index, nested) != 0) {
+        fail_at(st, "%s", nested);
+        st->msg_located = true; /* already "file:line: ..." of the included file */
+        return 0;
+    }
+    /* The included keys may be set once more here; the including file wins. */
+    return 1;
+}
+
 /* ---------------------------------------------------------------- keys */
 
 static int on_entry(void *user, const char *section, const char *name, const char *value)
@@ -401,11 +473,17 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     scn_bprintf(st->prev_section, sizeof st->prev_section, "%s", section);
     scn_bprintf(st->prev_name, sizeof st->prev_name, "%s", name);
 
+    if (strcmp(name, "include") == 0)
+        return on_include(st, section, value, continuation);
     if (section[0] == '\0')
         return fail_at(st, "key \"%s\" is outside any section (sections: %s)", name,
                        SCN_SECTION_LIST);
-    if (strcmp(section, "sweep") == 0)
+    if (strcmp(section, "sweep") == 0) {
+        if (st->depth > 0)
+            return fail_at(st, "[sweep] in an included file: put the sweep in the scenario "
+                               "that includes it");
         return on_sweep(st, name, value, continuation);
+    }
     if (!scn_known_section(section))
         return fail_at(st, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
     int ki = scn_find_key(section, name);
@@ -433,12 +511,14 @@ static int on_entry(void *user, const char *section, const char *name, const cha
             return fail_at(st, "%s", msg);
         return 1;
     }
-    if (sc->key_line[ki] > 0)
+    if (st->own[ki])
         return fail_at(st, "duplicate key %s.%s (first set on line %d)", section, name,
                        sc->key_line[ki]);
     if (scn_set_key(sc, ki, value, false, msg) != 0)
         return fail_at(st, "%s", msg);
     sc->key_line[ki] = st->line;
+    sc->key_include[ki] = (unsigned char)st->inc_index;
+    st->own[ki] = true;
     return 1;
 }
 
@@ -492,27 +572,48 @@ static void name_from_path(scenario *sc, const char *path)
 
 /* ---------------------------------------------------------------- public */
 
-int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR])
+/* Reads `path` into sc on top of what is there (chain[0..depth-1] are the files
+ * including it).  0, or -1 with err located in the file at fault. */
+static int parse_file(const char *path, scenario *sc, open_file *chain, int depth, int inc_index,
+                      char err[SCENARIO_ERR])
 {
-    scenario_defaults(sc);
     char *text = NULL;
     size_t len = 0;
-    if (read_whole(path, &text, &len, err) != 0)
+    open_file self = {.path = path};
+    if (read_whole(path, &text, &len, &self, err) != 0)
         return -1;
+    for (int i = 0; i < depth; i++)
+        if (chain[i].dev == self.dev && chain[i].ino == self.ino) {
+            free(text);
+            if (i == depth - 1)
+                return scn_errf(err, "%s: includes itself", chain[i].path);
+            return scn_errf(err, "%s: include loop: it is already being read (%s includes it, "
+                                 "directly or not)",
+                            path, chain[i].path);
+        }
+    chain[depth] = self;
 
-    load_state st = {.text = text, .len = len, .sc = sc};
-    int ret = ini_parse_stream(read_line, &st, on_entry, &st);
+    load_state *st = calloc(1, sizeof *st);
+    if (st == NULL) {
+        free(text);
+        return scn_errf(err, "%s: out of memory", path);
+    }
+    *st = (load_state){.path = path, .text = text, .len = len, .sc = sc, .chain = chain,
+                       .depth = depth, .inc_index = inc_index};
+    int ret = ini_parse_stream(read_line, st, on_entry, st);
     int rc = 0;
-    int over = st.sweep_over_line;
+    int over = st->sweep_over_line;
     char msg[SCENARIO_ERR];
     int axis = 0;
-    if (over > 0 && (st.err_line == 0 || st.err_line > over) && (ret <= 0 || ret > over) &&
+    if (over > 0 && (st->err_line == 0 || st->err_line > over) && (ret <= 0 || ret > over) &&
         scn_sweep_over_limit(sc, msg, sizeof msg, &axis) != 0)
         rc = scn_errf(err, "%s:%d: %s", path, over, msg);
-    else if (st.err_line > 0 && (ret <= 0 || ret >= st.err_line))
-        rc = scn_errf(err, "%s:%d: %s", path, st.err_line, st.msg);
-    else if (ret > 0 && ret == st.syntax_line)
-        rc = scn_errf(err, "%s:%d: %s", path, ret, st.syntax_msg);
+    else if (st->err_line > 0 && (ret <= 0 || ret >= st->err_line) && st->msg_located)
+        rc = scn_errf(err, "%s", st->msg);
+    else if (st->err_line > 0 && (ret <= 0 || ret >= st->err_line))
+        rc = scn_errf(err, "%s:%d: %s", path, st->err_line, st->msg);
+    else if (ret > 0 && ret == st->syntax_line)
+        rc = scn_errf(err, "%s:%d: %s", path, ret, st->syntax_msg);
     else if (ret > 0)
         rc = scn_errf(err, "%s:%d: cannot read this line (expected key = value, [section] or a "
                            "; comment)",
@@ -523,12 +624,21 @@ int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR])
         rc = scn_errf(err, "%s: is empty (a scenario file needs at least one [section]; an "
                            "empty [run] runs the defaults)",
                       path);
-    else if (!st.any_section)
+    else if (!st->any_section)
         rc = scn_errf(err, "%s: has no [section] (a scenario file needs at least one; an empty "
                            "[run] runs the defaults)",
                       path);
     free(text);
-    free(st.scratch);
+    free(st->scratch);
+    free(st);
+    return rc;
+}
+
+int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR])
+{
+    scenario_defaults(sc);
+    open_file chain[SCENARIO_MAX_INCLUDES + 1];
+    int rc = parse_file(path, sc, chain, 0, 0, err);
     if (rc != 0)
         return rc;
 

@@ -96,6 +96,7 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
     if (out != base) {
         memcpy(out->key_line, base->key_line, sizeof out->key_line);
         memcpy(out->swept, base->swept, sizeof out->swept);
+        memcpy(out->key_include, base->key_include, sizeof out->key_include);
     }
     const char *src = base->source[0] ? base->source : "defaults";
     for (int a = 0; a < base->nsweep; a++) {
@@ -106,6 +107,7 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
             scn_set_key(out, ki, axis->values[choice[a]], false, msg) != 0)
             return scn_errf(err, "%s:%d: [sweep] %s", src, axis->line, msg);
         out->key_line[ki] = axis->line > 0 ? axis->line : -1;
+        out->key_include[ki] = 0;
         out->swept[ki] = true;
     }
     return 0;

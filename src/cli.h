@@ -4,6 +4,7 @@
 #define DDPPROF_CLI_H
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 #define DDPPROF_VERSION "0.1.0"
 
@@ -13,10 +14,16 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted);
 int cli_report(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_bench(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
+int cli_compare(int argc, char **argv);
 
 /* True when argv[i] is --help/-h; prints `usage` to stdout. */
 int cli_wants_help(int argc, char **argv, const char *usage);
 /* Prints "ddpprof: message" and the usage hint to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A size in bytes with an optional binary K/M/G suffix and B ("64K", "25M", "1GB"):
+ * 0 with *out >= 4, or -1. */
+int cli_parse_size(const char *s, int64_t *out);
 
 #endif

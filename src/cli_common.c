@@ -1,5 +1,7 @@
 /* cli_common.c — help and usage-error helpers shared by the subcommands. */
 #include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,4 +28,25 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
     va_end(ap);
     fputs(usage, stderr);
     return EXIT_USAGE;
+}
+
+int cli_parse_size(const char *s, int64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0) || v > 1e15)
+        return -1;
+    double mult = 1;
+    if (*end == 'K' || *end == 'k')
+        mult = 1024, end++;
+    else if (*end == 'M' || *end == 'm')
+        mult = 1024.0 * 1024, end++;
+    else if (*end == 'G' || *end == 'g')
+        mult = 1024.0 * 1024 * 1024, end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end)
+        return -1;
+    *out = (int64_t)(v * mult);
+    return *out >= 4 ? 0 : -1;
 }

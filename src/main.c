@@ -31,6 +31,10 @@ static const char *const usage =
     "                     every scenario key: type, range, default and meaning\n"
     "  bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N]\n"
     "                     allreduce bandwidth of the cpu backend, as nccl-tests prints it\n"
+    "  calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 64K,...,100M] [-o FILE]\n"
+    "                     fit the network's latency and bandwidth (and the copies' memory bandwidth)\n"
+    "  compare DB --run A --run B [--json]\n"
+    "                     two runs side by side, per rank and per bucket, with the differences\n"
     "\n"
     "  --help, --version  on any command\n"
     "exit status: 0 success, 1 runtime failure, 2 bad usage or bad scenario\n";
@@ -68,5 +72,9 @@ int main(int argc, char **argv)
         return cli_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
         return cli_bench(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate"))
+        return cli_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        return cli_compare(argc - 1, argv + 1);
     return cli_usage_error(usage, "unknown command '%s'", cmd);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cpu_backend.h"
+#include "cpu_bench_copy.h"
 #include "cpu_collectives.h"
 #include "cpu_device.h"
 
@@ -184,4 +185,5 @@ const backend_ops cpu_backend_ops = {
     .device_destroy = cpu_device_destroy,
     .host_ring = cpu_device_host_ring,
     .bench_allreduce = bench_allreduce,
+    .bench_copy = cpu_bench_copy,
 };

@@ -1,0 +1,139 @@
+/* cpu_bench_copy.c — the reducer's copy_in (scale = 1/world) and copy_out (scale = 1)
+ * timed through cpu_work_run(), so that calibration measures the code a run executes,
+ * with every copier on its own thread as ranks are. */
+#include "cpu_bench_copy.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_collectives.h"
+#include "cpu_work.h"
+
+/* The start line: copiers wait on it so that they run together, sharing the memory
+ * system as ranks do; `cancel` when not every copier could be started. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int go, cancel;
+} start_line;
+
+typedef struct {
+    start_line *start;
+    int64_t count;
+    float scale;
+    int iters, warmup;
+    float *src, *dst;
+    int64_t t_start, t_end;
+    int rc;
+    char err[256];
+} copier;
+
+static void *copier_main(void *arg)
+{
+    copier *c = arg;
+    dev_op op = {.kind = SPAN_COPY_IN, .work = WORK_SCALE_COPY, .bytes = c->count * 4};
+    op.u.copy.dst = c->dst;
+    op.u.copy.src = c->src;
+    op.u.copy.n = c->count;
+    op.u.copy.scale = c->scale;
+    cpu_scratch scratch = {0};
+    pthread_mutex_lock(&c->start->mu);
+    while (!c->start->go)
+        pthread_cond_wait(&c->start->cv, &c->start->mu);
+    int cancel = c->start->cancel;
+    pthread_mutex_unlock(&c->start->mu);
+    if (cancel) {
+        c->rc = -1;
+        return NULL;
+    }
+    for (int i = 0; i < c->warmup + c->iters && c->rc == 0; i++) {
+        if (i == c->warmup)
+            c->t_start = cpu_clock_ns();
+        c->rc = cpu_work_run(&op, 0, &scratch, NULL, c->err, sizeof c->err);
+    }
+    c->t_end = cpu_clock_ns();
+    cpu_scratch_free(&scratch);
+    return NULL;
+}
+
+static int alloc_copier(copier *c, int64_t count)
+{
+    c->src = malloc((size_t)count * sizeof(float));
+    c->dst = malloc((size_t)count * sizeof(float));
+    if (!c->src || !c->dst)
+        return -1;
+    for (int64_t i = 0; i < count; i++) {
+        c->src[i] = (float)(i % 13) * 0.25f; /* no NaN or denormal to slow the multiply */
+        c->dst[i] = 0.0f;
+    }
+    return 0;
+}
+
+int cpu_bench_copy(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy, char *err,
+                   size_t errlen)
+{
+    int64_t count = bytes / 4;
+    if (ranks < 1 || count < 1 || iters < 1 || warmup < 0) {
+        snprintf(err, errlen, "bench copy: want ranks >= 1, bytes >= 4, iters >= 1");
+        return -1;
+    }
+    copier *cs = calloc((size_t)ranks, sizeof *cs);
+    pthread_t *th = calloc((size_t)ranks, sizeof *th);
+    start_line start = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+    int rc = 0, started = 0;
+    if (!cs || !th) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+        goto done;
+    }
+    for (int r = 0; r < ranks; r++) {
+        cs[r] = (copier){.start = &start, .count = count, .scale = scale, .iters = iters, .warmup = warmup};
+        if (alloc_copier(&cs[r], count) != 0) {
+            snprintf(err, errlen, "out of memory for %lld-byte copy buffers", (long long)bytes);
+            rc = -1;
+            goto done;
+        }
+    }
+    for (int r = 0; r < ranks; r++) {
+        int prc = pthread_create(&th[r], NULL, copier_main, &cs[r]);
+        if (prc != 0) {
+            snprintf(err, errlen, "cannot start a copy thread: %s", strerror(prc));
+            rc = -1;
+            break;
+        }
+        started++;
+    }
+    pthread_mutex_lock(&start.mu);
+    start.go = 1;
+    start.cancel = rc != 0;
+    pthread_cond_broadcast(&start.cv);
+    pthread_mutex_unlock(&start.mu);
+    for (int r = 0; r < started; r++)
+        if (pthread_join(th[r], NULL) != 0 && rc == 0) {
+            snprintf(err, errlen, "cannot join a copy thread");
+            rc = -1;
+        }
+    if (rc == 0) {
+        double t_sum = 0;
+        for (int r = 0; r < ranks; r++) {
+            if (cs[r].rc != 0) {
+                snprintf(err, errlen, "copier %d: %s", r, cs[r].err[0] ? cs[r].err : "failed");
+                rc = -1;
+                goto done;
+            }
+            t_sum += (double)(cs[r].t_end - cs[r].t_start) / iters;
+        }
+        *us_per_copy = t_sum / ranks / 1e3;
+    }
+done:
+    if (cs)
+        for (int r = 0; r < ranks; r++) {
+            free(cs[r].src);
+            free(cs[r].dst);
+        }
+    free(cs);
+    free(th);
+    return rc;
+}

@@ -1,0 +1,150 @@
+/* calib_report.c — the fits, the residual tables and the scenario fragment of a
+ * calibration (calib_report.h). */
+#include "calib_report.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fit_copies(const calib_data *d, calib_copy_kind kind, double *gbps, char *err, size_t errlen)
+{
+    copy_sample s[2 * CALIB_MAX_POINTS];
+    size_t n = 0;
+    for (size_t i = 0; i < d->ncp; i++)
+        if (d->cp[i].kind == kind)
+            s[n++] = (copy_sample){.moved = 2 * d->cp[i].bytes, .us = d->cp[i].us};
+    double rms_unused;
+    return fit_memcpy(s, n, gbps, &rms_unused, err, errlen);
+}
+
+int calib_fit_all(const calib_data *d, calib_fit *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    if (fit_ring(d->ar, d->nar, &f->ring, err, errlen) != 0)
+        return -1;
+    if (!d->copies_measured)
+        return 0;
+    if (fit_copies(d, CALIB_COPY_IN, &f->copy_in_gbps, err, errlen) != 0 ||
+        fit_copies(d, CALIB_COPY_OUT, &f->copy_out_gbps, err, errlen) != 0)
+        return -1;
+    /* The model has one memory bandwidth for both copies, and every synchronised step
+     * copies each gradient in and out once: the harmonic mean keeps the pair's time. */
+    f->mem_bw_gbps = 2.0 / (1.0 / f->copy_in_gbps + 1.0 / f->copy_out_gbps);
+    double sum2 = 0;
+    for (size_t i = 0; i < d->ncp; i++) {
+        double m = calib_copy_model_us(f->mem_bw_gbps, d->cp[i].bytes);
+        sum2 += (m - d->cp[i].us) * (m - d->cp[i].us) / (d->cp[i].us * d->cp[i].us);
+    }
+    f->copy_rms_rel = d->ncp ? sqrt(sum2 / (double)d->ncp) : 0;
+    f->have_copy = true;
+    return 0;
+}
+
+double calib_copy_model_us(double gbps, int64_t bytes) { return 2.0 * (double)bytes / (gbps * 1e3); }
+
+void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const calib_fit *f)
+{
+    fprintf(out,
+            "# ddpprof calibrate: %s backend, in-place SUM allreduce (fp32); each point the median of %d timings of "
+            "%d iterations after %d warm-up\n",
+            p->be->name, p->repeats, p->iters, p->warmup);
+    fprintf(out, "# model: t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B   (least squares on the relative residual)\n");
+    fprintf(out, "%5s  %12s  %12s  %12s  %12s  %9s\n", "ranks", "size (B)", "measured us", "model us", "resid us",
+            "resid %");
+    for (size_t i = 0; i < d->nar; i++) {
+        const ring_sample *s = &d->ar[i];
+        double m = ring_model_us(f->ring.alpha_us, f->ring.bandwidth_gbps, s->bytes, s->ranks);
+        fprintf(out, "%5d  %12lld  %12.1f  %12.1f  %+12.1f  %+8.1f%%\n", s->ranks, (long long)s->bytes, s->us, m,
+                m - s->us, 100.0 * (m - s->us) / s->us);
+    }
+    fprintf(out, "fit: alpha = %.3f us, B = %.3f GB/s (1e9 B/s)%s; RMS relative error %.1f%%, worst %.1f%% over %zu "
+                 "measurements\n",
+            f->ring.alpha_us, f->ring.bandwidth_gbps,
+            f->ring.alpha_clamped ? " (alpha clamped at 0: the best fit was negative)" : "", 100.0 * f->ring.rms_rel,
+            100.0 * f->ring.max_abs_rel, f->ring.n);
+    for (size_t i = 0; i < p->nranks; i++) {
+        ring_fit w;
+        char err[256];
+        if (fit_ring_world(d->ar, d->nar, p->ranks[i], &w, err, sizeof err) == 0)
+            fprintf(out, "  %2d ranks alone: alpha = %.3f us, B = %.3f GB/s, RMS relative error %.1f%%\n", p->ranks[i],
+                    w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
+    }
+    if (!d->copies_measured) {
+        fprintf(out, "copies not measured: %s\n", d->copies_skipped);
+        return;
+    }
+    fprintf(out, "\n# bucket copies (the reducer's copy-in x 1/world and copy-out), bandwidth counts read + write\n");
+    fprintf(out, "%-8s  %7s  %12s  %12s  %12s  %12s  %9s\n", "copy", "copiers", "size (B)", "measured us", "model us",
+            "resid us", "resid %");
+    for (size_t i = 0; i < d->ncp; i++) {
+        const calib_copy *c = &d->cp[i];
+        double m = calib_copy_model_us(f->mem_bw_gbps, c->bytes);
+        fprintf(out, "%-8s  %7d  %12lld  %12.1f  %12.1f  %+12.1f  %+8.1f%%\n",
+                c->kind == CALIB_COPY_IN ? "copy-in" : "copy-out", c->copiers, (long long)c->bytes, c->us, m,
+                m - c->us, 100.0 * (m - c->us) / c->us);
+    }
+    fprintf(out, "fit: mem_bw = %.3f GB/s per rank, the harmonic mean of copy-in alone (%.3f) and copy-out alone (%.3f); "
+                 "RMS relative error %.1f%%\n",
+            f->mem_bw_gbps, f->copy_in_gbps, f->copy_out_gbps, 100.0 * f->copy_rms_rel);
+}
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+    bool failed;
+} text;
+
+static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (need < 0) {
+        t->failed = true;
+        return;
+    }
+    if (t->len + (size_t)need + 1 > t->cap) {
+        size_t ncap = (t->len + (size_t)need + 1) * 2;
+        char *ns = realloc(t->s, ncap);
+        if (!ns) {
+            t->failed = true;
+            return;
+        }
+        t->s = ns;
+        t->cap = ncap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+    va_end(ap);
+    t->len += (size_t)need;
+}
+
+char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *f, const char *about)
+{
+    text t = {0};
+    add(&t, "; written by ddpprof calibrate: %s\n", about);
+    add(&t, "; in-place SUM allreduce on the %s backend, %zu measurements (ranks", p->be->name, d->nar);
+    for (size_t i = 0; i < p->nranks; i++)
+        add(&t, "%s%d", i ? "," : " ", p->ranks[i]);
+    add(&t, "; %lld to %lld bytes)\n", (long long)p->sizes[0], (long long)p->sizes[p->nsizes - 1]);
+    add(&t, "; ring fit t = 2(n-1)*latency + 2(n-1)/n * S / bandwidth: RMS relative error %.1f%%, worst %.1f%%\n",
+        100.0 * f->ring.rms_rel, 100.0 * f->ring.max_abs_rel);
+    add(&t, "[network]\nalgorithm = ring\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n", f->ring.alpha_us,
+        f->ring.bandwidth_gbps);
+    if (f->have_copy) {
+        add(&t, "\n; the reducer's bucket copies, %d copiers at once, read + write counted: copy-in %.2f GB/s, "
+                "copy-out %.2f GB/s\n",
+            d->ncp ? d->cp[0].copiers : 0, f->copy_in_gbps, f->copy_out_gbps);
+        add(&t, "[device]\nmem_bw_gbps = %.4f\n", f->mem_bw_gbps);
+    }
+    if (t.failed) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}

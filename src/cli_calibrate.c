@@ -1,0 +1,231 @@
+/* cli_calibrate.c — `ddpprof calibrate`: measures allreduce (and the reducer's copies)
+ * on a backend, fits the ring alpha-beta model, prints every measurement against the
+ * model, and writes the fitted values as a scenario fragment to include.
+ *
+ * Contract: exit 0 with FILE written; 2 for bad usage or measurements that cannot be
+ * fitted (one size, one world size: the message says what to add); 1 when a measurement
+ * or the write fails.  Nothing is written unless the fit succeeded.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "calib_report.h"
+#include "calibrate.h"
+#include "cli.h"
+
+static const char *const usage =
+    "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 64K,1M,...,100M]\n"
+    "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
+    "                         [-o FILE]\n"
+    "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
+    "  measures in-place SUM allreduce at every (ranks, size), fits\n"
+    "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
+    "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
+    "  from the bucket copies) to FILE (default calibration.ini), for `include = FILE`\n"
+    "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
+
+#define DEFAULT_SIZES "64K,256K,1M,4M,16M,64M,100M"
+
+typedef struct {
+    const char *backend, *out;
+    calib_plan plan;
+} options;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int parse_sizes(const char *opt, const char *list, int64_t *out, size_t *n)
+{
+    char *copy = strdup(list);
+    if (!copy)
+        return EXIT_RUNTIME;
+    *n = 0;
+    int rc = EXIT_OK;
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == CALIB_MAX_POINTS) {
+            rc = cli_usage_error(usage, "%s: at most %d sizes", opt, CALIB_MAX_POINTS);
+            break;
+        }
+        if (cli_parse_size(tok, &out[*n]) != 0) {
+            rc = cli_usage_error(usage, "%s: '%s' is not a size (e.g. 64K, 25M, 1G; at least 4 bytes)", opt, tok);
+            break;
+        }
+        (*n)++;
+    }
+    free(copy);
+    if (rc == EXIT_OK && *n == 0)
+        rc = cli_usage_error(usage, "%s: no sizes given", opt);
+    if (rc == EXIT_OK)
+        qsort(out, *n, sizeof *out, cmp_i64);
+    return rc;
+}
+
+static int parse_ranks(const char *list, int *out, size_t *n)
+{
+    char *copy = strdup(list);
+    if (!copy)
+        return EXIT_RUNTIME;
+    *n = 0;
+    int rc = EXIT_OK;
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *end;
+        long v = strtol(tok, &end, 10);
+        if (*end || v < 2 || v > 64) {
+            rc = cli_usage_error(usage, "--ranks: '%s' is not a world size in [2, 64]", tok);
+            break;
+        }
+        if (*n == CALIB_MAX_POINTS) {
+            rc = cli_usage_error(usage, "--ranks: at most %d world sizes", CALIB_MAX_POINTS);
+            break;
+        }
+        out[(*n)++] = (int)v;
+    }
+    free(copy);
+    if (rc == EXIT_OK && *n == 0)
+        rc = cli_usage_error(usage, "--ranks: no world size given");
+    return rc;
+}
+
+static int parse_count(const char *opt, const char *text, int lo, int *out)
+{
+    char *end;
+    long v = strtol(text, &end, 10);
+    if (*end || end == text || v < lo || v > 100000)
+        return cli_usage_error(usage, "%s %s: want an integer in [%d, 100000]", opt, text, lo);
+    *out = (int)v;
+    return EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    const char *ranks = "2,4", *sizes = DEFAULT_SIZES, *copy_sizes = "1M,4M,16M";
+    o->backend = "cpu";
+    o->out = "calibration.ini";
+    o->plan.iters = 10;
+    o->plan.warmup = 2;
+    o->plan.repeats = 3;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc)
+            return cli_usage_error(usage, "%s needs a value", a);
+        const char *v = argv[++i];
+        int rc = EXIT_OK;
+        if (!strcmp(a, "--backend"))
+            o->backend = v;
+        else if (!strcmp(a, "--ranks"))
+            ranks = v;
+        else if (!strcmp(a, "--sizes"))
+            sizes = v;
+        else if (!strcmp(a, "--copy-sizes"))
+            copy_sizes = v;
+        else if (!strcmp(a, "--iters"))
+            rc = parse_count(a, v, 1, &o->plan.iters);
+        else if (!strcmp(a, "--warmup"))
+            rc = parse_count(a, v, 0, &o->plan.warmup);
+        else if (!strcmp(a, "--repeats")) {
+            rc = parse_count(a, v, 1, &o->plan.repeats);
+            if (rc == EXIT_OK && o->plan.repeats > CALIB_MAX_REPEATS)
+                rc = cli_usage_error(usage, "--repeats %s: at most %d", v, CALIB_MAX_REPEATS);
+        }
+        else if (!strcmp(a, "-o"))
+            o->out = v;
+        else
+            return cli_usage_error(usage, "unknown option '%s'", a);
+        if (rc != EXIT_OK)
+            return rc;
+    }
+    int rc = parse_ranks(ranks, o->plan.ranks, &o->plan.nranks);
+    if (rc == EXIT_OK)
+        rc = parse_sizes("--sizes", sizes, o->plan.sizes, &o->plan.nsizes);
+    if (rc == EXIT_OK && strcmp(copy_sizes, "none") != 0)
+        rc = parse_sizes("--copy-sizes", copy_sizes, o->plan.copy_sizes, &o->plan.ncopy);
+    return rc;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "ddpprof: %s: write failed\n", path);
+    return rc;
+}
+
+static void describe_machine(const char *backend, char *buf, size_t n)
+{
+    char host[128] = "?";
+    if (gethostname(host, sizeof host) != 0)
+        snprintf(host, sizeof host, "?");
+    host[sizeof host - 1] = '\0';
+    time_t now = time(NULL);
+    struct tm tm;
+    char when[32] = "?";
+    if (gmtime_r(&now, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", &tm);
+    snprintf(buf, n, "%s backend on %s (%ld cores), %s", backend, host, sysconf(_SC_NPROCESSORS_ONLN), when);
+}
+
+int cli_calibrate(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    options o = {0};
+    int rc = parse_args(argc, argv, &o);
+    if (rc != EXIT_OK)
+        return rc;
+    o.plan.be = backend_find(o.backend);
+    if (!o.plan.be) {
+        char names[128];
+        backend_names(names, sizeof names);
+        return cli_usage_error(usage, "--backend %s: no such backend here (built in: %s)", o.backend, names);
+    }
+    char err[512], why[256];
+    if (!o.plan.be->available(why, sizeof why)) {
+        fprintf(stderr, "ddpprof: backend %s: %s\n", o.backend, why);
+        return EXIT_RUNTIME;
+    }
+    calib_data *d = malloc(sizeof *d);
+    if (!d) {
+        fprintf(stderr, "ddpprof: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    fprintf(stderr, "ddpprof calibrate: measuring (%zu world sizes x %zu sizes, %zu copy sizes)\n", o.plan.nranks,
+            o.plan.nsizes, o.plan.ncopy);
+    if (calib_measure(&o.plan, d, stderr, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: calibrate: %s\n", err);
+        free(d);
+        return EXIT_RUNTIME;
+    }
+    calib_fit f;
+    if (calib_fit_all(d, &f, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: calibrate: %s\n", err);
+        free(d);
+        return EXIT_USAGE;
+    }
+    calib_print(stdout, &o.plan, d, &f);
+    char about[256];
+    describe_machine(o.backend, about, sizeof about);
+    char *ini = calib_ini_text(&o.plan, d, &f, about);
+    rc = EXIT_OK;
+    if (!ini || write_file(o.out, ini) != 0)
+        rc = EXIT_RUNTIME;
+    else
+        printf("wrote %s ([network] latency_us, bandwidth_gbps%s): include it with `include = %s`\n", o.out,
+               f.have_copy ? "; [device] mem_bw_gbps" : "", o.out);
+    free(ini);
+    free(d);
+    return rc;
+}

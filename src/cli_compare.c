@@ -1,0 +1,106 @@
+/* cli_compare.c — `ddpprof compare DB --run A --run B [--json]`: two runs side by side
+ * (reports/compare.h), read-only.
+ *
+ * Contract: exit 0 with the comparison; 2 for bad usage (not exactly two --run, an id
+ * that is not a positive integer or names no run in DB, a missing database); 1 when
+ * the database cannot be read or analysed.  What cannot be compared (ranks of one run
+ * only, different bucket counts) is said under the tables, not refused.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+#include "compare.h"
+#include "store.h"
+
+static const char *const usage = "usage: ddpprof compare DB --run A --run B [--json]\n"
+                                 "  per rank and per bucket: A, B, B-A and (B-A)/A; the job step time\n"
+                                 "  --json     the same figures as JSON\n";
+
+static int parse_id(const char *text, long long *id)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end || errno == ERANGE || v < 1)
+        return cli_usage_error(usage, "--run %s: want a positive run id", text);
+    *id = v;
+    return EXIT_OK;
+}
+
+static int run_exists(sqlite3 *db, const char *db_path, long long id)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM run WHERE id = ?1)", -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_bind_int64(s, 1, id) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+        fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
+        sqlite3_finalize(s);
+        return EXIT_RUNTIME;
+    }
+    int exists = sqlite3_column_int(s, 0);
+    sqlite3_finalize(s);
+    if (exists)
+        return EXIT_OK;
+    fprintf(stderr, "ddpprof: no run %lld in %s (`ddpprof report %s` lists them)\n", id, db_path, db_path);
+    return EXIT_USAGE;
+}
+
+int cli_compare(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    const char *db_path = NULL;
+    long long ids[2];
+    int nids = 0;
+    bool json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--run")) {
+            if (i + 1 >= argc)
+                return cli_usage_error(usage, "--run needs a run id");
+            if (nids == 2)
+                return cli_usage_error(usage, "compare takes exactly two runs (--run A --run B)");
+            int rc = parse_id(argv[++i], &ids[nids++]);
+            if (rc != EXIT_OK)
+                return rc;
+        } else if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return cli_usage_error(usage, "unknown option '%s'", argv[i]);
+        } else if (!db_path) {
+            db_path = argv[i];
+        } else {
+            return cli_usage_error(usage, "one database at a time");
+        }
+    }
+    if (!db_path)
+        return cli_usage_error(usage, "no database given");
+    if (nids != 2)
+        return cli_usage_error(usage, "compare takes exactly two runs (--run A --run B)");
+    if (access(db_path, R_OK) != 0) {
+        int e = errno;
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path,
+                e == ENOENT ? "no such database (run `ddpprof run` first)" : strerror(e));
+        return e == ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
+    }
+    store *st = NULL;
+    char err[512];
+    if (store_open_readonly(db_path, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        return EXIT_RUNTIME;
+    }
+    int rc = run_exists(store_db(st), db_path, ids[0]);
+    if (rc == EXIT_OK)
+        rc = run_exists(store_db(st), db_path, ids[1]);
+    if (rc == EXIT_OK &&
+        compare_write(store_db(st), ids[0], ids[1], json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        rc = EXIT_RUNTIME;
+    }
+    store_close(st);
+    return rc;
+}

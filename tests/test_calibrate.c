@@ -1,0 +1,374 @@
+/* test_calibrate.c — the calibration fit (engine/fit_ring.c), its report and fragment
+ * (reports/calib_report.c) and `ddpprof calibrate` end to end: known alpha and B are
+ * recovered exactly from noise-free data and within a tolerance under seeded noise,
+ * degenerate measurements are refused with a message saying what to measure, the
+ * written fragment loads back through scenario_load_file with the fitted values, and
+ * the command on the cpu backend at tiny sizes writes a file that loads. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "calib_report.h"
+#include "calibrate.h"
+#include "backend.h"
+#include "fit_ring.h"
+#include "scenario.h"
+
+extern char **environ;
+
+static char tmpdir[128];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_calibrate.XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const int worlds[] = {2, 3, 4, 8};
+static const int64_t sizes[] = {4096, 65536, 1 << 20, 16 << 20, 100 << 20};
+#define NW (sizeof worlds / sizeof worlds[0])
+#define NS (sizeof sizes / sizeof sizes[0])
+
+/* Standard normal from a seeded generator of the test's own (xorshift, Box-Muller). */
+static double normal(uint64_t *s)
+{
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+        u[i] = ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return sqrt(-2.0 * log(u[0])) * cos(2.0 * M_PI * u[1]);
+}
+
+/* Samples of t = 2(n-1) alpha + 2(n-1)/n S / B, times (1 + noise * N(0,1)). */
+static size_t synth(ring_sample *out, double alpha_us, double gbps, double noise, uint64_t seed)
+{
+    size_t n = 0;
+    for (size_t w = 0; w < NW; w++)
+        for (size_t s = 0; s < NS; s++) {
+            double steps = 2.0 * (worlds[w] - 1);
+            double t = steps * alpha_us + steps / worlds[w] * (double)sizes[s] / (gbps * 1e3);
+            out[n++] = (ring_sample){.bytes = sizes[s], .ranks = worlds[w],
+                                     .us = t * (1.0 + (noise > 0 ? noise * normal(&seed) : 0))};
+        }
+    return n;
+}
+
+static void test_fit_exact_without_noise(void **state)
+{
+    (void)state;
+    const double cases[][2] = {{13.0, 5.2}, {0.5, 400.0}, {80.0, 1.25}};
+    for (size_t c = 0; c < 3; c++) {
+        ring_sample s[NW * NS];
+        size_t n = synth(s, cases[c][0], cases[c][1], 0, 0);
+        ring_fit f;
+        char err[256];
+        assert_int_equal(fit_ring(s, n, &f, err, sizeof err), 0);
+        assert_true(fabs(f.alpha_us - cases[c][0]) < 1e-9 * cases[c][0]);
+        assert_true(fabs(f.bandwidth_gbps - cases[c][1]) < 1e-9 * cases[c][1]);
+        assert_true(f.rms_rel < 1e-12);
+        assert_false(f.alpha_clamped);
+        assert_int_equal(f.n, n);
+        /* one world size alone gives the same terms */
+        ring_fit w;
+        assert_int_equal(fit_ring_world(s, n, 4, &w, err, sizeof err), 0);
+        assert_true(fabs(w.alpha_us - cases[c][0]) < 1e-9 * cases[c][0]);
+        assert_true(fabs(w.bandwidth_gbps - cases[c][1]) < 1e-9 * cases[c][1]);
+        assert_int_equal(w.n, NS);
+        /* the model at a measured point gives back its time */
+        assert_true(fabs(ring_model_us(f.alpha_us, f.bandwidth_gbps, s[7].bytes, s[7].ranks) - s[7].us) <
+                    1e-9 * s[7].us);
+    }
+}
+
+static void test_fit_within_tolerance_with_seeded_noise(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        ring_sample s[NW * NS];
+        size_t n = synth(s, 13.0, 5.2, 0.03, seed * 0x9e3779b97f4a7c15ULL);
+        ring_fit f;
+        char err[256];
+        assert_int_equal(fit_ring(s, n, &f, err, sizeof err), 0);
+        /* 3% noise on 20 points: B within 4%, alpha within 15%, residual near the noise */
+        if (fabs(f.bandwidth_gbps / 5.2 - 1) > 0.04 || fabs(f.alpha_us / 13.0 - 1) > 0.15)
+            fail_msg("seed %llu: alpha %g (13), B %g (5.2)", (unsigned long long)seed, f.alpha_us, f.bandwidth_gbps);
+        assert_true(f.rms_rel > 0.005 && f.rms_rel < 0.06);
+        assert_true(f.max_abs_rel >= f.rms_rel);
+    }
+}
+
+static void test_negative_alpha_is_clamped(void **state)
+{
+    (void)state;
+    /* times below the bandwidth term at small sizes: the unconstrained alpha is negative */
+    ring_sample s[NW * NS];
+    size_t n = synth(s, -0.05, 5.0, 0, 0);
+    ring_fit f;
+    char err[256];
+    assert_int_equal(fit_ring(s, n, &f, err, sizeof err), 0);
+    assert_true(f.alpha_clamped);
+    assert_true(f.alpha_us == 0);
+    assert_true(f.bandwidth_gbps > 4 && f.bandwidth_gbps < 6);
+}
+
+static void test_degenerate_inputs_refused(void **state)
+{
+    (void)state;
+    ring_sample s[NW * NS];
+    ring_fit f;
+    char err[256];
+    /* one size, several world sizes */
+    ring_sample one_size[] = {{65536, 2, 50}, {65536, 4, 120}};
+    assert_int_equal(fit_ring(one_size, 2, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, "same size (65536 bytes)"));
+    assert_non_null(strstr(err, "at least two sizes"));
+    /* one world size, several sizes */
+    size_t n = synth(s, 10, 5, 0, 0);
+    ring_sample one_world[NS];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].ranks == 4)
+            one_world[m++] = s[i];
+    assert_int_equal(fit_ring(one_world, m, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, "same world size (4 ranks)"));
+    assert_non_null(strstr(err, "--ranks"));
+    /* a world of one, no samples, a non-positive time */
+    ring_sample lone[] = {{65536, 1, 5}, {1 << 20, 2, 50}};
+    assert_int_equal(fit_ring(lone, 2, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, "fewer than 2 ranks"));
+    assert_int_equal(fit_ring(s, 0, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, "no measurements"));
+    ring_sample zero[] = {{65536, 2, 0}, {1 << 20, 4, 50}};
+    assert_int_equal(fit_ring(zero, 2, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, "must be positive"));
+    /* sizes and world sizes that vary together at one S/n: the terms cannot be separated */
+    ring_sample parallel[] = {{2000, 2, 10}, {4000, 4, 25}}; /* x1 and x2 both triple */
+    assert_int_equal(fit_ring(parallel, 2, &f, err, sizeof err), -1);
+    assert_non_null(strstr(err, "cannot separate"));
+}
+
+/* Copy samples at a known bandwidth per kind: in at 20 GB/s, out at 80. */
+static void synth_copies(calib_data *d)
+{
+    const int64_t b[] = {1 << 20, 4 << 20, 16 << 20};
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 3; i++)
+            d->cp[d->ncp++] = (calib_copy){.kind = (calib_copy_kind)k, .copiers = 4, .bytes = b[i],
+                                           .us = 2.0 * (double)b[i] / ((k == 0 ? 20.0 : 80.0) * 1e3)};
+    d->copies_measured = true;
+}
+
+static void test_copy_fit_and_harmonic_mean(void **state)
+{
+    (void)state;
+    calib_data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->nar = synth(d->ar, 13.0, 5.2, 0, 0);
+    synth_copies(d);
+    calib_fit f;
+    char err[256];
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    assert_true(f.have_copy);
+    assert_true(fabs(f.copy_in_gbps - 20) < 1e-9 && fabs(f.copy_out_gbps - 80) < 1e-9);
+    assert_true(fabs(f.mem_bw_gbps - 32) < 1e-9); /* 2 / (1/20 + 1/80) */
+    /* a copy-in plus a copy-out of the same bytes take the measured pair's time */
+    double pair = calib_copy_model_us(f.mem_bw_gbps, 4 << 20) * 2;
+    assert_true(fabs(pair - (d->cp[1].us + d->cp[4].us)) < 1e-9 * pair);
+    copy_sample bad[] = {{0, 1}};
+    double bw, rms;
+    assert_int_equal(fit_memcpy(bad, 1, &bw, &rms, err, sizeof err), -1);
+    assert_int_equal(fit_memcpy(bad, 0, &bw, &rms, err, sizeof err), -1);
+    free(d);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void test_fragment_loads_back_with_fitted_values(void **state)
+{
+    (void)state;
+    calib_data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    uint64_t seed = 42;
+    d->nar = synth(d->ar, 13.0, 5.2, 0.02, seed);
+    synth_copies(d);
+    calib_fit f;
+    char err[SCENARIO_ERR];
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    calib_plan p = {.be = backend_find("cpu"), .ranks = {2, 3, 4, 8}, .nranks = 4, .iters = 1, .repeats = 1};
+    for (size_t i = 0; i < NS; i++)
+        p.sizes[p.nsizes++] = sizes[i];
+    char *ini = calib_ini_text(&p, d, &f, "test machine");
+    assert_non_null(ini);
+    char frag[256], top[256];
+    snprintf(frag, sizeof frag, "%s/calibration.ini", tmpdir);
+    write_text(frag, ini);
+    free(ini);
+
+    scenario *sc = malloc(sizeof *sc);
+    assert_non_null(sc);
+    /* alone */
+    assert_int_equal(scenario_load_file(frag, sc, err), 0);
+    assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
+    assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
+    assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4);
+    assert_int_equal(sc->algorithm, NET_RING);
+    /* included by a scenario, which keeps the last word */
+    snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
+    write_text(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");
+    assert_int_equal(scenario_load_file(top, sc, err), 0);
+    assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
+    assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
+    assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4); /* explicit beats the preset */
+    assert_int_equal(sc->world_size, 2);
+    free(sc);
+    free(d);
+}
+
+typedef struct {
+    int status;
+    char out[16384], err[8192];
+} result;
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static void ddpprof(result *r, const char *const *args)
+{
+    const char *bin = getenv("DDPPROF");
+    assert_non_null(bin);
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = bin;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    char out_path[200], err_path[200];
+    snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s/stderr", tmpdir);
+    posix_spawn_file_actions_t fa;
+    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    r->status = WEXITSTATUS(st);
+    slurp(out_path, r->out, sizeof r->out);
+    slurp(err_path, r->err, sizeof r->err);
+}
+
+static void test_calibrate_cpu_end_to_end(void **state)
+{
+    (void)state;
+    char out[256];
+    snprintf(out, sizeof out, "%s/cpu.ini", tmpdir);
+    result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    const char *args[] = {"calibrate", "--backend", "cpu", "--ranks", "2,3", "--sizes", "4K,64K,256K",
+                          "--copy-sizes", "64K,256K", "--iters", "3", "--warmup", "1", "--repeats", "3", "-o", out, NULL};
+    ddpprof(r, args);
+    if (r->status != 0)
+        fail_msg("calibrate exited %d: %s", r->status, r->err);
+    /* one line per measurement (2 world sizes x 3 sizes, 2 kinds x 2 copy sizes) */
+    int rows = 0;
+    for (const char *p = r->out; (p = strchr(p, '\n')) != NULL; p++)
+        if (strncmp(p + 1, "    2 ", 6) == 0 || strncmp(p + 1, "    3 ", 6) == 0)
+            rows++;
+    assert_int_equal(rows, 6);
+    assert_non_null(strstr(r->out, "fit: alpha = "));
+    assert_non_null(strstr(r->out, "RMS relative error"));
+    assert_non_null(strstr(r->out, "\ncopy-in "));
+    assert_non_null(strstr(r->out, "\ncopy-out"));
+    scenario *sc = malloc(sizeof *sc);
+    assert_non_null(sc);
+    char err[SCENARIO_ERR];
+    if (scenario_load_file(out, sc, err) != 0)
+        fail_msg("the written file does not load: %s", err);
+    assert_true(sc->bandwidth_gbps > 0 && sc->latency_us >= 0 && sc->mem_bw_gbps > 0);
+    /* the printed fit is the one written */
+    const char *fit = strstr(r->out, "fit: alpha = ");
+    assert_non_null(fit);
+    double alpha = 0, gbps = 0;
+    assert_int_equal(sscanf(fit, "fit: alpha = %lf us, B = %lf GB/s", &alpha, &gbps), 2);
+    assert_true(fabs(alpha - sc->latency_us) < 1e-3 && fabs(gbps - sc->bandwidth_gbps) < 1e-3);
+    free(sc);
+    free(r);
+}
+
+static void test_calibrate_refuses_degenerate_plans(void **state)
+{
+    (void)state;
+    char out[256];
+    snprintf(out, sizeof out, "%s/never.ini", tmpdir);
+    result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    const char *one_size[] = {"calibrate", "--ranks", "2,3", "--sizes", "64K", "--copy-sizes", "none",
+                              "--iters", "1", "-o", out, NULL};
+    ddpprof(r, one_size);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "same size"));
+    assert_int_equal(access(out, F_OK), -1); /* nothing written */
+    const char *one_world[] = {"calibrate", "--ranks", "2", "--sizes", "4K,64K", "--copy-sizes", "none",
+                               "--iters", "1", "-o", out, NULL};
+    ddpprof(r, one_world);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "same world size"));
+    assert_int_equal(access(out, F_OK), -1);
+    const char *bad_rank[] = {"calibrate", "--ranks", "1,2", "-o", out, NULL};
+    ddpprof(r, bad_rank);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--ranks: '1'"));
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_exact_without_noise),
+        cmocka_unit_test(test_fit_within_tolerance_with_seeded_noise),
+        cmocka_unit_test(test_negative_alpha_is_clamped),
+        cmocka_unit_test(test_degenerate_inputs_refused),
+        cmocka_unit_test(test_copy_fit_and_harmonic_mean),
+        cmocka_unit_test(test_fragment_loads_back_with_fitted_values),
+        cmocka_unit_test(test_calibrate_cpu_end_to_end),
+        cmocka_unit_test(test_calibrate_refuses_degenerate_plans),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
