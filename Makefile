@@ -38,7 +38,7 @@ ifeq ($(HAVE_CUDA),1)
   $(BUILD)/engine/cuda/%.o $(BUILD)/tests/test_cupti_decode $(BUILD)/tests/test_nccl_id: CPPFLAGS += -isystem $(CUDA_HOME)/include
 endif
 
-LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
+LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c engine/sim/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c),$(wildcard tests/test_*.c))

@@ -32,7 +32,9 @@ static void memory_free(rank_memory *mem)
  * model takes seconds to initialise, and an interrupt must not wait for it. */
 #define INIT_SLICE ((int64_t)1 << 22)
 
-static int memory_alloc(rank_memory *mem, const model *m, atomic_bool *stop)
+/* With `buffers` false (a device that only models time) the parameters get their sizes
+ * but no memory. */
+static int memory_alloc(rank_memory *mem, const model *m, bool buffers, atomic_bool *stop)
 {
     mem->n = m->nparams;
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
@@ -42,6 +44,8 @@ static int memory_alloc(rank_memory *mem, const model *m, atomic_bool *stop)
     for (int p = 0; p < m->nparams; p++) {
         int64_t n = m->params[p].numel;
         mem->params[p].numel = n;
+        if (!buffers)
+            continue;
         mem->params[p].data = malloc((size_t)n * sizeof(float));
         mem->grad_storage[p] = calloc((size_t)n, sizeof(float));
         if (!mem->params[p].data || !mem->grad_storage[p])
@@ -229,7 +233,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     memset(&a->initial, 0, sizeof a->initial);
     memset(&a->rebuilt, 0, sizeof a->rebuilt);
     a->rebuilt_valid = 0;
-    if (memory_alloc(&mem, a->m, a->stop_requested) != 0) {
+    if (memory_alloc(&mem, a->m, !a->dev->no_buffers, a->stop_requested) != 0) {
         if (a->stop_requested && atomic_load(a->stop_requested))
             snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
                      a->dev->rank);
