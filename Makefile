@@ -48,7 +48,7 @@ $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
 	$(NVCC) $(NVCCFLAGS) -std=c++17 $(CUDA_ARCHS) -Iengine -Iprofiler -MMD -MP \
 	  -Xcompiler -Wall,-Wextra,-Werror,-fPIC -c -o $@ $<
 
-LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
+LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c engine/sim/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard engine/cuda/*.cu)))
 TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c tests/test_cuda_plan.c tests/test_cuda_backend.c),$(wildcard tests/test_*.c))

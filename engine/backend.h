@@ -75,6 +75,13 @@ typedef struct backend_ops {
      * copy.  NULL where the backend cannot time them. */
     int (*bench_copy)(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy,
                       char *err, size_t errlen);
+    /* Virtual time (NULL for backends whose ranks are threads or processes): runs the
+     * host program of every rank, body(user, i) for i in [0, nranks), itself, on the
+     * calling thread, and returns when all have ended.  Its devices do no real work
+     * (device.no_buffers) and all its spans go to span_rings rings, rank r's to ring
+     * r % span_rings (one producer: the calling thread). */
+    void (*run_ranks)(backend_world *w, int nranks, void (*body)(void *user, int index), void *user);
+    int span_rings;
 } backend_ops;
 
 /* The backend called `name`, or NULL when none is built in by that name. */

@@ -1,9 +1,11 @@
 /* backends.c — the list of backends built into this ddpprof, most preferred first. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "cpu/cpu_backend.h"
+#include "sim/sim_backend.h"
 #ifdef DDPPROF_HAVE_CUDA
 #include "cuda/cuda_backend.h"
 #endif
@@ -13,6 +15,8 @@ static const backend_ops *const built_in[] = {
     &cuda_backend_ops,
 #endif
     &cpu_backend_ops,
+    /* Last: `auto` must never pick a backend that only models time. */
+    &sim_backend_ops,
 };
 #define NBUILT (sizeof built_in / sizeof built_in[0])
 
@@ -29,6 +33,8 @@ const backend_ops *backend_auto(char *why, size_t whylen)
     why[0] = '\0';
     for (size_t i = 0; i < NBUILT; i++) {
         char reason[256];
+        if (built_in[i]->run_ranks)
+            continue; /* virtual time is never a default */
         if (built_in[i]->available(reason, sizeof reason))
             return built_in[i];
         if (!why[0])
@@ -37,13 +43,19 @@ const backend_ops *backend_auto(char *why, size_t whylen)
     return NULL;
 }
 
+static int by_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+
 void backend_names(char *out, size_t outlen)
 {
     size_t len = 0;
     out[0] = '\0';
-    /* Listed in a stable, alphabetical-looking order: cpu first. */
-    for (size_t k = NBUILT; k-- > 0;) {
-        int w = snprintf(out + len, outlen - len, "%s%s", len ? ", " : "", built_in[k]->name);
+    /* Alphabetical: a stable order whatever the preference. */
+    const char *names[NBUILT];
+    for (size_t k = 0; k < NBUILT; k++)
+        names[k] = built_in[k]->name;
+    qsort(names, NBUILT, sizeof names[0], by_name);
+    for (size_t k = 0; k < NBUILT; k++) {
+        int w = snprintf(out + len, outlen - len, "%s%s", len ? ", " : "", names[k]);
         if (w < 0 || (size_t)w >= outlen - len)
             return;
         len += (size_t)w;

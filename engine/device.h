@@ -104,6 +104,9 @@ struct device {
     const device_ops *ops;
     int rank;
     int world_size;
+    /* The executor only models time (virtual devices): ops carry no buffers, so the
+     * engine allocates no parameter, gradient or bucket memory for them. */
+    bool no_buffers;
 };
 
 static inline int dev_enqueue(device *d, dev_stream s, const dev_op *op) { return d->ops->enqueue(d, s, op); }

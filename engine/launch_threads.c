@@ -53,6 +53,14 @@ static int verify_hook(void *user, int rank, int iter, int micro_first, int micr
     return verify_averaged_gradients(ctx->sc, rank, micro_first, micro_last, params, nparams, err, errlen);
 }
 
+/* Virtual time: the backend runs rank `index`'s host program itself. */
+static void rank_body(void *user, int index)
+{
+    rank_slot *slot = &((rank_slot *)user)[index];
+    int rc = rank_run(&slot->args, slot->err, sizeof slot->err);
+    atomic_store(&slot->state, rc == 0 ? 1 : 2);
+}
+
 static void *rank_main(void *arg)
 {
     rank_slot *slot = arg;
@@ -85,7 +93,7 @@ static void draw_progress(const char *label, int done, int total, double elapsed
 static int first_rank(const launch_threads_args *a) { return a->nranks ? a->first_rank : 0; }
 static int rank_count(const launch_threads_args *a) { return a->nranks ? a->nranks : a->sc->world_size; }
 
-static void start_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots, atomic_int *progress)
+static void prepare_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots, atomic_int *progress)
 {
     const launch_options *opt = a->opt;
     for (int i = 0; i < rank_count(a); i++) {
@@ -104,6 +112,13 @@ static void start_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *s
                         .abort_user = ctx,
                         .on_sync = opt->on_sync ? opt->on_sync : opt->verify ? verify_hook : NULL,
                         .on_sync_user = opt->on_sync ? opt->on_sync_user : ctx}};
+    }
+}
+
+static void start_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots)
+{
+    for (int i = 0; i < rank_count(a); i++) {
+        int r = i + first_rank(a);
         int prc = pthread_create(&slots[i].thread, NULL, rank_main, &slots[i]);
         if (prc != 0) {
             char why[128];
@@ -177,11 +192,22 @@ void launch_threads(const launch_threads_args *a, char *failure, size_t failure_
         text_copy(failure, failure_len, err);
     }
     if (ctx.world) {
-        start_ranks(a, &ctx, slots, progress);
-        watch_ranks(a, &ctx, slots, progress);
-        for (int r = 0; r < world; r++)
-            if (slots[r].started && pthread_join(slots[r].thread, NULL) != 0)
-                abort_run(&ctx, "cannot join a rank thread");
+        prepare_ranks(a, &ctx, slots, progress);
+        if (a->be->run_ranks) {
+            a->be->run_ranks(ctx.world, world, rank_body, slots);
+            char why[512];
+            if (a->rec && recorder_failed(a->rec, why, sizeof why))
+                abort_run(&ctx, why);
+            for (int r = 0; r < world; r++)
+                if (atomic_load(&slots[r].state) == 2)
+                    abort_run(&ctx, slots[r].err);
+        } else {
+            start_ranks(a, &ctx, slots);
+            watch_ranks(a, &ctx, slots, progress);
+            for (int r = 0; r < world; r++)
+                if (slots[r].started && pthread_join(slots[r].thread, NULL) != 0)
+                    abort_run(&ctx, "cannot join a rank thread");
+        }
         if (ctx.has_error)
             text_copy(failure, failure_len, ctx.first_error);
         if (slots[0].args.trainer.rebuilt_valid) {

@@ -38,7 +38,8 @@ int launch_run(const scenario *sc, const model *m, store *st, const backend_ops 
     bucket_assignment rebuilt;
     bool rebuilt_valid = false;
     double t_start = now_s();
-    if (recorder_create(opt->record ? st : NULL, res->run_id, sc->world_size * BACKEND_RINGS_PER_RANK, &rec) != 0 ||
+    int nrings = be->span_rings > 0 ? be->span_rings : sc->world_size * BACKEND_RINGS_PER_RANK;
+    if (recorder_create(opt->record ? st : NULL, res->run_id, nrings, &rec) != 0 ||
         recorder_start(rec) != 0) {
         snprintf(failure, sizeof failure, "cannot start the span writer (memory or threads)");
     } else {

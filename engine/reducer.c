@@ -33,6 +33,8 @@ static int setup_buckets(reducer *r, char *err, size_t errlen)
             off += r->m->params[p].numel;
         }
         r->buckets[b].numel = off;
+        if (r->dev->no_buffers)
+            continue; /* the device only models time: ops carry no memory */
         r->buckets[b].buf = dev_alloc(r->dev, (size_t)(off ? off : 1) * sizeof(float));
         if (!r->buckets[b].buf)
             goto oom;
@@ -41,6 +43,13 @@ static int setup_buckets(reducer *r, char *err, size_t errlen)
 oom:
     snprintf(err, errlen, "rank %d: out of memory allocating gradient buckets", r->dev->rank);
     return -1;
+}
+
+/* Parameter p's place in its bucket; NULL when the buckets have no memory. */
+static float *bucket_view(const reducer *r, int p)
+{
+    float *buf = r->buckets[r->param_bucket[p]].buf;
+    return buf ? buf + r->param_offset[p] : NULL;
 }
 
 static int assign(const model *m, const int *order, const int64_t *limits, int nlimits,
@@ -157,7 +166,7 @@ static int rebuild(reducer *r, char *err, size_t errlen)
     if (r->sc->gradient_as_bucket_view) {
         /* Gradients become views of the new buckets; the next backward overwrites them. */
         for (int p = 0; p < n; p++) {
-            r->params[p].grad = r->buckets[r->param_bucket[p]].buf + r->param_offset[p];
+            r->params[p].grad = bucket_view(r, p);
             r->is_view[p] = true;
         }
     }
@@ -200,7 +209,7 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
 {
     const model_param *mp = &r->m->params[p];
     int b = r->param_bucket[p];
-    float *view = r->buckets[b].buf + r->param_offset[p];
+    float *view = bucket_view(r, p);
     bool hook = r->sc->comm_hook != COMM_HOOK_NONE;
     float scale = hook ? 1.0f : 1.0f / (float)r->world;
     bool in_place = r->is_view[p];
@@ -310,7 +319,7 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
                 op.model_ns = timing_memory_ns(r->timing, 2.0 * (double)mp->numel * 4);
                 text_copy(op.name, sizeof op.name, mp->name);
                 op.u.copy.dst = r->params[p].grad;
-                op.u.copy.src = r->buckets[b].buf + r->param_offset[p];
+                op.u.copy.src = bucket_view(r, p);
                 op.u.copy.n = mp->numel;
                 op.u.copy.scale = 1.0f;
                 if (enqueue_or_fail(r, DEV_STREAM_COMPUTE, &op, err, errlen) != 0)

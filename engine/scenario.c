@@ -12,6 +12,7 @@
 #include "scenario_text.h"
 #include "scenario_value.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,9 +80,27 @@ int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ER
     return 0;
 }
 
+/* A uniform draw in (0, 1) that depends only on (seed, rank, stream): per-rank rules
+ * cost O(1) per rank and never depend on the order ranks are asked in. */
+static double rank_uniform(uint64_t seed, int rank, uint64_t stream)
+{
+    uint64_t z = seed * 0x9e3779b97f4a7c15ULL + (uint64_t)rank * 0xbf58476d1ce4e5b9ULL + stream;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
+}
+
 double scenario_rank_speed(const scenario *sc, int rank)
 {
     double s = (rank >= 0 && rank < sc->nspeed) ? sc->speed[rank] : 1.0;
+    if (sc->speed_sigma > 0) {
+        /* Box-Muller from two draws of this rank alone. */
+        double n = sqrt(-2.0 * log(rank_uniform(sc->seed, rank, 1))) * cos(2.0 * M_PI * rank_uniform(sc->seed, rank, 2));
+        s *= exp(sc->speed_sigma * n);
+    }
+    if (sc->slow_fraction > 0 && rank_uniform(sc->seed, rank, 3) < sc->slow_fraction)
+        return s / sc->slowdown;
     for (int i = 0; i < sc->nslow; i++)
         if (sc->slow_ranks[i] == rank)
             return s / sc->slowdown;

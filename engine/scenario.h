@@ -63,7 +63,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define SCENARIO_MAX_RANKS 64
+#define SCENARIO_MAX_WORLD 65536   /* run.world_size (the cpu backend has its own, lower, limit) */
+#define SCENARIO_MAX_RANK_LIST 1024 /* entries of a per-rank list (skew.speed, skew.slow_ranks) */
+#define SCENARIO_MAX_RANKS SCENARIO_MAX_RANK_LIST
 #define SCENARIO_MAX_CUSTOM_PARAMS 4096
 #define SCENARIO_MAX_SWEEP_KEYS 8
 #define SCENARIO_MAX_SWEEP_VALUES 32
@@ -80,6 +82,7 @@ typedef enum { COMM_HOOK_NONE = 0, COMM_HOOK_FP16, COMM_HOOK_BF16 } comm_hook_ki
 typedef enum { LOSS_MEAN = 0, LOSS_SUM } loss_reduction_kind;
 typedef enum { NET_RING = 0, NET_TREE } net_algorithm;
 typedef enum { FAULT_NONE = 0, FAULT_HANG, FAULT_EXIT, FAULT_ERROR } fault_mode;
+typedef enum { RECORD_OP = 0, RECORD_PHASE } record_detail;
 
 typedef struct {
     char key[64];                                        /* "ddp.bucket_cap_mb" */
@@ -131,12 +134,23 @@ typedef struct scenario {
     int slow_ranks[SCENARIO_MAX_RANKS];
     double slowdown; /* slow ranks' compute takes this many times longer */
     double jitter;   /* relative std-dev of each kernel's duration */
+    double slow_fraction; /* each rank is slow (skew.slowdown) with this probability, seeded */
+    double speed_sigma;   /* > 0: speed factors drawn from a seeded lognormal, median 1 */
 
     /* [network] */
     double bandwidth_gbps; /* GB/s (1e9) of each link */
     double latency_us;     /* per-step latency */
     net_algorithm algorithm;
     bool pace; /* hold each allreduce to the modelled link time */
+    char net_preset[32];   /* fills bandwidth_gbps / latency_us unless set */
+    char intra_preset[32]; /* fills intra_bandwidth_gbps / intra_latency_us unless set */
+    int nodes;             /* 0: world_size / gpus_per_node */
+    int gpus_per_node;     /* 0: one flat network */
+    double intra_bandwidth_gbps;
+    double intra_latency_us;
+
+    /* [record] */
+    record_detail detail; /* every op as a span, or one span per phase (sim backend) */
 
     /* [device] */
     char device_preset[32]; /* v100 | a100 | h100 | h200 | custom */

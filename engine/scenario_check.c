@@ -93,6 +93,22 @@ static void rule_speed_count(const scenario *sc, result *r)
                sc->nspeed, sc->world_size);
 }
 
+static void rule_nodes(const scenario *sc, result *r)
+{
+    int g = sc->gpus_per_node;
+    if (g > 0 && sc->world_size % g != 0)
+        report(r, RES_ERROR, sc, K("network", "gpus_per_node"),
+               "network.gpus_per_node is %d but run.world_size %d is not a multiple of it", g,
+               sc->world_size);
+    else if (sc->nodes > 0 && g == 0)
+        report(r, RES_ERROR, sc, K("network", "nodes"),
+               "network.nodes needs network.gpus_per_node (the GPUs of each node)");
+    else if (sc->nodes > 0 && sc->nodes * g != sc->world_size)
+        report(r, RES_ERROR, sc, K("network", "nodes"),
+               "network.nodes x gpus_per_node is %d x %d = %d but run.world_size is %d", sc->nodes, g,
+               sc->nodes * g, sc->world_size);
+}
+
 static void rule_slow_ranks(const scenario *sc, result *r)
 {
     int ws = sc->world_size;
@@ -187,7 +203,7 @@ static bool uses_transformer(const scenario *sc)
 }
 static bool uses_params(const scenario *sc) { return preset_is(sc, "custom", NULL, NULL); }
 static bool fault_on(const scenario *sc) { return sc->fault != FAULT_NONE; }
-static bool has_slow_ranks(const scenario *sc) { return sc->nslow > 0; }
+static bool has_slow_ranks(const scenario *sc) { return sc->nslow > 0 || sc->slow_fraction > 0; }
 static bool slows_down(const scenario *sc) { return sc->slowdown != 1.0; }
 
 #define CTX(dep_s, dep_n, ctx_s, ctx_n, fn, off, h)                                        \
@@ -292,6 +308,7 @@ static const check checks[] = {
     {rule_name, NULL},
     {rule_speed_count, NULL},
     {rule_slow_ranks, NULL},
+    {rule_nodes, NULL},
     {rule_fault_rank_range, NULL},
     {rule_fault_needs_rank, NULL},
     {NULL, &ctx_fault_rank},

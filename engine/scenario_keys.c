@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const backend_choices[] = {"auto", "cpu", "cuda", NULL};
+static const char *const backend_choices[] = {"auto", "cpu", "cuda", "sim", NULL};
 static const char *const ranks_choices[] = {"threads", "processes", NULL};
 static const char *const model_choices[] = {"mlp",  "resnet18", "resnet50", "bert-large",
                                             "gpt2", "custom",   NULL};
@@ -24,6 +24,9 @@ static const char *const loss_choices[] = {"mean", "sum", NULL};
 static const char *const algorithm_choices[] = {"ring", "tree", NULL};
 static const char *const device_choices[] = {"v100", "a100", "h100", "h200", "custom", NULL};
 static const char *const fault_choices[] = {"none", "hang", "exit", "error", NULL};
+static const char *const net_preset_choices[] = {"custom", "nvlink4", "pcie4",  "pcie5",
+                                                 "ib-ndr400", "roce100", "eth10g", NULL};
+static const char *const detail_choices[] = {"op", "phase", NULL};
 
 /* fp32 (non-tensor-core) peak and HBM bandwidth; the H100/H200 figures are SXM parts. */
 static const struct {
@@ -51,11 +54,11 @@ const key_def scn_keys[] = {
      AT(name), 0, 0},
     {"run", "backend", K_ENUM_STR, 0, 0, backend_choices, "auto",
      "where kernels run: auto uses the GPU when the cuda backend can, cpu never does; cuda "
-     "fails at once without a GPU",
+     "fails at once without a GPU; sim models every op in virtual time (ddpprof predict)",
      AT(backend), 0,
      0},
-    {"run", "world_size", K_INT, 1, SCENARIO_MAX_RANKS, NULL, "4",
-     "number of DDP ranks", AT(world_size), 0, 0},
+    {"run", "world_size", K_INT, 1, SCENARIO_MAX_WORLD, NULL, "4",
+     "number of DDP ranks (the cpu backend runs up to 1024; sim, many more)", AT(world_size), 0, 0},
     {"run", "ranks", K_ENUM_STR, 0, 0, ranks_choices, "threads",
      "threads: every rank a thread of one process; processes: ddpprof starts one process "
      "per rank (as torchrun does), gathered into one database (under a launcher each "
@@ -132,13 +135,21 @@ const key_def scn_keys[] = {
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
      "speed factor of each rank, one per rank (1.5 = 1.5x faster); empty = all 1",
      LIST_AT(speed, nspeed)},
-    {"skew", "slow_ranks", K_LIST_INT, 0, SCENARIO_MAX_RANKS - 1, NULL, "",
+    {"skew", "slow_ranks", K_LIST_INT, 0, SCENARIO_MAX_WORLD - 1, NULL, "",
      "ranks whose compute is slowed down by skew.slowdown", LIST_AT(slow_ranks, nslow)},
     {"skew", "slowdown", K_DOUBLE, 1, 100, NULL, "1",
      "the slow ranks' compute takes this many times longer", AT(slowdown), 0, 0},
     {"skew", "jitter", K_DOUBLE, 0, 0.5, NULL, "0",
      "relative standard deviation of every kernel's duration (0 = deterministic)",
      AT(jitter), 0, 0},
+    {"skew", "slow_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "each rank is slowed down by skew.slowdown with this probability (a seeded draw per "
+     "rank, so about this fraction of the ranks), besides skew.slow_ranks",
+     AT(slow_fraction), 0, 0},
+    {"skew", "speed_sigma", K_DOUBLE, 0, 2, NULL, "0",
+     "speed factor of each rank drawn from a lognormal of median 1 and this sigma (seeded "
+     "by run.seed and the rank), multiplied with skew.speed; 0 = off",
+     AT(speed_sigma), 0, 0},
 
     /* [network] */
     {"network", "bandwidth_gbps", K_DOUBLE, 0.001, 100000, NULL, "12.5",
@@ -151,6 +162,29 @@ const key_def scn_keys[] = {
     {"network", "pace", K_BOOL, 0, 0, NULL, "false",
      "hold each allreduce to the modelled link time, so measured overlap matches the network",
      AT(pace), 0, 0},
+    {"network", "preset", K_ENUM_STR, 0, 0, net_preset_choices, "custom",
+     "fabric between nodes (every link when gpus_per_node = 0): fills bandwidth_gbps and "
+     "latency_us unless they are set (nvlink4 = H100 NVLink 4, pcie4/pcie5 = x16, ib-ndr400 "
+     "= InfiniBand NDR 400 Gb/s, roce100 = RoCE 100 Gb/s, eth10g = 10 Gb/s Ethernet)",
+     AT(net_preset), 0, 0},
+    {"network", "gpus_per_node", K_INT, 0, 1024, NULL, "0",
+     "GPUs per node: > 0 makes collectives hierarchical (inside each node over the intra "
+     "links, between nodes over the network); 0 = one flat network",
+     AT(gpus_per_node), 0, 0},
+    {"network", "nodes", K_INT, 0, SCENARIO_MAX_WORLD, NULL, "0",
+     "number of nodes (0 = run.world_size / gpus_per_node); nodes x gpus_per_node must be "
+     "run.world_size",
+     AT(nodes), 0, 0},
+    {"network", "intra_preset", K_ENUM_STR, 0, 0, net_preset_choices, "custom",
+     "fabric inside a node: fills intra_bandwidth_gbps and intra_latency_us unless they are "
+     "set (same names as network.preset)",
+     AT(intra_preset), 0, 0},
+    {"network", "intra_bandwidth_gbps", K_DOUBLE, 0.001, 100000, NULL, "150",
+     "bandwidth of each link inside a node in GB/s (used when gpus_per_node > 0)",
+     AT(intra_bandwidth_gbps), 0, 0},
+    {"network", "intra_latency_us", K_DOUBLE, 0, 1e6, NULL, "5",
+     "latency of each step inside a node in microseconds (used when gpus_per_node > 0)",
+     AT(intra_latency_us), 0, 0},
 
     /* [device] — the preset must come before the two keys it fills, so that the defaults
      * (applied in table order) agree with it. */
@@ -165,13 +199,20 @@ const key_def scn_keys[] = {
      "fraction of the peak that kernels achieve", AT(efficiency), 0, 0},
 
     /* [fault] */
-    {"fault", "rank", K_INT, -1, SCENARIO_MAX_RANKS - 1, NULL, "-1",
+    {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",
      "rank that fails on purpose (-1 = none)", AT(fault_rank), 0, 0},
     {"fault", "iter", K_INT, 0, 1000000, NULL, "0", "iteration at which that rank fails",
      AT(fault_iter), 0, 0},
     {"fault", "mode", K_ENUM_INT, 0, 0, fault_choices, "none",
      "how it fails: hang (never joins the collective), exit (the process dies) or error",
      AT(fault), 0, 0},
+
+    /* [record] */
+    {"record", "detail", K_ENUM_INT, 0, 0, detail_choices, "op",
+     "op: every op is a span; phase: the sim backend merges each rank's consecutive "
+     "forward, backward (with its copies into buckets), copy-out and optimizer ops into "
+     "one span per phase, keeping one span per collective (for thousands of ranks)",
+     AT(detail), 0, 0},
 };
 
 const size_t scn_nkeys = sizeof scn_keys / sizeof scn_keys[0];
@@ -179,11 +220,12 @@ _Static_assert(sizeof scn_keys / sizeof scn_keys[0] <= SCENARIO_MAX_KEYS,
                "raise SCENARIO_MAX_KEYS in scenario.h");
 _Static_assert(sizeof(compute_mode) == sizeof(int) && sizeof(comm_hook_kind) == sizeof(int) &&
                    sizeof(loss_reduction_kind) == sizeof(int) &&
-                   sizeof(net_algorithm) == sizeof(int) && sizeof(fault_mode) == sizeof(int),
+                   sizeof(net_algorithm) == sizeof(int) && sizeof(fault_mode) == sizeof(int) &&
+                   sizeof(record_detail) == sizeof(int),
                "K_ENUM_INT keys are stored as int");
 
 const char *const scn_sections[] = {"run",     "model",  "ddp",   "skew",
-                                       "network", "device", "fault", "sweep"};
+                                       "network", "device", "fault", "record", "sweep"};
 const size_t scn_nsections = sizeof scn_sections / sizeof scn_sections[0];
 
 bool scn_is_list(const key_def *k)

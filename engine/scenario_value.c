@@ -9,6 +9,7 @@
  */
 #include "scenario_value.h"
 
+#include "netmodel.h"
 #include "scenario_keys.h"
 #include "scenario_text.h"
 
@@ -147,6 +148,21 @@ static int set_list(scenario *sc, const key_def *k, const char *dotted, const ch
     return 0;
 }
 
+/* network.preset / network.intra_preset fill their link's figures unless set. */
+static void apply_network_preset(scenario *sc, const char *key)
+{
+    double bw, lat;
+    bool intra = strcmp(key, "intra_preset") == 0;
+    if (!intra && strcmp(key, "preset") != 0)
+        return;
+    if (!net_preset(intra ? sc->intra_preset : sc->net_preset, &bw, &lat))
+        return;
+    if (sc->key_line[scn_key_index("network", intra ? "intra_bandwidth_gbps" : "bandwidth_gbps")] == 0)
+        *(intra ? &sc->intra_bandwidth_gbps : &sc->bandwidth_gbps) = bw;
+    if (sc->key_line[scn_key_index("network", intra ? "intra_latency_us" : "latency_us")] == 0)
+        *(intra ? &sc->intra_latency_us : &sc->latency_us) = lat;
+}
+
 static void apply_device_preset(scenario *sc)
 {
     double peak, bw;
@@ -275,6 +291,8 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
             }
             if (strcmp(k->section, "device") == 0 && strcmp(k->name, "preset") == 0)
                 apply_device_preset(sc);
+            if (strcmp(k->section, "network") == 0)
+                apply_network_preset(sc, k->name);
             return 0;
         }
         char list[160];

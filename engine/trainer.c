@@ -32,6 +32,7 @@ static void memory_free(device *dev, rank_memory *mem)
  * model takes seconds to initialise, and an interrupt must not wait for it. */
 #define INIT_SLICE ((int64_t)1 << 22)
 
+/* A device that only models time (no_buffers) gets the parameters' sizes but no memory. */
 static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bool *stop)
 {
     mem->n = m->nparams;
@@ -42,6 +43,8 @@ static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bo
     for (int p = 0; p < m->nparams; p++) {
         int64_t n = m->params[p].numel;
         mem->params[p].numel = n;
+        if (dev->no_buffers)
+            continue;
         mem->params[p].data = dev_alloc(dev, (size_t)n * sizeof(float));
         mem->grad_storage[p] = dev_alloc(dev, (size_t)n * sizeof(float));
         if (!mem->params[p].data || !mem->grad_storage[p])

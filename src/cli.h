@@ -16,6 +16,7 @@ int cli_explain(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_compare(int argc, char **argv);
+int cli_predict(int argc, char **argv, const atomic_int *interrupted);
 
 /* True when argv[i] is --help/-h; prints `usage` to stdout. */
 int cli_wants_help(int argc, char **argv, const char *usage);

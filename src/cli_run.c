@@ -195,6 +195,15 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     if (scenario_warnings(sc, warnings, sizeof warnings) > 0)
         fputs(warnings, stderr);
 
+    const backend_ops *be = resolve_backend(sc, quiet, &status);
+    if (!be)
+        goto out_sc;
+    if (verify && be->run_ranks) {
+        fprintf(stderr, "ddpprof: --verify needs gradients, and the %s backend only models time\n", be->name);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+
     /* Every point is checked before anything is written. */
     size_t npoints = scenario_sweep_count(sc);
     for (size_t p = 0; p < npoints; p++) {
@@ -215,17 +224,14 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             status = EXIT_USAGE;
             goto out_sc;
         }
-        int mem_rc = check_memory(file, point, &m);
+        /* A backend in virtual time allocates no model memory. */
+        int mem_rc = be->run_ranks ? 0 : check_memory(file, point, &m);
         model_free(&m);
         if (mem_rc != 0) {
             status = EXIT_USAGE;
             goto out_sc;
         }
     }
-
-    const backend_ops *be = resolve_backend(sc, quiet, &status);
-    if (!be)
-        goto out_sc;
 
     /* Under a launcher (torchrun, srun, mpirun, or ddpprof's own processes) this process
      * is one rank; rank 0 alone writes the database when it hosts the coordinator. */

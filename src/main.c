@@ -25,6 +25,8 @@ static const char *const usage =
     "commands:\n"
     "  run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
     "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
+    "  predict FILE [-o DB] [-s section.key=value]...\n"
+    "                     the same run in virtual time (sim backend): thousands of ranks in seconds\n"
     "  report DB [--run ID] [--json]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
     "  explain [section[.key]]\n"
@@ -66,6 +68,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run"))
         return cli_run(argc - 1, argv + 1, &interrupted);
+    if (!strcmp(cmd, "predict"))
+        return cli_predict(argc - 1, argv + 1, &interrupted);
     if (!strcmp(cmd, "report"))
         return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))

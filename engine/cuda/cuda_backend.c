@@ -194,14 +194,6 @@ static int placement_note(const scenario *sc, char *note, size_t notelen)
     return 1;
 }
 
-static int bench_copy(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy, char *err,
-                      size_t errlen)
-{
-    (void)ranks, (void)bytes, (void)scale, (void)iters, (void)warmup, (void)us_per_copy;
-    available(err, errlen);
-    return -1;
-}
-
 const backend_ops cuda_backend_ops = {
     .name = "cuda",
     .available = available,

@@ -1,0 +1,47 @@
+/* netmodel.h — how long a collective takes on the modelled network (alpha-beta costs).
+ *
+ * Contract: a net_model is built once from the [network] section and the world size and
+ * is read-only after.  Flat (gpus_per_node = 0): every rank is one hop of one network
+ * with per-step latency alpha and per-rank bandwidth B (bandwidth_gbps, latency_us).
+ * Hierarchical (gpus_per_node = g > 0, nodes N = world / g): links inside a node are
+ * (intra_bandwidth_gbps, intra_latency_us), links between nodes are the network's.
+ * Costs, S bytes per rank, n ranks (ring: NCCL's ring; tree: NCCL's double binary tree,
+ * whose bandwidth term is the one-tree asymptote 2S/B):
+ *   ring allreduce, flat     2(n-1) * (alpha + S/(n B))
+ *   tree allreduce, flat     2 ceil(log2 n) * alpha + 2 S/B
+ *   hierarchical allreduce   intra reduce-scatter (g-1)(alpha_i + S/(g B_i)), then the
+ *                            flat cost above over the N nodes for S/g bytes (each GPU
+ *                            of a node drives its own share of the inter-node links),
+ *                            then intra all-gather (g-1)(alpha_i + S/(g B_i))
+ *   broadcast                ceil(log2 n) * alpha + S/B (pipelined tree), hierarchical:
+ *                            over the nodes, then inside them
+ * One rank: 0.  Bandwidths are GB/s of 1e9 bytes (1 GB/s = 1 byte/ns).
+ * net_preset() gives the link figures of a named fabric (the table in netmodel.c cites
+ * where each comes from).
+ */
+#ifndef DDPPROF_NETMODEL_H
+#define DDPPROF_NETMODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "scenario.h"
+
+typedef struct {
+    net_algorithm algorithm;
+    int ranks;
+    int nodes, gpus_per_node; /* gpus_per_node 0: flat */
+    double alpha_ns, bytes_per_ns;             /* the network (every link when flat) */
+    double intra_alpha_ns, intra_bytes_per_ns; /* inside a node */
+} net_model;
+
+void net_model_init(net_model *nm, const scenario *sc);
+/* Transfer time of a SUM allreduce of `bytes` per rank, once every rank has arrived. */
+double net_allreduce_ns(const net_model *nm, double bytes);
+double net_broadcast_ns(const net_model *nm, double bytes);
+
+/* Effective bandwidth (GB/s) and per-step latency (us) of a named fabric; false for
+ * "custom" or an unknown name. */
+bool net_preset(const char *name, double *bandwidth_gbps, double *latency_us);
+
+#endif

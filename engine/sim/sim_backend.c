@@ -1,0 +1,290 @@
+/* sim_backend.c — the `sim` backend's world and its scheduler: run every rank's host
+ * program until it blocks in synchronize (or ends), then time what the streams can
+ * (collectives couple the ranks), then resume the hosts whose wait is over. */
+#include "textcopy.h"
+#include "sim_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim_internal.h"
+
+/* Stack of one rank's host program: the trainer, the reducer and this backend need a
+ * few KiB; sanitizers inflate frames several times over.  Mapped lazily. */
+#define SIM_STACK_BYTES (256 * 1024)
+#define SIM_SPAN_RINGS 16
+
+struct backend_world {
+    sim_world w;
+};
+
+void sim_world_push_work(sim_world *w, int rank)
+{
+    sim_device *d = w->devs[rank];
+    if (!d || d->in_worklist)
+        return;
+    d->in_worklist = true;
+    w->worklist[(w->work_head + w->nwork++) % w->world_size] = rank;
+}
+
+void sim_world_abort(sim_world *w, const char *why)
+{
+    if (w->aborted)
+        return;
+    w->aborted = true;
+    text_copy(w->abort_reason, sizeof w->abort_reason, why);
+    for (int r = 0; r < w->world_size; r++)
+        sim_world_push_work(w, r);
+}
+
+static int world_create(const backend_world_args *a, backend_world **out, char *err, size_t errlen)
+{
+    const scenario *sc = a->sc;
+    if (a->create_shared || a->attach_to) {
+        snprintf(err, errlen, "the sim backend runs every rank in one process (run.ranks = threads)");
+        return -1;
+    }
+    if (sc->fault == FAULT_HANG) {
+        snprintf(err, errlen, "the sim backend cannot model fault.mode = hang (virtual time has no timeout); use "
+                              "exit or error");
+        return -1;
+    }
+    backend_world *bw = calloc(1, sizeof *bw);
+    sim_world *w = bw ? &bw->w : NULL;
+    if (w) {
+        w->devs = calloc((size_t)sc->world_size, sizeof *w->devs);
+        w->worklist = calloc((size_t)sc->world_size, sizeof *w->worklist);
+        w->runnable = calloc((size_t)sc->world_size, sizeof *w->runnable);
+    }
+    if (!w || !w->devs || !w->worklist || !w->runnable) {
+        if (w) {
+            free(w->devs);
+            free(w->worklist);
+            free(w->runnable);
+        }
+        free(bw);
+        snprintf(err, errlen, "out of memory creating a sim world of %d ranks", sc->world_size);
+        return -1;
+    }
+    w->sc = sc;
+    w->rec = a->rec;
+    w->world_size = sc->world_size;
+    w->detail = sc->detail;
+    w->span_rings = SIM_SPAN_RINGS;
+    net_model_init(&w->net, sc);
+    *out = bw;
+    return 0;
+}
+
+static void world_abort(backend_world *bw, const char *why) { sim_world_abort(&bw->w, why); }
+
+static int world_aborted(backend_world *bw, char *why, size_t whylen)
+{
+    if (!bw->w.aborted)
+        return 0;
+    text_copy(why, whylen, bw->w.abort_reason);
+    return 1;
+}
+
+static const char *world_handle(backend_world *bw)
+{
+    (void)bw;
+    return "";
+}
+
+static void world_unlink(backend_world *bw) { (void)bw; }
+
+static int64_t clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void world_destroy(backend_world *bw)
+{
+    if (!bw)
+        return;
+    free(bw->w.devs);
+    free(bw->w.colls);
+    free(bw->w.worklist);
+    free(bw->w.runnable);
+    free(bw);
+}
+
+static device *device_create(backend_world *bw, int rank, char *err, size_t errlen)
+{
+    return sim_device_create(&bw->w, rank, err, errlen);
+}
+
+/* ------------------------------------------------------------------ scheduler */
+
+typedef struct {
+    void (*body)(void *user, int index);
+    void *user;
+    int index;
+} fiber_arg;
+
+static void fiber_main(void *arg)
+{
+    fiber_arg *fa = arg;
+    fa->body(fa->user, fa->index);
+}
+
+/* Names the first collective not every rank reached, and who is missing. */
+static void explain_stall(sim_world *w)
+{
+    char why[512];
+    for (int64_t s = 0; s < w->ncolls; s++) {
+        const sim_collective *c = &w->colls[s];
+        if (c->end_ns >= 0)
+            continue;
+        snprintf(why, sizeof why, "collective %lld never completed: %d of %d ranks arrived", (long long)s,
+                 c->arrived, w->world_size);
+        sim_world_abort(w, why);
+        return;
+    }
+    sim_world_abort(w, "the ranks stopped with no collective left to complete them");
+}
+
+static void mark_runnable(sim_world *w, bool *queued, int r)
+{
+    if (queued[r])
+        return;
+    queued[r] = true;
+    w->runnable[w->nrunnable++] = r;
+}
+
+static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, int index), void *user)
+{
+    sim_world *w = &bw->w;
+    sim_fiber **fibers = calloc((size_t)nranks, sizeof *fibers);
+    fiber_arg *args = calloc((size_t)nranks, sizeof *args);
+    bool *started = calloc((size_t)nranks, sizeof *started), *done = calloc((size_t)nranks, sizeof *done);
+    bool *queued = calloc((size_t)nranks, sizeof *queued);
+    int *batch = calloc((size_t)nranks, sizeof *batch);
+    if (!fibers || !args || !started || !done || !queued || !batch) {
+        sim_world_abort(w, "out of memory starting the ranks");
+        goto out;
+    }
+    for (int i = 0; i < nranks; i++) {
+        args[i] = (fiber_arg){.body = body, .user = user, .index = i};
+        mark_runnable(w, queued, i);
+    }
+    int ndone = 0;
+    while (ndone < nranks) {
+        /* Every host that can go on runs until it blocks or ends, in rank order of
+         * becoming runnable: deterministic. */
+        int n = w->nrunnable;
+        memcpy(batch, w->runnable, (size_t)n * sizeof *batch);
+        w->nrunnable = 0;
+        for (int k = 0; k < n; k++) {
+            int i = batch[k];
+            queued[i] = false;
+            if (!started[i]) {
+                fibers[i] = sim_fiber_create(fiber_main, &args[i], SIM_STACK_BYTES);
+                if (!fibers[i]) {
+                    char why[128];
+                    snprintf(why, sizeof why, "rank %d: cannot map a %d KiB stack", i, SIM_STACK_BYTES / 1024);
+                    sim_world_abort(w, why);
+                    /* It never started: it counts as ended. */
+                    done[i] = started[i] = true;
+                    ndone++;
+                    continue;
+                }
+                started[i] = true;
+                w->running = fibers[i];
+                if (sim_fiber_start(fibers[i]) == 0)
+                    done[i] = true;
+            } else {
+                w->running = fibers[i];
+                if (sim_fiber_resume(fibers[i]) == 0)
+                    done[i] = true;
+            }
+            w->running = NULL;
+            if (done[i]) {
+                sim_fiber_destroy(fibers[i]);
+                fibers[i] = NULL;
+                ndone++;
+            }
+        }
+        /* Time what the streams can now that the hosts have enqueued their work. */
+        while (w->nwork > 0) {
+            int r = w->worklist[w->work_head];
+            w->work_head = (w->work_head + 1) % w->world_size;
+            w->nwork--;
+            sim_device *d = w->devs[r];
+            if (!d)
+                continue;
+            d->in_worklist = false;
+            sim_device_advance(d);
+        }
+        for (int r = 0; r < nranks; r++)
+            if (!done[r] && w->devs[r] && sim_device_host_ready(w->devs[r]))
+                mark_runnable(w, queued, r);
+        if (w->nrunnable == 0 && ndone < nranks) {
+            if (w->aborted) {
+                /* Ranks not yet started (or without a device) end at once. */
+                for (int r = 0; r < nranks; r++)
+                    if (!done[r])
+                        mark_runnable(w, queued, r);
+            } else {
+                explain_stall(w);
+            }
+        }
+    }
+out:
+    if (fibers)
+        for (int i = 0; i < nranks; i++)
+            sim_fiber_destroy(fibers[i]);
+    free(fibers);
+    free(args);
+    free(started);
+    free(done);
+    free(queued);
+    free(batch);
+}
+
+static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
+                           size_t errlen)
+{
+    (void)iters, (void)warmup;
+    scenario *sc = calloc(1, sizeof *sc);
+    if (!sc) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    scenario_defaults(sc);
+    sc->world_size = ranks;
+    net_model nm;
+    net_model_init(&nm, sc);
+    *us_per_iter = net_allreduce_ns(&nm, (double)bytes) / 1e3;
+    free(sc);
+    return 0;
+}
+
+static int available(char *why, size_t whylen)
+{
+    (void)why, (void)whylen;
+    return 1;
+}
+
+const backend_ops sim_backend_ops = {
+    .name = "sim",
+    .available = available,
+    .world_create = world_create,
+    .world_abort = world_abort,
+    .world_aborted = world_aborted,
+    .world_handle = world_handle,
+    .world_unlink = world_unlink,
+    .clock_ns = clock_ns,
+    .world_destroy = world_destroy,
+    .device_create = device_create,
+    .device_destroy = sim_device_destroy,
+    .host_ring = sim_device_host_ring,
+    .bench_allreduce = bench_allreduce,
+    .run_ranks = run_ranks,
+    .span_rings = SIM_SPAN_RINGS,
+};

@@ -1,0 +1,16 @@
+/* sim_backend.h — the `sim` backend: every rank of a run in virtual time, on one thread.
+ *
+ * Contract: backend.h.  Ranks are coroutines (sim_fiber.h), not threads; their devices
+ * (sim_internal.h) model each op's duration (timing.h) and each collective's transfer
+ * (netmodel.h) and do no real work, so a run needs no parameter, gradient or bucket
+ * memory.  The same scenario and seed give the same spans, run after run: nothing
+ * depends on the wall clock or on addresses.  Never chosen by `auto`.
+ */
+#ifndef DDPPROF_SIM_BACKEND_H
+#define DDPPROF_SIM_BACKEND_H
+
+#include "backend.h"
+
+extern const backend_ops sim_backend_ops;
+
+#endif

@@ -1,0 +1,458 @@
+/* sim_device.c — device.h in virtual time: each stream's entries are timed as soon as
+ * their dependencies are known, collectives end at the last arrival plus the network
+ * model's transfer time, and each timed entry becomes a span (or part of a phase span).
+ * See sim_internal.h for the data and the ordering argument. */
+#include "textcopy.h"
+#include "sim_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const device_ops sim_ops;
+
+static void fail_device(sim_device *d, const char *msg)
+{
+    if (!d->failed) {
+        d->failed = true;
+        text_copy(d->error, sizeof d->error, msg);
+    }
+}
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t ncap = *cap ? *cap : 64;
+    while (ncap < need)
+        ncap *= 2;
+    void *np = realloc(*p, ncap * elem);
+    if (!np)
+        return false;
+    *p = np;
+    *cap = ncap;
+    return true;
+}
+
+/* ------------------------------------------------------------------ spans */
+
+static span_kind phase_of(span_kind k)
+{
+    return k == SPAN_COPY_IN ? SPAN_BACKWARD : k;
+}
+
+static void push_phase(sim_stream *st)
+{
+    if (st->phase.open)
+        span_ring_push(st->ring, &st->phase.s);
+    st->phase.open = false;
+}
+
+void sim_device_flush(sim_device *d)
+{
+    for (int s = 0; s < DEV_STREAM_COUNT; s++)
+        push_phase(&d->streams[s]);
+}
+
+static void entry_name(const sim_stream *st, const sim_entry *e, char *out, size_t n)
+{
+    if (e->name_off != UINT32_MAX) {
+        text_copy(out, n, st->names + e->name_off);
+    } else if (e->kind == SPAN_ALLREDUCE && e->bucket >= 0) {
+        snprintf(out, n, "bucket %d", (int)e->bucket);
+    } else if (e->kind == SPAN_ALLREDUCE) {
+        text_copy(out, n, "local_used_map");
+    } else if (e->kind == SPAN_BROADCAST) {
+        text_copy(out, n, "rebuild buckets");
+    } else {
+        text_copy(out, n, span_kind_name((span_kind)e->kind));
+    }
+}
+
+static void emit(sim_device *d, dev_stream sid, const sim_entry *e, int64_t start, int64_t end)
+{
+    sim_stream *st = &d->streams[sid];
+    bool phase = d->w->detail == RECORD_PHASE && sid == DEV_STREAM_COMPUTE;
+    span_kind kind = phase ? phase_of((span_kind)e->kind) : (span_kind)e->kind;
+    if (phase && st->phase.open && st->phase.s.kind == kind && st->phase.s.iter == e->iter &&
+        st->phase.s.end_ns == start) {
+        st->phase.s.end_ns = end;
+        st->phase.s.bytes += e->bytes;
+        return;
+    }
+    span s = {.rank = d->base.rank,
+              .iter = e->iter,
+              .stream = sid == DEV_STREAM_COMPUTE ? STREAM_COMPUTE : STREAM_COMM,
+              .kind = (uint8_t)kind,
+              .layer = phase ? -1 : e->layer,
+              .bucket = phase ? -1 : e->bucket,
+              .seq = e->seq,
+              .bytes = e->bytes,
+              .start_ns = start,
+              .end_ns = end};
+    if (phase) {
+        push_phase(st);
+        text_copy(s.name, sizeof s.name, span_kind_name(kind));
+        st->phase.s = s;
+        st->phase.open = true;
+        return;
+    }
+    entry_name(st, e, s.name, sizeof s.name);
+    span_ring_push(st->ring, &s);
+}
+
+/* ------------------------------------------------------------------ events */
+
+static void reach_marks(sim_stream *st)
+{
+    for (size_t i = 0; i < st->marks_count; i++) {
+        sim_mark *m = &st->marks[(st->marks_head + i) % st->marks_cap];
+        if (m->at_ns < 0 && m->ticket <= st->completed)
+            m->at_ns = st->free_ns;
+    }
+}
+
+/* The time the other stream reached `ticket`, or -1 if it has not yet; marks up to it
+ * are consumed (each stream's events are waited for in the order they were made). */
+static int64_t mark_time(sim_stream *other, uint64_t ticket)
+{
+    if (other->completed < ticket)
+        return -1;
+    int64_t at = other->free_ns;
+    while (other->marks_count > 0) {
+        sim_mark *m = &other->marks[other->marks_head];
+        if (m->ticket > ticket)
+            break;
+        if (m->ticket == ticket)
+            at = m->at_ns;
+        other->marks_head = (other->marks_head + 1) % other->marks_cap;
+        other->marks_count--;
+    }
+    return at;
+}
+
+/* ------------------------------------------------------------------ collectives */
+
+static sim_collective *collective(sim_world *w, int64_t seq)
+{
+    if (seq < 0)
+        return NULL;
+    if (seq >= w->colls_cap) {
+        int64_t ncap = w->colls_cap ? w->colls_cap : 256;
+        while (ncap <= seq)
+            ncap *= 2;
+        sim_collective *nc = realloc(w->colls, (size_t)ncap * sizeof *nc);
+        if (!nc)
+            return NULL;
+        for (int64_t i = w->colls_cap; i < ncap; i++)
+            nc[i] = (sim_collective){.end_ns = -1, .bytes = -1};
+        w->colls = nc;
+        w->colls_cap = ncap;
+    }
+    if (seq >= w->ncolls)
+        w->ncolls = seq + 1;
+    return &w->colls[seq];
+}
+
+static void arrive(sim_device *d, const sim_entry *e, int64_t at)
+{
+    sim_world *w = d->w;
+    sim_collective *c = collective(w, e->seq);
+    char why[512];
+    if (!c) {
+        snprintf(why, sizeof why, "rank %d: out of memory for collective %lld", d->base.rank, (long long)e->seq);
+        sim_world_abort(w, why);
+        return;
+    }
+    if (c->arrived > 0 && (c->bytes != e->bytes || c->work != e->work)) {
+        snprintf(why, sizeof why,
+                 "collective %lld (iteration %d): rank %d sends %lld bytes where the ranks before it sent %lld",
+                 (long long)e->seq, (int)e->iter, d->base.rank, (long long)e->bytes, (long long)c->bytes);
+        sim_world_abort(w, why);
+        return;
+    }
+    c->bytes = e->bytes;
+    c->work = e->work;
+    if (c->arrived == 0 || at > c->last_arrival_ns)
+        c->last_arrival_ns = at;
+    if (d->base.rank == 0) {
+        c->root_buf = e->buf;
+        c->count = e->count;
+    }
+    if (++c->arrived < w->world_size)
+        return;
+    double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
+                                             : net_allreduce_ns(&w->net, (double)e->bytes);
+    c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
+    for (int r = 0; r < w->world_size; r++)
+        if (r != d->base.rank)
+            sim_world_push_work(w, r);
+}
+
+/* ------------------------------------------------------------------ streams */
+
+/* Times the stream's head entries while their dependencies are known; true if any. */
+static bool advance_stream(sim_device *d, dev_stream sid)
+{
+    sim_stream *st = &d->streams[sid];
+    bool progress = false;
+    while (st->count > 0 && !d->w->aborted) {
+        sim_entry *e = &st->q[st->head];
+        if (e->type == SIM_OP) {
+            int64_t start = st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns;
+            int64_t end = start + (int64_t)e->dur_ns;
+            emit(d, sid, e, start, end);
+            st->free_ns = end;
+        } else if (e->type == SIM_WAIT) {
+            int64_t at = mark_time(&d->streams[1 - sid], e->ticket);
+            if (at < 0)
+                break;
+            if (at > st->free_ns)
+                st->free_ns = at;
+        } else {
+            if (!st->arrived) {
+                st->arrival_ns = st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns;
+                st->arrived = true;
+                arrive(d, e, st->arrival_ns);
+                if (d->w->aborted)
+                    break;
+            }
+            const sim_collective *c = &d->w->colls[e->seq];
+            if (c->end_ns < 0)
+                break;
+            if (e->work == WORK_BROADCAST && d->base.rank != 0 && e->buf && c->root_buf)
+                memcpy(e->buf, c->root_buf, (size_t)e->count * sizeof(int32_t));
+            emit(d, sid, e, st->arrival_ns, c->end_ns);
+            st->free_ns = c->end_ns;
+            st->arrived = false;
+        }
+        st->head++;
+        st->count--;
+        st->completed++;
+        progress = true;
+        reach_marks(st);
+    }
+    if (st->count == 0) {
+        st->head = 0;
+        st->names_len = 0;
+    }
+    return progress;
+}
+
+void sim_device_advance(sim_device *d)
+{
+    bool a, b;
+    do {
+        a = advance_stream(d, DEV_STREAM_COMPUTE);
+        b = advance_stream(d, DEV_STREAM_COMM);
+    } while (a || b);
+}
+
+bool sim_device_host_ready(const sim_device *d)
+{
+    if (d->blocked_on < 0)
+        return false;
+    if (d->w->aborted || d->failed)
+        return true;
+    const sim_stream *st = &d->streams[d->blocked_on];
+    return st->completed == st->enqueued;
+}
+
+/* ------------------------------------------------------------------ device.h */
+
+static int check_live(sim_device *d)
+{
+    if (d->w->aborted) {
+        fail_device(d, d->w->abort_reason);
+        return -1;
+    }
+    return d->failed ? -1 : 0;
+}
+
+static int push(sim_device *d, dev_stream sid, const sim_entry *e, const char *name)
+{
+    sim_stream *st = &d->streams[sid];
+    size_t at = st->head + st->count;
+    if (!grow((void **)&st->q, &st->cap, at + 1, sizeof *st->q)) {
+        fail_device(d, "out of memory growing a stream queue");
+        return -1;
+    }
+    st->q[at] = *e;
+    st->q[at].name_off = UINT32_MAX;
+    if (name && d->w->detail == RECORD_OP) {
+        size_t len = strlen(name) + 1;
+        if (!grow((void **)&st->names, &st->names_cap, st->names_len + len, 1)) {
+            fail_device(d, "out of memory growing a stream queue");
+            return -1;
+        }
+        memcpy(st->names + st->names_len, name, len);
+        st->q[at].name_off = (uint32_t)st->names_len;
+        st->names_len += len;
+    }
+    st->count++;
+    st->enqueued++;
+    sim_device_advance(d);
+    return check_live(d);
+}
+
+static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
+{
+    sim_device *d = (sim_device *)base;
+    if (check_live(d) != 0)
+        return -1;
+    if (op->work == WORK_FAIL) {
+        char msg[SPAN_NAME + 96];
+        snprintf(msg, sizeof msg, "rank %d: %s failed (injected fault)", d->base.rank, op->name);
+        fail_device(d, msg);
+        return -1;
+    }
+    bool coll = op->work == WORK_ALLREDUCE || op->work == WORK_BROADCAST;
+    uint64_t dur = op->model_ns;
+    if (dur == 0 && op->gemm.m > 0)
+        dur = (uint64_t)(2.0 * (double)op->gemm.m * (double)op->gemm.n * (double)op->gemm.k / d->timing.flops_per_ns);
+    sim_entry e = {.type = coll ? SIM_COLL : SIM_OP,
+                   .kind = (uint8_t)op->kind,
+                   .work = (uint8_t)op->work,
+                   .iter = op->iter,
+                   .layer = op->layer,
+                   .bucket = op->bucket,
+                   .seq = op->seq,
+                   .bytes = op->bytes,
+                   .enq_ns = d->host_ns,
+                   .dur_ns = dur,
+                   .buf = coll ? op->u.coll.buf : NULL,
+                   .count = coll ? op->u.coll.count : 0};
+    if (coll && op->seq < 0) {
+        fail_device(d, "a collective without a sequence number");
+        return -1;
+    }
+    return push(d, s, &e, op->name);
+}
+
+static dev_event sim_record(device *base, dev_stream s)
+{
+    sim_device *d = (sim_device *)base;
+    sim_stream *st = &d->streams[s];
+    dev_event ev = {.stream = s, .ticket = st->enqueued};
+    size_t at = st->marks_count;
+    if (st->marks_count == st->marks_cap) {
+        /* Unwrap the ring into a larger array. */
+        size_t ncap = st->marks_cap ? st->marks_cap * 2 : 64;
+        sim_mark *nm = malloc(ncap * sizeof *nm);
+        if (!nm) {
+            fail_device(d, "out of memory recording an event");
+            return ev;
+        }
+        for (size_t i = 0; i < st->marks_count; i++)
+            nm[i] = st->marks[(st->marks_head + i) % st->marks_cap];
+        free(st->marks);
+        st->marks = nm;
+        st->marks_cap = ncap;
+        st->marks_head = 0;
+    }
+    st->marks[(st->marks_head + at) % st->marks_cap] =
+        (sim_mark){.ticket = ev.ticket, .at_ns = st->completed >= ev.ticket ? st->free_ns : -1};
+    st->marks_count++;
+    return ev;
+}
+
+static int sim_wait(device *base, dev_stream s, dev_event ev)
+{
+    sim_device *d = (sim_device *)base;
+    if (check_live(d) != 0)
+        return -1;
+    if (ev.stream == (int)s) /* a stream waiting for itself has nothing to wait for */
+        return 0;
+    sim_entry e = {.type = SIM_WAIT, .ticket = ev.ticket, .enq_ns = d->host_ns, .seq = -1};
+    return push(d, s, &e, NULL);
+}
+
+static int sim_synchronize(device *base, dev_stream s)
+{
+    sim_device *d = (sim_device *)base;
+    if (check_live(d) != 0)
+        return -1;
+    sim_device_advance(d);
+    sim_stream *st = &d->streams[s];
+    if (st->completed != st->enqueued) {
+        d->blocked_on = s;
+        sim_world *w = d->w;
+        if (!w->running) {
+            fail_device(d, "a sim device synchronised outside its scheduler");
+            return -1;
+        }
+        sim_fiber_yield(w->running);
+        d->blocked_on = -1;
+        if (check_live(d) != 0)
+            return -1;
+    }
+    if (st->free_ns > d->host_ns)
+        d->host_ns = st->free_ns;
+    sim_device_flush(d);
+    return 0;
+}
+
+static int64_t sim_now(device *base) { return ((sim_device *)base)->host_ns; }
+
+static const char *sim_error(device *base)
+{
+    sim_device *d = (sim_device *)base;
+    if (!d->error[0] && d->w->aborted)
+        return d->w->abort_reason;
+    return d->error;
+}
+
+static const device_ops sim_ops = {
+    .enqueue = sim_enqueue,
+    .record = sim_record,
+    .wait = sim_wait,
+    .synchronize = sim_synchronize,
+    .now_ns = sim_now,
+    .error = sim_error,
+};
+
+device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
+{
+    if (rank < 0 || rank >= w->world_size) {
+        snprintf(err, errlen, "rank %d is outside the world of %d ranks", rank, w->world_size);
+        return NULL;
+    }
+    sim_device *d = calloc(1, sizeof *d);
+    if (!d) {
+        snprintf(err, errlen, "out of memory creating rank %d", rank);
+        return NULL;
+    }
+    d->base.ops = &sim_ops;
+    d->base.rank = rank;
+    d->base.world_size = w->world_size;
+    d->base.no_buffers = true;
+    d->w = w;
+    d->blocked_on = -1;
+    timing_init(&d->timing, w->sc, rank);
+    span_ring *ring = recorder_ring(w->rec, rank % w->span_rings);
+    for (int s = 0; s < DEV_STREAM_COUNT; s++)
+        d->streams[s].ring = ring;
+    w->devs[rank] = d;
+    return &d->base;
+}
+
+void sim_device_destroy(device *base)
+{
+    if (!base)
+        return;
+    sim_device *d = (sim_device *)base;
+    sim_device_flush(d);
+    d->w->devs[d->base.rank] = NULL;
+    for (int s = 0; s < DEV_STREAM_COUNT; s++) {
+        free(d->streams[s].q);
+        free(d->streams[s].names);
+        free(d->streams[s].marks);
+    }
+    free(d);
+}
+
+span_ring *sim_device_host_ring(device *base)
+{
+    sim_device *d = (sim_device *)base;
+    return d->streams[0].ring;
+}

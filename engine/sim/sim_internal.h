@@ -1,0 +1,122 @@
+/* sim_internal.h — the sim backend's world and devices (internal to engine/sim/).
+ *
+ * A rank's device keeps, per stream, the queue of entries not yet timed.  Entries are
+ * timed as early as their dependencies allow (dataflow order, not time order: with no
+ * contention but a stream's own order, the two give the same times), so most ops are
+ * timed the moment they are enqueued.  A stream stops at a wait on an event of the other
+ * stream not yet reached, and at a collective not every rank has arrived at.  The world
+ * keeps one record per collective (by seq); the last rank to arrive completes it and puts
+ * every rank on the worklist, which the scheduler (sim_backend.c) drains between fibers.
+ */
+#ifndef DDPPROF_SIM_INTERNAL_H
+#define DDPPROF_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "device.h"
+#include "netmodel.h"
+#include "sim_fiber.h"
+#include "timing.h"
+
+typedef enum { SIM_OP = 0, SIM_WAIT, SIM_COLL } sim_entry_type;
+
+typedef struct {
+    uint8_t type;  /* sim_entry_type */
+    uint8_t kind;  /* span_kind */
+    uint8_t work;  /* dev_work of a collective */
+    int32_t iter, layer, bucket;
+    int64_t seq, bytes;
+    int64_t enq_ns;  /* host time of the enqueue: nothing starts before it */
+    uint64_t dur_ns; /* ops */
+    uint64_t ticket; /* waits: the other stream's event */
+    void *buf;       /* broadcasts: the rank's int32 buffer */
+    int64_t count;
+    uint32_t name_off; /* into the stream's name arena (record.detail = op) */
+} sim_entry;
+
+/* A recorded event of a stream: its time once the stream has completed `ticket` entries. */
+typedef struct {
+    uint64_t ticket;
+    int64_t at_ns; /* -1 until reached */
+} sim_mark;
+
+/* One merged span being extended (record.detail = phase). */
+typedef struct {
+    bool open;
+    span s;
+} sim_phase;
+
+typedef struct {
+    sim_entry *q;
+    size_t head, count, cap;
+    char *names;
+    size_t names_len, names_cap;
+    uint64_t enqueued, completed;
+    int64_t free_ns; /* end of the last completed entry */
+    bool arrived;    /* the head collective's arrival is registered */
+    int64_t arrival_ns;
+    sim_mark *marks;
+    size_t marks_head, marks_count, marks_cap;
+    sim_phase phase;
+    span_ring *ring;
+} sim_stream;
+
+typedef struct sim_world sim_world;
+
+typedef struct {
+    device base;
+    sim_world *w;
+    sim_stream streams[DEV_STREAM_COUNT];
+    timing_model timing; /* for ops that carry a GEMM shape instead of a duration */
+    int64_t host_ns;
+    int blocked_on; /* stream the host waits for in synchronize, -1 when not waiting */
+    bool in_worklist;
+    bool failed;
+    char error[512];
+} sim_device;
+
+typedef struct {
+    int64_t bytes;
+    int arrived;
+    int64_t last_arrival_ns;
+    int64_t end_ns; /* -1 until complete */
+    uint8_t work;
+    void *root_buf; /* broadcasts: rank 0's buffer */
+    int64_t count;
+} sim_collective;
+
+struct sim_world {
+    const scenario *sc;
+    recorder *rec;
+    int world_size;
+    record_detail detail;
+    net_model net;
+    sim_device **devs; /* by rank, set by device_create */
+    sim_collective *colls;
+    int64_t ncolls, colls_cap;
+    int *worklist; /* ranks whose streams may advance: a ring of world_size (each rank once) */
+    int work_head, nwork;
+    int *runnable; /* ranks whose host can go on */
+    int nrunnable;
+    bool aborted;
+    char abort_reason[512];
+    int span_rings;
+    sim_fiber *running; /* the fiber the scheduler is running now */
+};
+
+/* Advances both streams of `d` as far as their dependencies allow. */
+void sim_device_advance(sim_device *d);
+/* True when the host of `d` waits in synchronize and may go on now. */
+bool sim_device_host_ready(const sim_device *d);
+void sim_world_push_work(sim_world *w, int rank);
+void sim_world_abort(sim_world *w, const char *why);
+/* Closes the merged phase spans still open (record.detail = phase). */
+void sim_device_flush(sim_device *d);
+
+device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen);
+void sim_device_destroy(device *d);
+span_ring *sim_device_host_ring(device *d);
+
+#endif

@@ -1,0 +1,44 @@
+/* cli_predict.c — `ddpprof predict FILE`: `run` on the sim backend, the scenario's
+ * answer in virtual time (the options are run's, but --backend and --verify: the sim
+ * computes no gradients). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const usage =
+    "usage: ddpprof predict FILE [-o DB] [-s section.key=value]... [--json] [-q]\n"
+    "  predicts the run of a scenario with the sim backend: every rank in virtual time,\n"
+    "  ops timed by the device model, collectives by the network model ([network]);\n"
+    "  writes the same tables as `run` (run.backend = 'sim') and prints the same report\n"
+    "  -o DB            results database (default ddpprof.sqlite; created if missing)\n"
+    "  -s KEY=VALUE     override a scenario key, e.g. -s run.world_size=4096 (repeatable)\n"
+    "  --json           print the report as JSON\n"
+    "  -q, --quiet      no report\n";
+
+int cli_predict(int argc, char **argv, const atomic_int *interrupted)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-s")) {
+            i++;
+            continue;
+        }
+        if (!strcmp(argv[i], "--backend") || !strcmp(argv[i], "--verify") || !strcmp(argv[i], "--no-record"))
+            return cli_usage_error(usage, "%s is not an option of predict (it always runs the sim backend)",
+                                   argv[i]);
+    }
+    char **args = calloc((size_t)argc + 3, sizeof *args);
+    if (!args)
+        return EXIT_RUNTIME;
+    args[0] = "run";
+    for (int i = 1; i < argc; i++)
+        args[i] = argv[i];
+    args[argc] = "--backend";
+    args[argc + 1] = "sim";
+    int rc = cli_run(argc + 2, args, interrupted);
+    free(args);
+    return rc;
+}
