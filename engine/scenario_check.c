@@ -277,6 +277,39 @@ static void eval_ctx(const ctx_rule *c, const scenario *sc, bool judging, result
                value, context, c->hint);
 }
 
+static void rule_topology(const scenario *sc, result *r)
+{
+    if ((sc->nodes > 0) != (sc->gpus_per_node > 0))
+        report(r, RES_ERROR, sc, K("run", sc->nodes > 0 ? "nodes" : "gpus_per_node"),
+               "run.nodes and run.gpus_per_node go together (give both, or neither)");
+    else if (sc->nodes > 0 && (long)sc->nodes * sc->gpus_per_node != sc->world_size)
+        report(r, RES_ERROR, sc, K("run", "world_size"),
+               "run.world_size = %d but run.nodes x run.gpus_per_node = %d x %d = %ld (leave world_size out)",
+               sc->world_size, sc->nodes, sc->gpus_per_node, (long)sc->nodes * sc->gpus_per_node);
+}
+
+static void rule_global_batch(const scenario *sc, result *r)
+{
+    if (sc->global_batch > 0 && sc->global_batch % sc->world_size != 0)
+        report(r, RES_ERROR, sc, K("model", "global_batch"),
+               "model.global_batch = %d does not split over run.world_size %d ranks (per-rank batch = "
+               "global batch / world size must be whole)",
+               sc->global_batch, sc->world_size);
+}
+
+static void rule_equivalence(const scenario *sc, result *r)
+{
+    if (!sc->equivalence)
+        return;
+    if (sc->compute != COMPUTE_REAL || strcmp(sc->preset, "mlp") != 0)
+        report(r, RES_ERROR, sc, K("run", "equivalence"),
+               "run.equivalence needs real training: model.preset = mlp and model.compute = real");
+    else if (sc->nsweep > 0)
+        report(r, RES_ERROR, sc, K("run", "equivalence"), "run.equivalence cannot be combined with a [sweep]");
+    else if (strcmp(sc->ranks, "threads") != 0)
+        report(r, RES_ERROR, sc, K("run", "equivalence"), "run.equivalence runs its ranks as threads (run.ranks = threads)");
+}
+
 /* ---------------------------------------------------------------- all checks, in order */
 
 typedef struct {
@@ -287,6 +320,9 @@ typedef struct {
 /* The order is the order of precedence: the first error is the one reported. */
 static const check checks[] = {
     {rule_name, NULL},
+    {rule_topology, NULL},
+    {rule_global_batch, NULL},
+    {rule_equivalence, NULL},
     {rule_speed_count, NULL},
     {rule_slow_ranks, NULL},
     {rule_fault_rank_range, NULL},

@@ -147,6 +147,15 @@ static int set_list(scenario *sc, const key_def *k, const char *dotted, const ch
     return 0;
 }
 
+/* run.nodes x run.gpus_per_node gives the world size, unless world_size was set
+ * explicitly (then the checks ask that they agree). */
+static void apply_topology(scenario *sc)
+{
+    if (sc->nodes > 0 && sc->gpus_per_node > 0 && sc->key_line[scn_key_index("run", "world_size")] == 0 &&
+        sc->nodes * sc->gpus_per_node <= SCENARIO_MAX_RANKS)
+        sc->world_size = sc->nodes * sc->gpus_per_node;
+}
+
 static void apply_device_preset(scenario *sc)
 {
     double peak, bw;
@@ -231,8 +240,13 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
 
     switch (k->type) {
     case K_INT:
-    case K_DOUBLE:
-        return parse_number(k, k->type, text, dst, dotted, err);
+    case K_DOUBLE: {
+        int rc = parse_number(k, k->type, text, dst, dotted, err);
+        if (rc == 0 && strcmp(k->section, "run") == 0 &&
+            (strcmp(k->name, "nodes") == 0 || strcmp(k->name, "gpus_per_node") == 0))
+            apply_topology(sc);
+        return rc;
+    }
     case K_U64: {
         char *end;
         errno = 0;
