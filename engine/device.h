@@ -38,6 +38,10 @@ typedef enum {
     WORK_ALLREDUCE,  /* SUM over ranks of buf (count elements of dtype), in place */
     WORK_BROADCAST,  /* int32 buf from rank 0 to all */
     WORK_FAIL,       /* fails the stream: fault injection */
+    /* Real training of the mlp preset (mlp_math.h); a backend that cannot run them
+     * must refuse them at enqueue with a message saying so. */
+    WORK_MLP_FORWARD,  /* layer u.mlp.layer's forward (the last layer: and the loss) */
+    WORK_MLP_BACKWARD, /* layer u.mlp.layer's weight and bias gradients, input gradient */
 } dev_work;
 
 typedef enum { DEV_F32 = 0, DEV_F16, DEV_BF16, DEV_I32 } dev_dtype;
@@ -81,6 +85,13 @@ typedef struct dev_op {
         struct { float *dst; const float *src; int64_t n; float scale; } copy;
         struct { const dev_param *params; int n; float lr; } sgd;
         struct { void *buf; int64_t count; dev_dtype dtype; float prescale; } coll;
+        struct {
+            struct mlp_step *step; /* the rank's activations (mlp_math.h) */
+            int layer;
+            const float *weight, *bias;
+            float *grad_weight, *grad_bias; /* as of enqueue time */
+            bool accumulate;
+        } mlp;
     } u;
 } dev_op;
 

@@ -2,6 +2,8 @@
 #include "textcopy.h"
 #include "reducer.h"
 
+#include "manual_sync.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,8 +270,8 @@ static int mark_ready(reducer *r, int p, char *err, size_t errlen)
 
 int reducer_grad_ready(reducer *r, int p, char *err, size_t errlen)
 {
-    if (!r->expect_hooks)
-        return 0; /* no_sync: the gradient stays local and accumulates */
+    if (!r->expect_hooks || r->sc->sync == SYNC_MANUAL)
+        return 0; /* no_sync (or no DDP): the gradient stays local */
     if (r->synced_steps == 0)
         r->ready_order[r->nready++] = p;
     if (r->delay_all)
@@ -279,6 +281,8 @@ int reducer_grad_ready(reducer *r, int p, char *err, size_t errlen)
 
 int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
 {
+    if (r->sc->sync == SYNC_MANUAL)
+        return manual_sync_after_backward(r, err, errlen);
     if (r->delay_all) {
         for (int b = 0; b < r->current.nbuckets; b++)
             for (int i = 0; i < r->current.buckets[b].nparams; i++)

@@ -83,6 +83,8 @@ typedef enum { LOSS_MEAN = 0, LOSS_SUM } loss_reduction_kind;
 typedef enum { NET_RING = 0, NET_TREE } net_algorithm;
 typedef enum { FAULT_NONE = 0, FAULT_HANG, FAULT_EXIT, FAULT_ERROR } fault_mode;
 typedef enum { RECORD_OP = 0, RECORD_PHASE } record_detail;
+typedef enum { LOSS_FN_MSE = 0, LOSS_FN_CROSS_ENTROPY } loss_fn_kind;
+typedef enum { SYNC_DDP = 0, SYNC_MANUAL } sync_kind;
 
 typedef struct {
     char key[64];                                        /* "ddp.bucket_cap_mb" */
@@ -103,6 +105,7 @@ typedef struct scenario {
     int warmup;     /* warm-up iterations, recorded and flagged */
     uint64_t seed;
     double timeout_s; /* a collective not completed in this time fails the run */
+    bool equivalence;         /* train world_size 1, N and the hand-written sync; compare */
 
     /* [model] */
     char preset[32]; /* mlp | resnet18 | resnet50 | bert-large | gpt2 | custom */
@@ -116,6 +119,10 @@ typedef struct scenario {
     compute_mode compute;
     int ncustom;
     int64_t custom_params[SCENARIO_MAX_CUSTOM_PARAMS]; /* elements, registration order */
+    int global_batch;   /* compute = real: samples per step over all ranks (0 = batch x world) */
+    loss_fn_kind loss;  /* compute = real, mlp: mse | cross_entropy */
+    double lr;          /* SGD learning rate */
+    double loss_scale;  /* the loss is multiplied by this before backward */
 
     /* [ddp] */
     double bucket_cap_mb;   /* MiB */
@@ -126,6 +133,7 @@ typedef struct scenario {
     bool find_unused_parameters;
     bool static_graph;
     loss_reduction_kind loss_reduction;
+    sync_kind sync; /* ddp: the reducer; manual: allreduce every gradient after backward */
 
     /* [skew] */
     int nspeed;

@@ -296,6 +296,28 @@ static void eval_ctx(const ctx_rule *c, const scenario *sc, bool judging, result
                value, context, c->hint);
 }
 
+static void rule_global_batch(const scenario *sc, result *r)
+{
+    if (sc->global_batch > 0 && sc->global_batch % sc->world_size != 0)
+        report(r, RES_ERROR, sc, K("model", "global_batch"),
+               "model.global_batch = %d does not split over run.world_size %d ranks (per-rank batch = "
+               "global batch / world size must be whole)",
+               sc->global_batch, sc->world_size);
+}
+
+static void rule_equivalence(const scenario *sc, result *r)
+{
+    if (!sc->equivalence)
+        return;
+    if (sc->compute != COMPUTE_REAL || strcmp(sc->preset, "mlp") != 0)
+        report(r, RES_ERROR, sc, K("run", "equivalence"),
+               "run.equivalence needs real training: model.preset = mlp and model.compute = real");
+    else if (sc->nsweep > 0)
+        report(r, RES_ERROR, sc, K("run", "equivalence"), "run.equivalence cannot be combined with a [sweep]");
+    else if (strcmp(sc->ranks, "threads") != 0)
+        report(r, RES_ERROR, sc, K("run", "equivalence"), "run.equivalence runs its ranks as threads (run.ranks = threads)");
+}
+
 /* ---------------------------------------------------------------- all checks, in order */
 
 typedef struct {
@@ -306,6 +328,8 @@ typedef struct {
 /* The order is the order of precedence: the first error is the one reported. */
 static const check checks[] = {
     {rule_name, NULL},
+    {rule_global_batch, NULL},
+    {rule_equivalence, NULL},
     {rule_speed_count, NULL},
     {rule_slow_ranks, NULL},
     {rule_nodes, NULL},

@@ -27,6 +27,8 @@ static const char *const fault_choices[] = {"none", "hang", "exit", "error", NUL
 static const char *const net_preset_choices[] = {"custom", "nvlink4", "pcie4",  "pcie5",
                                                  "ib-ndr400", "roce100", "eth10g", NULL};
 static const char *const detail_choices[] = {"op", "phase", NULL};
+static const char *const loss_fn_choices[] = {"mse", "cross_entropy", NULL};
+static const char *const sync_choices[] = {"ddp", "manual", NULL};
 
 /* fp32 (non-tensor-core) peak and HBM bandwidth; the H100/H200 figures are SXM parts. */
 static const struct {
@@ -76,6 +78,10 @@ const key_def scn_keys[] = {
      "a collective not completed within this many seconds fails the run, naming the missing "
      "ranks",
      AT(timeout_s), 0, 0},
+    {"run", "equivalence", K_BOOL, 0, 0, NULL, "false",
+     "compute = real: also train the same model and global batch on one rank, and with the "
+     "hand-written sync, and compare the weights after the run (table equivalence)",
+     AT(equivalence), 0, 0},
 
     /* [model] */
     {"model", "preset", K_ENUM_STR, 0, 0, model_choices, "resnet18",
@@ -104,6 +110,18 @@ const key_def scn_keys[] = {
      "element counts of a custom model's parameters, in registration order (needs "
      "model.preset = custom)",
      LIST_AT(custom_params, ncustom)},
+    {"model", "global_batch", K_INT, 0, 1048576, NULL, "0",
+     "compute = real: samples per step over all ranks, split as DistributedSampler does "
+     "(0 = model.batch per rank)",
+     AT(global_batch), 0, 0},
+    {"model", "loss", K_ENUM_INT, 0, 0, loss_fn_choices, "mse",
+     "compute = real, mlp: the loss trained (mse against seeded targets, or cross_entropy "
+     "against seeded classes)",
+     AT(loss), 0, 0},
+    {"model", "lr", K_DOUBLE, 0, 1e6, NULL, "0.001", "learning rate of the SGD step", AT(lr), 0, 0},
+    {"model", "loss_scale", K_DOUBLE, 1e-9, 1e9, NULL, "1",
+     "the loss is multiplied by this before backward (e.g. world_size with a sum loss)",
+     AT(loss_scale), 0, 0},
 
     /* [ddp] */
     {"ddp", "bucket_cap_mb", K_DOUBLE, 0.001, 1048576, NULL, "25",
@@ -130,6 +148,10 @@ const key_def scn_keys[] = {
     {"ddp", "loss_reduction", K_ENUM_INT, 0, 0, loss_choices, "mean",
      "how the loss is reduced over the batch, which sets the scale of the gradients averaged",
      AT(loss_reduction), 0, 0},
+    {"ddp", "sync", K_ENUM_INT, 0, 0, sync_choices, "ddp",
+     "ddp: buckets allreduced during backward; manual: allreduce every gradient after "
+     "backward, then divide by world_size (the hand-written alternative)",
+     AT(sync), 0, 0},
 
     /* [skew] */
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
@@ -221,7 +243,8 @@ _Static_assert(sizeof scn_keys / sizeof scn_keys[0] <= SCENARIO_MAX_KEYS,
 _Static_assert(sizeof(compute_mode) == sizeof(int) && sizeof(comm_hook_kind) == sizeof(int) &&
                    sizeof(loss_reduction_kind) == sizeof(int) &&
                    sizeof(net_algorithm) == sizeof(int) && sizeof(fault_mode) == sizeof(int) &&
-                   sizeof(record_detail) == sizeof(int),
+                   sizeof(record_detail) == sizeof(int) && sizeof(loss_fn_kind) == sizeof(int) &&
+                   sizeof(sync_kind) == sizeof(int),
                "K_ENUM_INT keys are stored as int");
 
 const char *const scn_sections[] = {"run",     "model",  "ddp",   "skew",

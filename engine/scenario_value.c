@@ -163,6 +163,15 @@ static void apply_network_preset(scenario *sc, const char *key)
         *(intra ? &sc->intra_latency_us : &sc->latency_us) = lat;
 }
 
+/* network.nodes x network.gpus_per_node gives the world size, unless world_size was set
+ * explicitly (then the checks ask that they agree). */
+static void apply_topology(scenario *sc)
+{
+    if (sc->nodes > 0 && sc->gpus_per_node > 0 && sc->key_line[scn_key_index("run", "world_size")] == 0 &&
+        sc->nodes * sc->gpus_per_node <= SCENARIO_MAX_WORLD)
+        sc->world_size = sc->nodes * sc->gpus_per_node;
+}
+
 static void apply_device_preset(scenario *sc)
 {
     double peak, bw;
@@ -247,8 +256,13 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
 
     switch (k->type) {
     case K_INT:
-    case K_DOUBLE:
-        return parse_number(k, k->type, text, dst, dotted, err);
+    case K_DOUBLE: {
+        int rc = parse_number(k, k->type, text, dst, dotted, err);
+        if (rc == 0 && strcmp(k->section, "network") == 0 &&
+            (strcmp(k->name, "nodes") == 0 || strcmp(k->name, "gpus_per_node") == 0))
+            apply_topology(sc);
+        return rc;
+    }
     case K_U64: {
         char *end;
         errno = 0;

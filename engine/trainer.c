@@ -7,12 +7,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "real_training.h"
 #include "timing.h"
 
 typedef struct {
     dev_param *params;
     float **grad_storage; /* the gradients' own buffers (grad may later point into a bucket) */
     int n;
+    real_training *rt; /* compute = real on the mlp: the real forward and backward */
 } rank_memory;
 
 static void memory_free(device *dev, rank_memory *mem)
@@ -25,6 +27,7 @@ static void memory_free(device *dev, rank_memory *mem)
     }
     free(mem->params);
     free(mem->grad_storage);
+    real_training_free(mem->rt);
     memset(mem, 0, sizeof *mem);
 }
 
@@ -152,12 +155,16 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
         bool sync = pos == k - 1;
         if (reducer_prepare_forward(r, it, err, errlen) != 0)
             return -1;
+        if (mem->rt)
+            real_training_begin_step(mem->rt, it);
 
         dev_op op;
         for (int l = 0; l < m->nlayers; l++) {
             layer_op(&op, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]), stretch);
             op.phase_begin = l == 0;
             op.phase_end = l == m->nlayers - 1;
+            if (mem->rt)
+                real_training_forward_op(mem->rt, &op, l, mem->params);
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;
         }
@@ -180,6 +187,8 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 op.u.grad.micro_step = it;
                 op.u.grad.accumulate = pos > 0;
                 op.u.grad.scale = loss_scale;
+                if (mem->rt)
+                    real_training_backward_op(mem->rt, &op, l, mem->params, pos > 0);
             }
             if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2)
                 op.work = WORK_FAIL;
@@ -202,7 +211,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             op.work = WORK_SGD;
             op.u.sgd.params = mem->params;
             op.u.sgd.n = mem->n;
-            op.u.sgd.lr = 1e-3f;
+            op.u.sgd.lr = (float)sc->lr;
             op.bytes = m->total_numel * 4;
             /* SGD reads the parameter and gradient and writes the parameter. */
             op.model_ns = timing_memory_ns(tm, 12.0 * (double)m->total_numel);
@@ -239,6 +248,11 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
         else
             snprintf(err, errlen, "rank %d: out of memory for %lld parameters", a->dev->rank,
                      (long long)a->m->total_numel);
+        memory_free(a->dev, &mem);
+        return -1;
+    }
+    if (real_training_applies(a->sc) &&
+        real_training_init(&mem.rt, a->sc, a->m, a->dev->rank, a->dev->world_size, mem.params, err, errlen) != 0) {
         memory_free(a->dev, &mem);
         return -1;
     }

@@ -80,6 +80,14 @@ int store_set_run_ranks(store *st, int64_t run_id, const char *how, char *err, s
  * error text is shortened to fit.  -1 with err saying the run stays 'running'. */
 int store_finish_run(store *st, int64_t run_id, const char *error, char *err, size_t errlen);
 
+/* Creates table `equivalence` if it is missing (it is outside the versioned schema:
+ * files without it read as before).  One row per training of a comparison group:
+ * group_id (the reference run's id), run_id, variant, world_size, nodes, gpus_per_node,
+ * loss_reduction, loss_scale, lr, steps, max_abs_diff, rel_to_update, update_ratio,
+ * replica_max_diff, step_ms, overlap_pct, collectives_per_step, verdict.  0 or -1 with err. */
+struct sqlite3;
+int store_ensure_equivalence_table(struct sqlite3 *db, char *err, size_t errlen);
+
 /* The underlying connection, for readers (reports) sharing the handle. */
 struct sqlite3 *store_db(store *st);
 

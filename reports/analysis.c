@@ -9,6 +9,7 @@
  */
 #include "errmsg.h"
 #include "analysis.h"
+#include "report_equivalence.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -760,6 +761,8 @@ int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char
         return -1;
     int rc = fmt == REPORT_JSON ? report_json(out, runs, n, err, errlen)
                                 : report_text(out, runs, n, err, errlen);
+    if (rc == 0 && fmt == REPORT_TEXT)
+        rc = report_equivalence_text(db, run_id, out, err, errlen);
     analysis_free(runs, n);
     return rc;
 }

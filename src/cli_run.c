@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "equivalence.h"
 #include "cli.h"
 #include "launch_as_rank.h"
 #include "launch_env.h"
@@ -14,6 +15,7 @@
 #include "memory_budget.h"
 #include "model_zoo.h"
 #include "report.h"
+#include "report_equivalence.h"
 #include "scenario.h"
 #include "store.h"
 
@@ -103,6 +105,25 @@ static void print_outcome(store *st, const scenario *point, const launch_result 
         fprintf(stderr, "run %lld %s: %s in %.2f s, %lld spans%s\n", (long long)res->run_id, point->name,
                 res->complete ? "complete" : "FAILED", res->wall_s, (long long)res->spans,
                 record ? "" : " (not recorded)");
+}
+
+/* run.equivalence: the reference, DDP and hand-written trainings, then their table. */
+static int run_equivalence(const scenario *sc, const backend_ops *be, store *st, bool rank_mode, bool record,
+                           bool quiet, const atomic_int *interrupted)
+{
+    if (rank_mode) {
+        fprintf(stderr, "ddpprof: run.equivalence starts its own ranks; run it without a launcher\n");
+        return EXIT_USAGE;
+    }
+    launch_options opt = {.record = record, .progress = !quiet, .label = sc->name, .interrupted = interrupted};
+    int64_t group = -1;
+    char err[512];
+    int rc = equivalence_run(sc, st, be, &opt, &group, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "ddpprof: equivalence: %s\n", err);
+    if (group >= 0 && report_equivalence_text(store_db(st), group, stdout, err, sizeof err) != 0)
+        fprintf(stderr, "ddpprof: report: %s\n", err);
+    return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
 }
 
 int cli_run(int argc, char **argv, const atomic_int *interrupted)
@@ -256,6 +277,11 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     if (writer && store_open(db_path, &st, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         status = EXIT_RUNTIME;
+        goto out_sc;
+    }
+    if (sc->equivalence) {
+        status = run_equivalence(sc, be, st, rank_mode, record, quiet, interrupted);
+        store_close(st);
         goto out_sc;
     }
     for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "gradgen.h"
+#include "mlp_math.h"
 
 static int grow(float **p, size_t *len, size_t want)
 {
@@ -148,6 +149,13 @@ int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_wor
         return run_scale_copy(op, cancel);
     case WORK_SGD:
         return run_sgd(op, cancel);
+    case WORK_MLP_FORWARD:
+        mlp_forward_layer(op->u.mlp.step, op->u.mlp.layer, op->u.mlp.weight, op->u.mlp.bias);
+        return 0;
+    case WORK_MLP_BACKWARD:
+        mlp_backward_layer(op->u.mlp.step, op->u.mlp.layer, op->u.mlp.weight, op->u.mlp.grad_weight,
+                           op->u.mlp.grad_bias, op->u.mlp.accumulate);
+        return 0;
     case WORK_FAIL:
         snprintf(err, errlen, "%s failed (injected fault)", op->name);
         return -1;
