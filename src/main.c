@@ -27,6 +27,8 @@ static const char *const usage =
     "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
     "  report DB [--run ID] [--json]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
+    "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
+    "                     a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA\n"
     "  explain [section[.key]]\n"
     "                     every scenario key: type, range, default and meaning\n"
     "  bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N]\n"
@@ -64,6 +66,8 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1, &interrupted);
     if (!strcmp(cmd, "report"))
         return cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return cli_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))
         return cli_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))
