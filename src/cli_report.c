@@ -1,11 +1,13 @@
-/* cli_report.c — `ddpprof report DB [--run ID] [--json]`: reads a results database
+/* cli_report.c — `ddpprof report DB [--run ID] [--json | --html] [-o FILE]`: reads a results database
  * (read-only, without needing write access anywhere; a newer schema or a non-ddpprof
  * file is refused) and prints the report of one run or of every run.
  *
  * Contract: exit 0 with the report; 2 for bad usage: a missing database, a --run that
  * is not a positive integer in range, or one naming no run in DB (the message gives
  * the ids DB holds; an id is never clamped to the nearest run); 1 for a database that
- * cannot be read or analysed.
+ * cannot be read or analysed, or an output file that cannot be written (it is then
+ * removed).  --html writes one self-contained page (reports/report_html.c); -o
+ * writes to FILE instead of standard output.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,9 +21,11 @@
 #include "report.h"
 #include "store.h"
 
-static const char *const usage = "usage: ddpprof report DB [--run ID] [--json]\n"
+static const char *const usage = "usage: ddpprof report DB [--run ID] [--json | --html] [-o FILE]\n"
                                  "  --run ID   one run (default: every run in DB)\n"
-                                 "  --json     the same figures as JSON\n";
+                                 "  --json     the same figures as JSON\n"
+                                 "  --html     the same figures as one self-contained HTML page, drawn\n"
+                                 "  -o FILE    write to FILE (default: standard output)\n";
 
 int cli_report(int argc, char **argv)
 {
@@ -29,7 +33,8 @@ int cli_report(int argc, char **argv)
         return EXIT_OK;
     const char *db_path = NULL;
     long long run_id = -1;
-    bool json = false;
+    report_format fmt = REPORT_TEXT;
+    const char *out_path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--run")) {
             if (i + 1 >= argc)
@@ -37,8 +42,15 @@ int cli_report(int argc, char **argv)
             int rc = cli_parse_run_id(usage, argv[++i], &run_id);
             if (rc != EXIT_OK)
                 return rc;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = true;
+        } else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--html")) {
+            report_format want = argv[i][2] == 'j' ? REPORT_JSON : REPORT_HTML;
+            if (fmt != REPORT_TEXT && fmt != want)
+                return cli_usage_error(usage, "--json and --html: one format at a time");
+            fmt = want;
+        } else if (!strcmp(argv[i], "-o")) {
+            if (i + 1 >= argc)
+                return cli_usage_error(usage, "-o needs a file name");
+            out_path = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(usage, "unknown option '%s'", argv[i]);
         } else if (!db_path) {
@@ -61,10 +73,22 @@ int cli_report(int argc, char **argv)
             return rc;
         }
     }
-    int rc = report_write(store_db(st), run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err);
+    FILE *out = out_path ? fopen(out_path, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "ddpprof: %s: %s\n", out_path, strerror(errno));
+        store_close(st);
+        return EXIT_RUNTIME;
+    }
+    int rc = report_write(store_db(st), run_id, fmt, out, err, sizeof err);
     store_close(st);
+    if (out_path && fclose(out) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "writing %s: %s", out_path, strerror(errno));
+        rc = -1;
+    }
     if (rc != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        if (out_path)
+            unlink(out_path);
         return EXIT_RUNTIME;
     }
     return EXIT_OK;

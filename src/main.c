@@ -25,7 +25,7 @@ static const char *const usage =
     "commands:\n"
     "  run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
     "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
-    "  report DB [--run ID] [--json]\n"
+    "  report DB [--run ID] [--json | --html] [-o FILE]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
     "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
     "                     a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA\n"
