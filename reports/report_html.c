@@ -303,13 +303,14 @@ static void sweep_charts(FILE *out, const analysis_run *runs, const size_t *memb
         snprintf(labels[j], sizeof labels[j], "rank %d", runs[members[0]].ranks[j].rank);
         so[j] = (chart_series){labels[j], SERIES_COLOURS[j], ov + j * m, ov_paths + j * m};
     }
-    fputs("<div class=\"charts\">", out);
+    fputs("<div class=\"charts\"><div>", out);
     svg_line_chart(out, "Job step time, mean", key, "ms", x, m, &s1, 1);
+    fputs("</div><div>", out);
     svg_line_chart(out, "Overlap of communication with compute, per rank", key, "%", x, m, so, nranks);
-    fputs("</div>\n", out);
     html_legend(out, SERIES_COLOURS, (const char *const[]){labels[0], labels[1], labels[2], labels[3],
                                                            labels[4], labels[5], labels[6], labels[7]},
                 nranks);
+    fputs("</div></div>\n", out);
 out:
     free(x);
     free(step);

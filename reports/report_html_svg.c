@@ -82,11 +82,12 @@ void svg_timeline(FILE *out, const analysis_run *r, const timeline *tl)
                  " viewBox=\"0 0 %d %.0f\" xmlns=\"http://www.w3.org/2000/svg\">\n",
             tl->iter, tl->n, SVG_W, height, SVG_W, height);
     double y_bottom = top + r->nranks * (rank_h + rank_gap) - rank_gap / 2;
+    for (size_t i = 0; i < r->nranks; i++)
+        fprintf(out, "<rect x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" class=\"band%zu\"/>\n",
+                top + i * (rank_h + rank_gap) - 3, SVG_W, rank_h + 6, i % 2);
     axis_ms(out, LABEL_W, PLOT_W, span_ms, top - 4, y_bottom);
     for (size_t i = 0; i < r->nranks; i++) {
         double y = top + i * (rank_h + rank_gap);
-        fprintf(out, "<rect x=\"0\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" class=\"band%zu\"/>\n",
-                y - 3, SVG_W, rank_h + 6, i % 2);
         fprintf(out, "<text x=\"6\" y=\"%.1f\" class=\"rank\">rank %d</text>", y + 13, r->ranks[i].rank);
         if (!isnan(r->ranks[i].speed))
             fprintf(out, "<text x=\"6\" y=\"%.1f\" class=\"sub\">speed ×%g</text>", y + 27,
