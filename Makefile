@@ -150,3 +150,6 @@ fuzz: $(FUZZ_DIR)/fuzz_scenario
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+# The HTML report's end-to-end test decodes Chromium's screenshot with libpng.
+$(BUILD)/tests/test_html_report: LDLIBS += $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)

@@ -260,6 +260,39 @@ static int cmp_iter_step(const void *a, const void *b)
     return (x->iter > y->iter) - (x->iter < y->iter);
 }
 
+static int cmp_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* v: one entry per iteration (ascending), the job's step in each. */
+static void pick_representative(analysis_run *r, const iter_step *v, size_t m)
+{
+    r->representative_iter = -1;
+    int64_t *steps = malloc((m ? m : 1) * sizeof *steps);
+    size_t k = 0;
+    if (!steps)
+        return; /* only the timeline's choice is lost; it then shows none */
+    for (size_t i = 0; i < m; i++)
+        if (r->all_iterations || !v[i].warmup)
+            steps[k++] = v[i].step;
+    if (k > 0) {
+        qsort(steps, k, sizeof *steps, cmp_int64);
+        int64_t median = steps[(k - 1) / 2], best = -1;
+        for (size_t i = 0; i < m; i++) {
+            if (!r->all_iterations && v[i].warmup)
+                continue;
+            int64_t d = v[i].step > median ? v[i].step - median : median - v[i].step;
+            if (best < 0 || d < best) {
+                best = d;
+                r->representative_iter = v[i].iter;
+            }
+        }
+    }
+    free(steps);
+}
+
 /* Iteration counts and the job's step time (the slowest rank's, per iteration). */
 static int step_stats(analysis_run *r, const its_row *rows, size_t n, char *err, size_t errlen)
 {
@@ -307,6 +340,7 @@ static int step_stats(analysis_run *r, const its_row *rows, size_t n, char *err,
     }
     if (r->steps > 0)
         r->step_ms_mean = sum / r->steps;
+    pick_representative(r, v, m);
     free(v);
     return 0;
 }
@@ -633,6 +667,7 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
 {
     memset(r, 0, sizeof *r);
     r->step_ms_mean = r->step_ms_min = r->step_ms_max = NAN;
+    r->representative_iter = -1;
     its_row *rows = NULL;
     size_t n = 0;
     if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
@@ -751,7 +786,7 @@ void analysis_free(analysis_run *runs, size_t nruns)
 int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
                  size_t errlen)
 {
-    if (fmt != REPORT_TEXT && fmt != REPORT_JSON) {
+    if (fmt != REPORT_TEXT && fmt != REPORT_JSON && fmt != REPORT_HTML) {
         set_err(err, errlen, "unknown report format %d", (int)fmt);
         return -1;
     }
@@ -759,8 +794,9 @@ int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char
     size_t n;
     if (analysis_load(db, run_id, &runs, &n, err, errlen) < 0)
         return -1;
-    int rc = fmt == REPORT_JSON ? report_json(out, runs, n, err, errlen)
-                                : report_text(out, runs, n, err, errlen);
+    int rc = fmt == REPORT_JSON   ? report_json(out, runs, n, err, errlen)
+             : fmt == REPORT_HTML ? report_html(out, db, runs, n, err, errlen)
+                                  : report_text(out, runs, n, err, errlen);
     if (rc == 0 && fmt == REPORT_TEXT)
         rc = report_equivalence_text(db, run_id, out, err, errlen);
     analysis_free(runs, n);

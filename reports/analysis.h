@@ -86,6 +86,9 @@ typedef struct {
     int bucket_version;   /* version shown in buckets[]; -1 if the run wrote none */
     int steps;            /* iterations the step statistics are over */
     double step_ms_mean, step_ms_min, step_ms_max; /* NAN when steps == 0 */
+    /* The counted iteration whose job step is closest to the median job step (the
+     * lowest such iteration on a tie); -1 when steps == 0.  The timeline shows it. */
+    int representative_iter;
     size_t nranks;
     analysis_rank *ranks;
     size_t nbuckets;

@@ -9,6 +9,9 @@
  * tables with units in the column names: per rank, step attribution per rank, per
  * bucket.  Undefined figures print as "-".
  *
+ * HTML: one self-contained page (inline CSS and SVG) with the same figures, drawn;
+ * each figure element carries data-json, its path in the JSON report.
+ *
  * JSON: one object {"runs": [...]}; every figure under a unit-suffixed key
  * ("step_ms_mean", "overlap_pct", "busbw_gbps", "bytes"); undefined figures are null.
  * Per run: id, name, status ('complete', 'failed', 'running', or 'abandoned' for a
@@ -17,7 +20,8 @@
  * world_size, model, total_params, source, started_at, finished_at, iterations_planned,
  * warmup_planned, bucket_cap_mb,
  * iterations_measured, iterations_warmup, all_iterations, buckets_initial,
- * buckets_rebuilt, bucket_version, steps, step_ms_mean/min/max, ranks[] (rank, speed,
+ * buckets_rebuilt, bucket_version, steps, step_ms_mean/min/max, representative_iter
+ * (the iteration the HTML timeline shows), ranks[] (rank, speed,
  * iterations, step_ms, compute_ms, comm_ms, overlap_pct, exposed_comm_ms, wait_ms,
  * attribution {compute_ms, exposed_transfer_ms, straggler_wait_ms, other_ms}),
  * buckets[] (idx, bytes, nparams, collectives, ready_samples, ready_ms,
@@ -34,7 +38,7 @@
 
 #include "analysis.h"
 
-typedef enum { REPORT_TEXT = 0, REPORT_JSON } report_format;
+typedef enum { REPORT_TEXT = 0, REPORT_JSON, REPORT_HTML } report_format;
 
 /* Reports run `run_id`, or every run when run_id is -1, to `out`.  Returns 0, or -1
  * with err ("no run with id N", "no runs in DB", an SQLite or write error). */
@@ -44,5 +48,9 @@ int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char
 /* The formatters, for callers that already hold the figures.  Return 0 or -1 with err. */
 int report_text(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
 int report_json(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
+/* HTML also reads each run's representative iteration's spans from db
+ * (report_html.c says what the page holds). */
+int report_html(FILE *out, sqlite3 *db, const analysis_run *runs, size_t nruns, char *err,
+                size_t errlen);
 
 #endif

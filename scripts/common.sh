@@ -3,6 +3,8 @@
 
 # Debian packages ddpprof builds and tests with (all in bookworm's main component).
 DDPPROF_DEPS="gcc make pkg-config libsqlite3-dev sqlite3 libinih-dev libopenblas-dev libjansson-dev libcmocka-dev clang libclang-rt-14-dev openmpi-bin python3-torch"
+# The HTML report's end-to-end test: Chromium renders the page, libpng reads its screenshot.
+DDPPROF_DEPS="$DDPPROF_DEPS chromium libpng-dev"
 
 # Nsight Systems, from Debian's non-free component: nsight-systems-target holds the
 # profiler and the NVTX3 headers (under /usr/lib/<triplet>/nsight-systems/target-linux-*/

@@ -6,6 +6,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+struct sqlite3;
+
 #define DDPPROF_VERSION "0.1.0"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
@@ -17,6 +19,7 @@ int cli_bench(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_predict(int argc, char **argv, const atomic_int *interrupted);
+int cli_export(int argc, char **argv);
 
 /* True when argv[i] is --help/-h; prints `usage` to stdout. */
 int cli_wants_help(int argc, char **argv, const char *usage);
@@ -26,5 +29,14 @@ int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((form
 /* A size in bytes with an optional binary K/M/G suffix and B ("64K", "25M", "1GB"):
  * 0 with *out >= 4, or -1. */
 int cli_parse_size(const char *s, int64_t *out);
+/* --run ID: digits only, >= 1; EXIT_OK or EXIT_USAGE (said with `usage`). */
+int cli_parse_run_id(const char *usage, const char *text, long long *id);
+/* EXIT_OK when run `id` is in db; otherwise says which ids db holds (EXIT_USAGE), or
+ * EXIT_RUNTIME on an SQLite error. */
+int cli_check_run_exists(struct sqlite3 *db, const char *db_path, long long id);
+/* Opens an existing database read-only: EXIT_USAGE when it does not exist,
+ * EXIT_RUNTIME when it cannot be read or is not a ddpprof database (said). */
+struct store;
+int cli_open_db_readonly(const char *db_path, struct store **st);
 
 #endif

@@ -1,11 +1,17 @@
-/* cli_common.c — help and usage-error helpers shared by the subcommands. */
+/* cli_common.c — helpers shared by the subcommands: help and usage errors, and
+ * the database arguments of the commands that read one (run ids, opening). */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "cli.h"
+#include "store.h"
 
 int cli_wants_help(int argc, char **argv, const char *usage)
 {
@@ -49,4 +55,66 @@ int cli_parse_size(const char *s, int64_t *out)
         return -1;
     *out = (int64_t)(v * mult);
     return *out >= 4 ? 0 : -1;
+}
+
+/* Digits only: strtoll alone would take leading blanks, a sign, and clamp overflow. */
+int cli_parse_run_id(const char *usage, const char *text, long long *id)
+{
+    if (text[0] < '0' || text[0] > '9')
+        return cli_usage_error(usage, "--run %s: want a positive run id", text);
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno == ERANGE)
+        return cli_usage_error(usage, "--run %s: run id out of range", text);
+    if (*end || v < 1)
+        return cli_usage_error(usage, "--run %s: want a positive run id", text);
+    *id = v;
+    return EXIT_OK;
+}
+
+int cli_check_run_exists(sqlite3 *db, const char *db_path, long long id)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT EXISTS (SELECT 1 FROM run WHERE id = ?1), MIN(id), MAX(id),"
+                           " COUNT(*) FROM run",
+                           -1, &s, NULL) != SQLITE_OK ||
+        sqlite3_bind_int64(s, 1, id) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+        fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
+        sqlite3_finalize(s);
+        return EXIT_RUNTIME;
+    }
+    int exists = sqlite3_column_int(s, 0);
+    long long lo = sqlite3_column_int64(s, 1), hi = sqlite3_column_int64(s, 2);
+    long long count = sqlite3_column_int64(s, 3);
+    sqlite3_finalize(s);
+    if (exists)
+        return EXIT_OK;
+    if (count == 0)
+        fprintf(stderr, "ddpprof: no run %lld in %s (it holds no runs)\n", id, db_path);
+    else if (count == hi - lo + 1)
+        fprintf(stderr, "ddpprof: no run %lld in %s (runs %lld..%lld)\n", id, db_path, lo, hi);
+    else
+        fprintf(stderr, "ddpprof: no run %lld in %s (%lld runs between %lld and %lld)\n", id,
+                db_path, count, lo, hi);
+    return EXIT_USAGE;
+}
+
+int cli_open_db_readonly(const char *db_path, store **st)
+{
+    if (access(db_path, R_OK) != 0) {
+        if (errno == ENOENT) {
+            fprintf(stderr, "ddpprof: %s: no such database (run `ddpprof run` first)\n", db_path);
+            return EXIT_USAGE;
+        }
+        fprintf(stderr, "ddpprof: %s: cannot read: %s\n", db_path, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    char err[512];
+    if (store_open_readonly(db_path, st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
 }

@@ -29,6 +29,8 @@ static const char *const usage =
     "                     the same run in virtual time (sim backend): thousands of ranks in seconds\n"
     "  report DB [--run ID] [--json]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
+    "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
+    "                     a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA\n"
     "  explain [section[.key]]\n"
     "                     every scenario key: type, range, default and meaning\n"
     "  bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N]\n"
@@ -72,6 +74,8 @@ int main(int argc, char **argv)
         return cli_predict(argc - 1, argv + 1, &interrupted);
     if (!strcmp(cmd, "report"))
         return cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return cli_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))
         return cli_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

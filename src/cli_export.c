@@ -1,0 +1,194 @@
+/* cli_export.c — `ddpprof export DB [--run ID] [--format chrome] [-o FILE]
+ * [--per-rank DIR]`: a recorded run as trace-event JSON for Perfetto UI /
+ * chrome://tracing (-o), and/or one PyTorch-profiler-style file per rank for Holistic
+ * Trace Analysis (--per-rank DIR, files DIR/rank<R>.json; DIR is created).
+ *
+ * Contract: the database is opened read-only; without --run the run with the largest
+ * id is exported.  Exit 0 when every file is written; 2 for bad usage (no database,
+ * no output, an unknown format, a --run naming no run); 1 when the database cannot be
+ * read or a file cannot be written (a partly written file is removed).  Formats:
+ * reports/trace_export.h.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "cli.h"
+#include "store.h"
+#include "trace_export.h"
+
+static const char *const usage =
+    "usage: ddpprof export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
+    "  --run ID        the run to export (default: the last run in DB)\n"
+    "  --format chrome Chrome trace-event JSON (Perfetto UI, chrome://tracing)\n"
+    "  -o FILE         one file, a process per rank and a thread per stream\n"
+    "  --per-rank DIR  DIR/rank<R>.json per rank, PyTorch profiler (Kineto) layout,\n"
+    "                  for Holistic Trace Analysis\n";
+
+typedef struct {
+    const char *db_path, *out_path, *per_rank_dir;
+    long long run_id;
+} export_args;
+
+static int parse_args(int argc, char **argv, export_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->run_id = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        bool has_value = i + 1 < argc;
+        if (!strcmp(arg, "--run")) {
+            if (!has_value)
+                return cli_usage_error(usage, "--run needs a run id");
+            int rc = cli_parse_run_id(usage, argv[++i], &a->run_id);
+            if (rc != EXIT_OK)
+                return rc;
+        } else if (!strcmp(arg, "--format")) {
+            if (!has_value)
+                return cli_usage_error(usage, "--format needs a format (chrome)");
+            if (strcmp(argv[++i], "chrome") != 0)
+                return cli_usage_error(usage, "--format %s: the one format is chrome", argv[i]);
+        } else if (!strcmp(arg, "-o")) {
+            if (!has_value)
+                return cli_usage_error(usage, "-o needs a file name");
+            a->out_path = argv[++i];
+        } else if (!strcmp(arg, "--per-rank")) {
+            if (!has_value)
+                return cli_usage_error(usage, "--per-rank needs a directory");
+            a->per_rank_dir = argv[++i];
+        } else if (arg[0] == '-' && arg[1]) {
+            return cli_usage_error(usage, "unknown option '%s'", arg);
+        } else if (!a->db_path) {
+            a->db_path = arg;
+        } else {
+            return cli_usage_error(usage, "one database at a time");
+        }
+    }
+    if (!a->db_path)
+        return cli_usage_error(usage, "no database given");
+    if (!a->out_path && !a->per_rank_dir)
+        return cli_usage_error(usage, "nothing to write: give -o FILE and/or --per-rank DIR");
+    return EXIT_OK;
+}
+
+static int last_run(sqlite3 *db, const char *db_path, long long *id)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT MAX(id) FROM run", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    if (rc != SQLITE_ROW) {
+        fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
+        sqlite3_finalize(s);
+        return EXIT_RUNTIME;
+    }
+    bool none = sqlite3_column_type(s, 0) == SQLITE_NULL;
+    *id = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    if (none) {
+        fprintf(stderr, "ddpprof: %s holds no runs\n", db_path);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+typedef int (*trace_writer)(sqlite3 *db, long long run_id, int rank, FILE *out, char *err,
+                            size_t errlen);
+
+static int write_chrome(sqlite3 *db, long long run_id, int rank, FILE *out, char *err,
+                        size_t errlen)
+{
+    (void)rank;
+    return trace_export_chrome(db, run_id, out, err, errlen);
+}
+
+static int write_kineto(sqlite3 *db, long long run_id, int rank, FILE *out, char *err,
+                        size_t errlen)
+{
+    return trace_export_kineto(db, run_id, rank, out, err, errlen);
+}
+
+/* Writes one file; a file that could not be finished is removed. */
+static int write_file(sqlite3 *db, long long run_id, int rank, const char *path,
+                      trace_writer writer)
+{
+    FILE *out = fopen(path, "w");
+    if (!out) {
+        fprintf(stderr, "ddpprof: %s: %s\n", path, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    char err[512];
+    int rc = writer(db, run_id, rank, out, err, sizeof err);
+    if (fclose(out) != 0 && rc == 0) {
+        snprintf(err, sizeof err, "%s", strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", path, err);
+        unlink(path);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static int write_per_rank(sqlite3 *db, long long run_id, const char *dir)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "ddpprof: %s: %s\n", dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    int *ranks;
+    size_t n;
+    char err[512];
+    if (trace_run_ranks(db, run_id, &ranks, &n, err, sizeof err) < 0) {
+        fprintf(stderr, "ddpprof: %s\n", err);
+        return EXIT_RUNTIME;
+    }
+    int rc = EXIT_OK;
+    for (size_t i = 0; i < n && rc == EXIT_OK; i++) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/rank%d.json", dir, ranks[i]) >= (int)sizeof path) {
+            fprintf(stderr, "ddpprof: %s: directory name too long\n", dir);
+            rc = EXIT_USAGE;
+            break;
+        }
+        rc = write_file(db, run_id, ranks[i], path, write_kineto);
+    }
+    free(ranks);
+    return rc;
+}
+
+int cli_export(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    export_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc != EXIT_OK)
+        return rc;
+    store *st = NULL;
+    rc = cli_open_db_readonly(a.db_path, &st);
+    if (rc != EXIT_OK)
+        return rc;
+    sqlite3 *db = store_db(st);
+    rc = a.run_id == -1 ? last_run(db, a.db_path, &a.run_id)
+                        : cli_check_run_exists(db, a.db_path, a.run_id);
+    /* One read transaction: every file shows the same state of the database. */
+    if (rc == EXIT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, "ddpprof: %s: %s\n", a.db_path, sqlite3_errmsg(db));
+        rc = EXIT_RUNTIME;
+    }
+    if (rc == EXIT_OK && a.out_path)
+        rc = write_file(db, a.run_id, -1, a.out_path, write_chrome);
+    if (rc == EXIT_OK && a.per_rank_dir)
+        rc = write_per_rank(db, a.run_id, a.per_rank_dir);
+    if (!sqlite3_get_autocommit(db))
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL); /* read-only: nothing to lose */
+    store_close(st);
+    return rc;
+}
