@@ -61,6 +61,8 @@ typedef struct backend_ops {
     device *(*device_create)(backend_world *w, int rank, char *err, size_t errlen);
     void (*device_destroy)(device *d);
     span_ring *(*host_ring)(device *d);
+    /* The most ranks one run of this backend can have (0: the scenario's own limit). */
+    int max_world;
     int (*bench_allreduce)(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
                            size_t errlen);
     /* true: every rank is a process of its own whatever the scenario's `ranks` says

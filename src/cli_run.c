@@ -245,6 +245,14 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             status = EXIT_USAGE;
             goto out_sc;
         }
+        if (be->max_world > 0 && point->world_size > be->max_world) {
+            fprintf(stderr, "%s: %s: run.world_size %d is more than the %s backend runs (at most %d ranks); "
+                            "`ddpprof predict` models up to %d\n",
+                    file, point->name, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD);
+            model_free(&m);
+            status = EXIT_USAGE;
+            goto out_sc;
+        }
         /* A backend in virtual time allocates no model memory. */
         int mem_rc = be->run_ranks ? 0 : check_memory(file, point, &m);
         model_free(&m);

@@ -8,6 +8,7 @@
 #include "cpu_backend.h"
 #include "cpu_bench_copy.h"
 #include "cpu_collectives.h"
+#include "cpu_comm_internal.h"
 #include "cpu_device.h"
 
 struct backend_world {
@@ -184,6 +185,7 @@ const backend_ops cpu_backend_ops = {
     .device_create = device_create,
     .device_destroy = cpu_device_destroy,
     .host_ring = cpu_device_host_ring,
+    .max_world = CPU_COMM_MAX_WORLD,
     .bench_allreduce = bench_allreduce,
     .bench_copy = cpu_bench_copy,
 };
