@@ -28,9 +28,14 @@ void cuda_device_fail(cuda_device *d, const char *msg)
     if (!d->failed) {
         d->failed = true;
         text_copy(d->error, sizeof d->error, msg);
+        /* As on cpu, a rank's failure ends its collectives: the poller aborts the
+         * communicator, so that no NCCL kernel of this rank waits for peers forever. */
+        if (!d->abort_why[0])
+            text_copy(d->abort_why, sizeof d->abort_why, msg);
     }
     pthread_cond_broadcast(&d->cv);
     pthread_mutex_unlock(&d->mu);
+    atomic_store(&d->abort_requested, true);
 }
 
 static bool is_failed(cuda_device *d)
@@ -175,9 +180,12 @@ static int cuda_synchronize(device *base, dev_stream s)
     if (!failed)
         return 0;
     /* The caller may free what the stream's ops use once this returns: wait for the GPU
-     * to leave them (the communicator is aborted by now, so NCCL kernels end). */
-    if (atomic_load(&d->comm_aborted) || !d->comm_ok)
-        (void)cudaStreamSynchronize(st->s); /* its error is the failure already reported */
+     * to leave them, once the poller has aborted the communicator (NCCL kernels end). */
+    for (int i = 0; i < 50000 && d->comm_ok && d->poller_running && !atomic_load(&d->comm_aborted); i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    (void)cudaStreamSynchronize(st->s); /* its error is the failure already reported */
     return -1;
 }
 
@@ -290,6 +298,7 @@ static int create_streams(cuda_device *d, const cuda_device_config *c, char *err
         st->ring = ring_of(c, i);
     }
     CUDA_TRY(cudaStreamCreateWithFlags(&d->clock_stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaMalloc((void **)&d->stamps, DEV_STREAM_COUNT * sizeof *d->stamps));
     for (int k = 0; k < CUDA_ANCHORS; k++)
         CUDA_TRY(cudaEventCreate(&d->anchors[k].ev));
 #ifdef DDPPROF_HAVE_NVTX
@@ -485,6 +494,7 @@ void cuda_device_destroy(device *base)
     warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_b));
     warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_c));
     warn_cuda(rank, "cudaFree(half copy)", cudaFree(d->half));
+    warn_cuda(rank, "cudaFree(stamps)", cudaFree(d->stamps));
     for (int i = 0; i < DEV_STREAM_COUNT; i++) {
         cuda_stream *st = &d->st[i];
         if (st->slots)

@@ -63,6 +63,7 @@ typedef struct cuda_device {
     size_t gemm_a_len, gemm_b_len, gemm_c_len;
     void *half;
     size_t half_bytes;
+    uint64_t *stamps; /* device memory: one GPU-timer stamp per stream (spin floors) */
 
     cuda_anchor anchors[CUDA_ANCHORS];
     int anchor_cur;

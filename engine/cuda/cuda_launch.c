@@ -94,6 +94,10 @@ static int run_gemms(cuda_device *d, cudaStream_t s, const dev_op *op, const cud
 static int run_compute(cuda_device *d, cudaStream_t s, const dev_op *op, const cuda_op_plan *p, char *err,
                        size_t errlen)
 {
+    /* model_ns is a floor on the whole op (device.h): stamp, work, spin to the floor. */
+    uint64_t *stamp = d->stamps + DEV_STREAM_COMPUTE;
+    if (p->spin_ns > 0)
+        TRY_KERNEL("stamp kernel launch", cuda_k_stamp(s, stamp));
     if (p->gemm_m > 0 && run_gemms(d, s, op, p, err, errlen) != 0)
         return -1;
     for (int j = 0; j < p->grad_kernels; j++)
@@ -109,7 +113,7 @@ static int run_compute(cuda_device *d, cudaStream_t s, const dev_op *op, const c
         TRY_KERNEL("SGD kernel launch", cuda_k_sgd(s, pr->data, pr->grad, pr->numel, op->u.sgd.lr));
     }
     if (p->spin_ns > 0)
-        TRY_KERNEL("spin kernel launch", cuda_k_spin(s, p->spin_ns));
+        TRY_KERNEL("spin kernel launch", cuda_k_spin_until(s, stamp, p->spin_ns));
     return 0;
 }
 
