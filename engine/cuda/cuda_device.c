@@ -119,11 +119,19 @@ static int cuda_enqueue(device *base, dev_stream s, const dev_op *op)
     else
         snprintf(label, sizeof label, "rank %d / %s %s", d->base.rank, span_kind_name(op->kind), op->name);
     prof_nvtx_push(d->cfg.nvtx, label, colour_of(op->kind));
+    /* The op's launches (NCCL's and cuBLAS's included) inside its external id. */
+    bool pushed = false;
     int rc = d->cupti ? cupti_collect_push(d->cupti, &slot->meta, err, sizeof err) : 0;
+    pushed = d->cupti && rc == 0;
     if (rc == 0)
         rc = cuda_launch_op(d, s, op, &plan, err, sizeof err);
-    if (d->cupti && cupti_collect_pop(d->cupti, rc == 0 ? err : msg, rc == 0 ? sizeof err : sizeof msg) != 0)
-        rc = -1;
+    if (pushed) {
+        char pop_err[256];
+        if (cupti_collect_pop(d->cupti, pop_err, sizeof pop_err) != 0 && rc == 0) {
+            text_copy(err, sizeof err, pop_err);
+            rc = -1;
+        }
+    }
     prof_nvtx_pop(d->cfg.nvtx);
     if (op->phase_end)
         prof_nvtx_pop(d->cfg.nvtx);
@@ -480,10 +488,14 @@ void cuda_device_destroy(device *base)
     }
     if (d->cupti) {
         cupti_decode_stats s;
-        cupti_collect_stop(d->cupti, &s);
-        if (s.dropped > 0 || s.bad_buffers > 0)
-            fprintf(stderr, "ddpprof: rank %d: CUPTI dropped %lld activity records and cut %lld buffers short\n",
-                    rank, (long long)s.dropped, (long long)s.bad_buffers);
+        int64_t outside = 0;
+        cupti_collect_stop(d->cupti, &s, &outside);
+        /* Always said: a count of zero is the evidence that nothing was lost. */
+        fprintf(stderr,
+                "ddpprof: rank %d: CUPTI: %lld GPU records, %lld spans (%lld tied to their op, %lld inferred), "
+                "%lld outside any op (not stored), %lld dropped by CUPTI, %lld buffers cut short\n",
+                rank, (long long)s.records, (long long)s.spans, (long long)s.matched, (long long)s.inferred,
+                (long long)outside, (long long)s.dropped, (long long)s.bad_buffers);
     }
     if (d->blas_ok) {
         cublasStatus_t bs = cublasDestroy(d->blas);
