@@ -75,6 +75,10 @@ static void emit_span(void *user, const span *sp)
         atomic_fetch_add(&c->outside, 1);
         return;
     }
+    if (c->cfg.emit) {
+        c->cfg.emit(c->cfg.emit_user, sp);
+        return;
+    }
     span_ring *ring = sp->stream == STREAM_COMM ? c->cfg.comm_ring : c->cfg.compute_ring;
     if (ring)
         span_ring_push(ring, sp);

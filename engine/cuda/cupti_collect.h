@@ -34,6 +34,9 @@ typedef struct {
     span_ring *compute_ring, *comm_ring; /* spans on STREAM_COMM go to comm_ring */
     int64_t t0_ns;                       /* the run's origin on the host clock */
     int64_t (*host_clock_ns)(void);
+    /* Optional: every span goes here instead of the rings (tests). */
+    cupti_span_emit emit;
+    void *emit_user;
 } cupti_collect_config;
 
 /* 0 collecting, 1 CUPTI not available here (why says why), -1 failure (why). */
