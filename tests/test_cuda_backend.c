@@ -2,8 +2,8 @@
  * with the CUDA toolkit; skipped where a GPU is present): it refuses with the reason, it
  * wants one rank per process, a coordinator's world is an NCCL id while a rank's world is
  * refused outside ranks as processes, devices are refused in the coordinator, no
- * placement note is made without GPUs, and `bench allreduce --backend cuda` fails at once
- * with exit status 1 and says why. */
+ * placement note is made without GPUs, `bench allreduce --backend cuda` fails at once
+ * with exit status 1 and says why, and cuBLAS (loaded, not linked) is found. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "backend.h"
+#include "cuda/cuda_blas.h"
 #include "cuda/nccl_id.h"
 
 static const backend_ops *cuda_or_skip(void)
@@ -115,12 +116,35 @@ static void test_bench_refuses(void **state)
     assert_int_equal(WEXITSTATUS(st), 1);
 }
 
+/* cuBLAS is loaded by a rank, not linked: the library and the four calls are found
+ * (no GPU needed to load it), and unloading is safe twice. */
+static void test_cublas_loads(void **state)
+{
+    (void)state;
+    cuda_blas b;
+    char err[512] = "";
+    int rc = cuda_blas_load(&b, err, sizeof err);
+    if (rc != 0)
+        print_message("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(b.create);
+    assert_non_null(b.destroy);
+    assert_non_null(b.set_stream);
+    assert_non_null(b.sgemm);
+    assert_string_not_equal(cuda_blas_status(&b, CUBLAS_STATUS_NOT_INITIALIZED), "cuBLAS error");
+    cuda_blas_unload(&b);
+    assert_null(b.lib);
+    cuda_blas_unload(&b);
+    assert_string_equal(cuda_blas_status(&b, CUBLAS_STATUS_NOT_INITIALIZED), "cuBLAS error");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refuses_without_gpu),
         cmocka_unit_test(test_worlds),
         cmocka_unit_test(test_bench_refuses),
+        cmocka_unit_test(test_cublas_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -323,14 +323,19 @@ static int create_streams(cuda_device *d, const cuda_device_config *c, char *err
 
 static int create_libraries(cuda_device *d, const cuda_device_config *c, char *err, size_t errlen)
 {
-    cublasStatus_t bs = cublasCreate(&d->blas);
+    char why[384];
+    if (cuda_blas_load(&d->blas_lib, why, sizeof why) != 0) {
+        snprintf(err, errlen, "rank %d: %s", c->rank, why);
+        return -1;
+    }
+    cublasStatus_t bs = d->blas_lib.create(&d->blas);
     if (bs != CUBLAS_STATUS_SUCCESS) {
-        snprintf(err, errlen, "rank %d: cublasCreate: %s", c->rank, cublasGetStatusString(bs));
+        snprintf(err, errlen, "rank %d: cublasCreate: %s", c->rank, cuda_blas_status(&d->blas_lib, bs));
         return -1;
     }
     d->blas_ok = true;
-    if ((bs = cublasSetStream(d->blas, d->st[DEV_STREAM_COMPUTE].s)) != CUBLAS_STATUS_SUCCESS) {
-        snprintf(err, errlen, "rank %d: cublasSetStream: %s", c->rank, cublasGetStatusString(bs));
+    if ((bs = d->blas_lib.set_stream(d->blas, d->st[DEV_STREAM_COMPUTE].s)) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, errlen, "rank %d: cublasSetStream: %s", c->rank, cuda_blas_status(&d->blas_lib, bs));
         return -1;
     }
     /* Blocks until every rank of the world has called it. */
@@ -498,10 +503,11 @@ void cuda_device_destroy(device *base)
                 (long long)outside, (long long)s.dropped, (long long)s.bad_buffers);
     }
     if (d->blas_ok) {
-        cublasStatus_t bs = cublasDestroy(d->blas);
+        cublasStatus_t bs = d->blas_lib.destroy(d->blas);
         if (bs != CUBLAS_STATUS_SUCCESS)
-            fprintf(stderr, "ddpprof: rank %d: cublasDestroy: %s\n", rank, cublasGetStatusString(bs));
+            fprintf(stderr, "ddpprof: rank %d: cublasDestroy: %s\n", rank, cuda_blas_status(&d->blas_lib, bs));
     }
+    cuda_blas_unload(&d->blas_lib);
     warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_a));
     warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_b));
     warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_c));

@@ -7,10 +7,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "cuda_blas.h"
 #include "cuda_device.h"
 #include "cuda_plan.h"
 #include "cupti_collect.h"
@@ -53,6 +53,7 @@ typedef struct cuda_device {
     cuda_placement place;
     cuda_stream st[DEV_STREAM_COUNT];
     cudaStream_t clock_stream;
+    cuda_blas blas_lib; /* cuBLAS, loaded by this device */
     cublasHandle_t blas;
     bool blas_ok;
     ncclComm_t comm;

@@ -60,11 +60,11 @@ static int sgemm_rows(cuda_device *d, int64_t m, int64_t n, int64_t k, const dev
 {
     const float one = 1.0f, zero = 0.0f;
     /* Row-major C (m x n) = A (m x k) B (k x n) is column-major C^T = B^T A^T. */
-    cublasStatus_t bs = cublasSgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, d->gemm_b,
+    cublasStatus_t bs = d->blas_lib.sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, d->gemm_b,
                                     (int)n, d->gemm_a, (int)k, &zero, d->gemm_c, (int)n);
     if (bs != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, errlen, "cublasSgemm %lldx%lldx%lld: %s (%s)", (long long)m, (long long)n, (long long)k,
-                 cublasGetStatusString(bs), op->name);
+                 cuda_blas_status(&d->blas_lib, bs), op->name);
         return -1;
     }
     return 0;
