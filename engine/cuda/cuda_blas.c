@@ -29,12 +29,16 @@ static int resolve(cuda_blas *b, void **slot, const char *name, char *err, size_
 int cuda_blas_load(cuda_blas *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
-    b->lib = dlopen(CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+    /* NODELETE: cuBLAS keeps C++ runtime state (an exception pool) that unloading would
+     * orphan; once loaded it stays for the life of the process, and dlclose only drops
+     * the reference. */
+    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE;
+    b->lib = dlopen(CUBLAS_SONAME, flags);
     if (!b->lib) {
         char first[256];
         const char *why = dlerror();
         snprintf(first, sizeof first, "%s", why ? why : "not found");
-        b->lib = dlopen(DDPPROF_CUDA_LIB_DIR "/" CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+        b->lib = dlopen(DDPPROF_CUDA_LIB_DIR "/" CUBLAS_SONAME, flags);
         if (!b->lib) {
             snprintf(err, errlen, "cannot load cuBLAS: %s", first);
             return -1;

@@ -6,7 +6,8 @@
  * dlopens libcublas.so.<major of the headers> (the executable's run path finds it in
  * $CUDA_HOME/lib64, the fallback is that directory by name) and resolves the four calls
  * the backend makes.  0, or -1 with err naming what is missing.  cuda_blas_unload()
- * closes it (safe on a table that failed to load).
+ * drops the table's reference (safe on a table that failed to load); the library itself
+ * stays loaded for the life of the process (RTLD_NODELETE).
  */
 #ifndef DDPPROF_CUDA_BLAS_H
 #define DDPPROF_CUDA_BLAS_H
