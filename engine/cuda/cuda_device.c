@@ -51,8 +51,11 @@ static int wait_for_slot(cuda_device *d, cuda_stream *st, uint64_t ticket)
 {
     int rc = 0;
     pthread_mutex_lock(&d->mu);
+    d->waiters++;
+    pthread_cond_broadcast(&d->cv); /* the poller polls faster while someone waits */
     while (!d->failed && ticket > st->retired + CUDA_SLOTS)
         pthread_cond_wait(&d->cv, &d->mu);
+    d->waiters--;
     if (d->failed)
         rc = -1;
     pthread_mutex_unlock(&d->mu);
@@ -181,8 +184,11 @@ static int cuda_synchronize(device *base, dev_stream s)
     cuda_device *d = (cuda_device *)base;
     cuda_stream *st = &d->st[s];
     pthread_mutex_lock(&d->mu);
+    d->waiters++;
+    pthread_cond_broadcast(&d->cv); /* the poller polls faster while someone waits */
     while (!d->failed && st->retired < atomic_load(&st->enqueued))
         pthread_cond_wait(&d->cv, &d->mu);
+    d->waiters--;
     bool failed = d->failed;
     pthread_mutex_unlock(&d->mu);
     if (!failed)
@@ -408,6 +414,19 @@ static int setup(cuda_device *d, const cuda_device_config *c, char *err, size_t 
     return 0;
 }
 
+/* The poller's timed waits are on CLOCK_MONOTONIC, like every clock here. */
+static int init_cond_monotonic(pthread_cond_t *cv)
+{
+    pthread_condattr_t a;
+    if (pthread_condattr_init(&a) != 0)
+        return -1;
+    int rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    if (rc == 0)
+        rc = pthread_cond_init(cv, &a);
+    pthread_condattr_destroy(&a);
+    return rc == 0 ? 0 : -1;
+}
+
 device *cuda_device_create(const cuda_device_config *c, char *err, size_t errlen)
 {
     cuda_device *d = calloc(1, sizeof *d);
@@ -426,7 +445,7 @@ device *cuda_device_create(const cuda_device_config *c, char *err, size_t errlen
         snprintf(err, errlen, "rank %d: pthread_mutex_init failed", c->rank);
         return NULL;
     }
-    if (pthread_cond_init(&d->cv, NULL) != 0) {
+    if (init_cond_monotonic(&d->cv) != 0) {
         pthread_mutex_destroy(&d->mu);
         free(d);
         snprintf(err, errlen, "rank %d: pthread_cond_init failed", c->rank);

@@ -77,6 +77,7 @@ typedef struct cuda_device {
     atomic_bool abort_requested;
     char abort_why[512]; /* set before abort_requested */
     bool stop;
+    int waiters; /* host threads waiting for the poller (synchronize, a full slot ring) */
     pthread_t poller;
     bool poller_running;
 
