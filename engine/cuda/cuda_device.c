@@ -527,11 +527,10 @@ void cuda_device_destroy(device *base)
             fprintf(stderr, "ddpprof: rank %d: cublasDestroy: %s\n", rank, cuda_blas_status(&d->blas_lib, bs));
     }
     cuda_blas_unload(&d->blas_lib);
-    warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_a));
-    warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_b));
-    warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_c));
-    warn_cuda(rank, "cudaFree(half copy)", cudaFree(d->half));
-    warn_cuda(rank, "cudaFree(stamps)", cudaFree(d->stamps));
+    void *const buffers[] = {d->gemm_a, d->gemm_b, d->gemm_c, d->half, d->stamps};
+    for (size_t i = 0; i < sizeof buffers / sizeof buffers[0]; i++)
+        if (buffers[i])
+            warn_cuda(rank, "cudaFree", cudaFree(buffers[i]));
     for (int i = 0; i < DEV_STREAM_COUNT; i++) {
         cuda_stream *st = &d->st[i];
         if (st->slots)
