@@ -1,6 +1,7 @@
 /* cuda_device_internal.h — the cuda device's state, shared by its files only:
- * cuda_device.c (lifecycle, device.h entry points, memory), cuda_launch.c (an op's GPU
- * work), cuda_poller.c (retiring ops into spans, the watchdog). */
+ * cuda_device.c (device.h entry points, memory), cuda_device_life.c (creation, abort,
+ * destroy), cuda_launch.c (an op's GPU work), cuda_poller.c (retiring ops into spans,
+ * the watchdog). */
 #ifndef DDPPROF_CUDA_DEVICE_INTERNAL_H
 #define DDPPROF_CUDA_DEVICE_INTERNAL_H
 
@@ -85,8 +86,12 @@ typedef struct cuda_device {
     span_ring *host_ring;
 } cuda_device;
 
-/* Fails the device with `msg` (first reason wins) and wakes every waiter.  Takes mu. */
+extern const device_ops cuda_device_ops;
+
+/* Fails the device with `msg` (first reason wins), wakes every waiter and asks the
+ * poller to abort the communicator.  Takes mu. */
 void cuda_device_fail(cuda_device *d, const char *msg);
+bool cuda_device_failed(cuda_device *d);
 /* The op's GPU work on its stream, between its timing events.  0, or -1 with err. */
 int cuda_launch_op(cuda_device *d, dev_stream s, const dev_op *op, const cuda_op_plan *plan, char *err,
                    size_t errlen);
