@@ -31,11 +31,13 @@ CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
 # The cuda backend (engine/cuda/) is built wherever the CUDA toolkit is found, GPU or not.
 HAVE_CUDA := $(if $(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h),1,)
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lcupti -lnccl -lstdc++
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcupti -lnccl -lstdc++
 ifeq ($(HAVE_CUDA),1)
   CPPFLAGS += -DDDPPROF_HAVE_CUDA
   LDLIBS += $(CUDA_LIBS)
-  $(BUILD)/engine/cuda/%.o $(BUILD)/tests/test_cupti_decode $(BUILD)/tests/test_nccl_id $(BUILD)/tests/test_cuda_plan $(BUILD)/tests/test_cuda_backend: CPPFLAGS += -isystem $(CUDA_HOME)/include
+  # cuBLAS is loaded by a cuda rank when it starts (engine/cuda/cuda_blas.h), not linked.
+  $(BUILD)/engine/cuda/cuda_blas.o: CPPFLAGS += -DDDPPROF_CUDA_LIB_DIR='"$(CUDA_HOME)/lib64"'
+  $(BUILD)/engine/cuda/%.o $(BUILD)/tests/test_cupti_decode $(BUILD)/tests/test_nccl_id $(BUILD)/tests/test_cuda_plan $(BUILD)/tests/test_cuda_backend $(BUILD)/tests/test_cuda_gpu: CPPFLAGS += -isystem $(CUDA_HOME)/include
 endif
 # The backend's kernels (engine/cuda/*.cu): machine code for A100 (sm_80) and H100/H200
 # (sm_90), plus PTX that newer GPUs compile at load time.
@@ -51,7 +53,7 @@ $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
 LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c engine/sim/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard engine/cuda/*.cu)))
-TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c tests/test_cuda_plan.c tests/test_cuda_backend.c),$(wildcard tests/test_*.c))
+TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c tests/test_cuda_plan.c tests/test_cuda_backend.c tests/test_cuda_gpu.c),$(wildcard tests/test_*.c))
 TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps build-all run-tests test sanitize tsan stress clean bench

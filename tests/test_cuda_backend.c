@@ -2,8 +2,8 @@
  * with the CUDA toolkit; skipped where a GPU is present): it refuses with the reason, it
  * wants one rank per process, a coordinator's world is an NCCL id while a rank's world is
  * refused outside ranks as processes, devices are refused in the coordinator, no
- * placement note is made without GPUs, and `bench allreduce --backend cuda` fails at once
- * with exit status 1 and says why. */
+ * placement note is made without GPUs, `bench allreduce --backend cuda` fails at once
+ * with exit status 1 and says why, and cuBLAS (loaded, not linked) is found. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,8 +14,10 @@
 #include <sys/wait.h>
 
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "backend.h"
+#include "cuda/cuda_blas.h"
 #include "cuda/nccl_id.h"
 
 static const backend_ops *cuda_or_skip(void)
@@ -115,12 +117,86 @@ static void test_bench_refuses(void **state)
     assert_int_equal(WEXITSTATUS(st), 1);
 }
 
+/* cuBLAS is loaded by a rank, not linked: the library and the four calls are found
+ * (no GPU needed to load it), and unloading is safe twice. */
+static void test_cublas_loads(void **state)
+{
+    (void)state;
+    cuda_blas b;
+    char err[512] = "";
+    int rc = cuda_blas_load(&b, err, sizeof err);
+    if (rc != 0)
+        print_message("%s\n", err);
+    assert_int_equal(rc, 0);
+    assert_non_null(b.create);
+    assert_non_null(b.destroy);
+    assert_non_null(b.set_stream);
+    assert_non_null(b.sgemm);
+    assert_string_not_equal(cuda_blas_status(&b, CUBLAS_STATUS_NOT_INITIALIZED), "cuBLAS error");
+    cuda_blas_unload(&b);
+    assert_null(b.lib);
+    cuda_blas_unload(&b);
+    assert_string_equal(cuda_blas_status(&b, CUBLAS_STATUS_NOT_INITIALIZED), "cuBLAS error");
+}
+
+static void slurp_cmd(const char *cmd, char *out, size_t len)
+{
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+}
+
+/* A run whose ranks shared a GPU says so in its record (run.ranks), and the reports show
+ * it: the text report under the backend line, the JSON report as "placement".  The record
+ * is written here as the coordinator writes it, on a cpu run (no GPU needed). */
+static void test_report_says_ranks_share_a_gpu(void **state)
+{
+    (void)state;
+    const char *bin = getenv("DDPPROF"), *scen = getenv("SCENARIOS");
+    if (!bin || !scen)
+        skip();
+    char dir[] = "/tmp/ddpprof-test-cuda-share-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char db[128], cmd[1024], out[65536];
+    snprintf(db, sizeof db, "%s/share.sqlite", dir);
+    snprintf(cmd, sizeof cmd,
+             "'%s' run '%s/baseline.ini' --backend cpu -o '%s' -q -s run.world_size=2 -s run.iterations=1 -s "
+             "run.warmup=0 -s model.preset=mlp -s run.ranks=processes",
+             bin, scen, db);
+    assert_int_equal(system(cmd), 0);
+    /* Plain "processes" says nothing worth a line. */
+    snprintf(cmd, sizeof cmd, "'%s' report '%s'", bin, db);
+    slurp_cmd(cmd, out, sizeof out);
+    assert_null(strstr(out, "  ranks       "));
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    const char *note = "processes; 2 ranks share 1 GPU (up to 2 a GPU): they time-slice it, NCCL over loopback sockets";
+    char sql[512];
+    snprintf(sql, sizeof sql, "UPDATE run SET ranks = '%s'", note);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    slurp_cmd(cmd, out, sizeof out);
+    char want[300];
+    snprintf(want, sizeof want, "  ranks       %s\n", note);
+    assert_non_null(strstr(out, want));
+    snprintf(cmd, sizeof cmd, "'%s' report '%s' --json", bin, db);
+    slurp_cmd(cmd, out, sizeof out);
+    snprintf(want, sizeof want, "\"placement\": \"%s\"", note);
+    assert_non_null(strstr(out, want));
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refuses_without_gpu),
         cmocka_unit_test(test_worlds),
         cmocka_unit_test(test_bench_refuses),
+        cmocka_unit_test(test_cublas_loads),
+        cmocka_unit_test(test_report_says_ranks_share_a_gpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

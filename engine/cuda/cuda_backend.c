@@ -177,20 +177,25 @@ static void device_destroy(device *d)
 
 static span_ring *host_ring(device *d) { return cuda_device_host_ring(d); }
 
-/* Said of a run whose ranks on this machine outnumber its GPUs (the coordinator's view:
- * the ranks it starts run here). */
+static const char *env_get(const char *name) { return getenv(name); }
+
+/* Said of a run whose ranks on this machine outnumber its GPUs.  The coordinator runs on
+ * the machine of rank 0: its node's ranks are the launcher's local world when there is a
+ * launcher, else every rank (ddpprof started them all here). */
 static int placement_note(const scenario *sc, char *note, size_t notelen)
 {
     char why[256];
     int ngpus = gpu_count(why, sizeof why);
-    if (ngpus <= 0 || sc->world_size <= ngpus)
+    int local_rank, local_world;
+    cuda_local_ranks(env_get, 0, sc->world_size, &local_rank, &local_world);
+    if (ngpus <= 0 || local_world <= ngpus)
         return 0;
     cuda_placement p;
-    if (cuda_place_rank(0, 0, sc->world_size, ngpus, &p, why, sizeof why) != 0)
+    if (cuda_place_rank(0, 0, local_world, ngpus, &p, why, sizeof why) != 0)
         return 0;
     snprintf(note, notelen,
              "%d ranks share %d GPU%s (up to %d a GPU): they time-slice it, NCCL over loopback sockets",
-             sc->world_size, ngpus, ngpus > 1 ? "s" : "", p.ranks_on_device);
+             local_world, ngpus, ngpus > 1 ? "s" : "", p.ranks_on_device);
     return 1;
 }
 

@@ -1,24 +1,12 @@
-/* cuda_bench.c — the cuda backend's allreduce benchmark (see cuda_bench.h). */
+/* cuda_bench.c — the cuda backend's allreduce benchmark (see cuda_bench.h): ranks as the
+ * GPUs of this process, or, beyond the GPUs, as processes (cuda_bench_procs.c). */
 #include "cuda_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <cuda_runtime_api.h>
-#include <nccl.h>
-
+#include "cuda_bench_internal.h"
 #include "cuda_kernels.h"
-
-#define MAX_RANKS 64
-
-typedef struct {
-    ncclComm_t comm[MAX_RANKS];
-    cudaStream_t stream[MAX_RANKS];
-    float *buf[MAX_RANKS];
-    cudaEvent_t start[MAX_RANKS], end[MAX_RANKS];
-    int ranks;
-    int64_t count;
-} bench_state;
 
 #define TRY_CUDA(call)                                                                                        \
     do {                                                                                                      \
@@ -67,7 +55,7 @@ static int round_of(bench_state *b, int n, char *err, size_t errlen)
     return 0;
 }
 
-static int measure(bench_state *b, int iters, int warmup, double *us, char *err, size_t errlen)
+int cuda_bench_measure(bench_state *b, int iters, int warmup, double *us, char *err, size_t errlen)
 {
     if (round_of(b, warmup, err, errlen) != 0)
         return -1;
@@ -114,9 +102,12 @@ static void teardown(bench_state *b)
     }
 }
 
+/* ---- ranks as processes (more ranks than GPUs) -------------------------------------- */
+
 int cuda_bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
                          size_t errlen)
 {
+    err[0] = '\0';
     int ngpus = 0;
     cudaError_t rc = cudaGetDeviceCount(&ngpus);
     if (rc != cudaSuccess || ngpus == 0) {
@@ -124,13 +115,17 @@ int cuda_bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double
                  rc != cudaSuccess ? cudaGetErrorString(rc) : "none found");
         return -1;
     }
-    if (ranks < 1 || ranks > ngpus || ranks > MAX_RANKS) {
-        snprintf(err, errlen,
-                 "%d ranks need %d GPUs in one process and %d are here; ranks sharing a GPU are processes: "
-                 "use `ddpprof run` with ranks = processes",
-                 ranks, ranks, ngpus);
+    if (ranks < 1 || ranks > MAX_RANKS) {
+        snprintf(err, errlen, "%d ranks: the benchmark takes 1 to %d", ranks, MAX_RANKS);
         return -1;
     }
+    const char *child = getenv(CUDA_BENCH_CHILD_ENV);
+    if (child)
+        return cuda_bench_child(child, ranks, ngpus, bytes, iters, warmup, us_per_iter, err, errlen);
+    /* More ranks than GPUs: ranks share them, and NCCL allows that only between
+     * processes (a host id each). */
+    if (ranks > ngpus)
+        return cuda_bench_processes(ranks, bytes, iters, warmup, us_per_iter, err, errlen);
     bench_state *b = calloc(1, sizeof *b);
     if (!b) {
         snprintf(err, errlen, "out of memory");
@@ -140,7 +135,7 @@ int cuda_bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double
     b->count = bytes / 4;
     int out = setup(b, err, errlen);
     if (out == 0)
-        out = measure(b, iters, warmup, us_per_iter, err, errlen);
+        out = cuda_bench_measure(b, iters, warmup, us_per_iter, err, errlen);
     teardown(b);
     free(b);
     return out;

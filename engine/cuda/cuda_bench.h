@@ -1,8 +1,11 @@
 /* cuda_bench.h — backend_ops.bench_allreduce for the cuda backend: in-place fp32 SUM
- * ncclAllReduce over `ranks` GPUs of this process (one communicator per GPU,
- * ncclCommInitAll, launched as one group), timed with CUDA events.  Ranks beyond the GPUs
- * present need processes (ranks sharing a GPU); the benchmark refuses them and says so
- * (`ddpprof run` with ranks = processes covers that case). */
+ * ncclAllReduce timed with CUDA events (mean over ranks of the time per iteration).
+ * With no more ranks than GPUs, the ranks are the GPUs of this process (one communicator
+ * each, ncclCommInitAll, launched as one group).  With more, ranks share GPUs, which NCCL
+ * allows only between processes: each rank is this executable run again
+ * (/proc/self/exe bench allreduce ... for the one size) with DDPPROF_CUDA_BENCH_CHILD
+ * naming its rank, the fd it answers on and the NCCL id; it sets cuda_plan.h's sharing
+ * environment, times its rank and writes the time (or "error ...") back. */
 #ifndef DDPPROF_CUDA_BENCH_H
 #define DDPPROF_CUDA_BENCH_H
 

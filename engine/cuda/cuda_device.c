@@ -1,5 +1,6 @@
-/* cuda_device.c — the cuda device's life and its device.h entry points (contract in
- * cuda_device.h): placement, streams, cuBLAS, NCCL, events as tickets, managed memory. */
+/* cuda_device.c — the cuda device's device.h entry points (contract in cuda_device.h):
+ * ops launched as they are enqueued, events as tickets, synchronisation through the
+ * poller, managed memory.  Its creation and end are in cuda_device_life.c. */
 #include "textcopy.h"
 #include "cuda_device_internal.h"
 
@@ -8,10 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#ifdef DDPPROF_HAVE_NVTX
-#include <nvtx3/nvToolsExtCudaRt.h>
-#endif
 
 #include "backend.h"
 
@@ -28,12 +25,17 @@ void cuda_device_fail(cuda_device *d, const char *msg)
     if (!d->failed) {
         d->failed = true;
         text_copy(d->error, sizeof d->error, msg);
+        /* As on cpu, a rank's failure ends its collectives: the poller aborts the
+         * communicator, so that no NCCL kernel of this rank waits for peers forever. */
+        if (!d->abort_why[0])
+            text_copy(d->abort_why, sizeof d->abort_why, msg);
     }
     pthread_cond_broadcast(&d->cv);
     pthread_mutex_unlock(&d->mu);
+    atomic_store(&d->abort_requested, true);
 }
 
-static bool is_failed(cuda_device *d)
+bool cuda_device_failed(cuda_device *d)
 {
     pthread_mutex_lock(&d->mu);
     bool f = d->failed;
@@ -46,8 +48,11 @@ static int wait_for_slot(cuda_device *d, cuda_stream *st, uint64_t ticket)
 {
     int rc = 0;
     pthread_mutex_lock(&d->mu);
+    d->waiters++;
+    pthread_cond_broadcast(&d->cv); /* the poller polls faster while someone waits */
     while (!d->failed && ticket > st->retired + CUDA_SLOTS)
         pthread_cond_wait(&d->cv, &d->mu);
+    d->waiters--;
     if (d->failed)
         rc = -1;
     pthread_mutex_unlock(&d->mu);
@@ -114,11 +119,19 @@ static int cuda_enqueue(device *base, dev_stream s, const dev_op *op)
     else
         snprintf(label, sizeof label, "rank %d / %s %s", d->base.rank, span_kind_name(op->kind), op->name);
     prof_nvtx_push(d->cfg.nvtx, label, colour_of(op->kind));
+    /* The op's launches (NCCL's and cuBLAS's included) inside its external id. */
+    bool pushed = false;
     int rc = d->cupti ? cupti_collect_push(d->cupti, &slot->meta, err, sizeof err) : 0;
+    pushed = d->cupti && rc == 0;
     if (rc == 0)
         rc = cuda_launch_op(d, s, op, &plan, err, sizeof err);
-    if (d->cupti && cupti_collect_pop(d->cupti, rc == 0 ? err : msg, rc == 0 ? sizeof err : sizeof msg) != 0)
-        rc = -1;
+    if (pushed) {
+        char pop_err[256];
+        if (cupti_collect_pop(d->cupti, pop_err, sizeof pop_err) != 0 && rc == 0) {
+            text_copy(err, sizeof err, pop_err);
+            rc = -1;
+        }
+    }
     prof_nvtx_pop(d->cfg.nvtx);
     if (op->phase_end)
         prof_nvtx_pop(d->cfg.nvtx);
@@ -141,7 +154,7 @@ static dev_event cuda_record(device *base, dev_stream s)
 static int cuda_wait(device *base, dev_stream s, dev_event ev)
 {
     cuda_device *d = (cuda_device *)base;
-    if (is_failed(d))
+    if (cuda_device_failed(d))
         return -1;
     if (ev.ticket == 0 || ev.stream < 0 || ev.stream >= DEV_STREAM_COUNT || ev.stream == (int)s)
         return 0; /* nothing before it, or a stream's own order */
@@ -168,16 +181,22 @@ static int cuda_synchronize(device *base, dev_stream s)
     cuda_device *d = (cuda_device *)base;
     cuda_stream *st = &d->st[s];
     pthread_mutex_lock(&d->mu);
+    d->waiters++;
+    pthread_cond_broadcast(&d->cv); /* the poller polls faster while someone waits */
     while (!d->failed && st->retired < atomic_load(&st->enqueued))
         pthread_cond_wait(&d->cv, &d->mu);
+    d->waiters--;
     bool failed = d->failed;
     pthread_mutex_unlock(&d->mu);
     if (!failed)
         return 0;
     /* The caller may free what the stream's ops use once this returns: wait for the GPU
-     * to leave them (the communicator is aborted by now, so NCCL kernels end). */
-    if (atomic_load(&d->comm_aborted) || !d->comm_ok)
-        (void)cudaStreamSynchronize(st->s); /* its error is the failure already reported */
+     * to leave them, once the poller has aborted the communicator (NCCL kernels end). */
+    for (int i = 0; i < 50000 && d->comm_ok && d->poller_running && !atomic_load(&d->comm_aborted); i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+    (void)cudaStreamSynchronize(st->s); /* its error is the failure already reported */
     return -1;
 }
 
@@ -233,7 +252,7 @@ static void cuda_release(device *base, void *p)
     }
 }
 
-static const device_ops cuda_ops = {
+const device_ops cuda_device_ops = {
     .enqueue = cuda_enqueue,
     .record = cuda_record,
     .wait = cuda_wait,
@@ -244,270 +263,3 @@ static const device_ops cuda_ops = {
     .release = cuda_release,
 };
 
-/* ---- creation ---------------------------------------------------------------------------- */
-
-static const char *env_get(const char *name) { return getenv(name); }
-
-static int set_nccl_env(const cuda_placement *p, char *err, size_t errlen)
-{
-    for (int i = 0; i < p->nvars; i++)
-        if (setenv(p->vars[i].name, p->vars[i].value, p->vars[i].overwrite) != 0) {
-            snprintf(err, errlen, "setenv %s: %s", p->vars[i].name, strerror(errno));
-            return -1;
-        }
-    return 0;
-}
-
-#define CUDA_TRY(call)                                                                                        \
-    do {                                                                                                      \
-        cudaError_t rc_ = (call);                                                                             \
-        if (rc_ != cudaSuccess) {                                                                             \
-            snprintf(err, errlen, "rank %d: %s: %s", c->rank, #call, cudaGetErrorString(rc_));                \
-            return -1;                                                                                        \
-        }                                                                                                     \
-    } while (0)
-
-/* Stream i's span ring (DEV_STREAM_COUNT: the host's), or NULL without a recorder. */
-static span_ring *ring_of(const cuda_device_config *c, int i)
-{
-    return c->rec ? recorder_ring(c->rec, (c->rank - c->first_rank) * BACKEND_RINGS_PER_RANK + i) : NULL;
-}
-
-static int create_streams(cuda_device *d, const cuda_device_config *c, char *err, size_t errlen)
-{
-    for (int i = 0; i < DEV_STREAM_COUNT; i++) {
-        cuda_stream *st = &d->st[i];
-        st->slots = calloc(CUDA_SLOTS, sizeof *st->slots);
-        if (!st->slots) {
-            snprintf(err, errlen, "rank %d: out of memory for op slots", c->rank);
-            return -1;
-        }
-        CUDA_TRY(cudaStreamCreateWithFlags(&st->s, cudaStreamNonBlocking));
-        for (int k = 0; k < CUDA_SLOTS; k++) {
-            CUDA_TRY(cudaEventCreate(&st->slots[k].start));
-            CUDA_TRY(cudaEventCreate(&st->slots[k].end));
-        }
-        st->ring = ring_of(c, i);
-    }
-    CUDA_TRY(cudaStreamCreateWithFlags(&d->clock_stream, cudaStreamNonBlocking));
-    for (int k = 0; k < CUDA_ANCHORS; k++)
-        CUDA_TRY(cudaEventCreate(&d->anchors[k].ev));
-#ifdef DDPPROF_HAVE_NVTX
-    char name[64];
-    snprintf(name, sizeof name, "rank %d compute", c->rank);
-    nvtxNameCudaStreamA(d->st[DEV_STREAM_COMPUTE].s, name);
-    snprintf(name, sizeof name, "rank %d comm", c->rank);
-    nvtxNameCudaStreamA(d->st[DEV_STREAM_COMM].s, name);
-    snprintf(name, sizeof name, "GPU %d (rank %d%s)", d->gpu, c->rank, d->place.shared ? ", shared" : "");
-    nvtxNameCudaDeviceA(d->gpu, name);
-#endif
-    return 0;
-}
-
-static int create_libraries(cuda_device *d, const cuda_device_config *c, char *err, size_t errlen)
-{
-    cublasStatus_t bs = cublasCreate(&d->blas);
-    if (bs != CUBLAS_STATUS_SUCCESS) {
-        snprintf(err, errlen, "rank %d: cublasCreate: %s", c->rank, cublasGetStatusString(bs));
-        return -1;
-    }
-    d->blas_ok = true;
-    if ((bs = cublasSetStream(d->blas, d->st[DEV_STREAM_COMPUTE].s)) != CUBLAS_STATUS_SUCCESS) {
-        snprintf(err, errlen, "rank %d: cublasSetStream: %s", c->rank, cublasGetStatusString(bs));
-        return -1;
-    }
-    /* Blocks until every rank of the world has called it. */
-    ncclResult_t nr = ncclCommInitRank(&d->comm, c->world_size, c->id, c->rank);
-    if (nr != ncclSuccess) {
-        snprintf(err, errlen, "rank %d: ncclCommInitRank (%d ranks%s): %s", c->rank, c->world_size,
-                 d->place.shared ? ", sharing a GPU" : "", ncclGetErrorString(nr));
-        return -1;
-    }
-    d->comm_ok = true;
-    return 0;
-}
-
-static int start_profiling(cuda_device *d, const cuda_device_config *c, char *err, size_t errlen)
-{
-    if (!c->cupti) {
-        fprintf(stderr, "ddpprof: rank %d: CUPTI off (DDPPROF_CUPTI=0): ops timed with CUDA events\n", c->rank);
-        return 0;
-    }
-    cupti_collect_config cc = {.rank = c->rank,
-                               .compute_ring = d->st[DEV_STREAM_COMPUTE].ring,
-                               .comm_ring = d->st[DEV_STREAM_COMM].ring,
-                               .t0_ns = c->t0_ns,
-                               .host_clock_ns = cuda_host_clock_ns};
-    char why[512];
-    int rc = cupti_collect_start(&cc, &d->cupti, why, sizeof why);
-    if (rc < 0) {
-        snprintf(err, errlen, "rank %d: %s", c->rank, why);
-        return -1;
-    }
-    if (rc > 0) {
-        fprintf(stderr, "ddpprof: rank %d: CUPTI not available (%s): ops timed with CUDA events, NVTX kept\n",
-                c->rank, why);
-        d->cupti = NULL;
-        return 0;
-    }
-    if (cupti_collect_map_stream(d->cupti, d->st[DEV_STREAM_COMPUTE].s, STREAM_COMPUTE, err, errlen) != 0 ||
-        cupti_collect_map_stream(d->cupti, d->st[DEV_STREAM_COMM].s, STREAM_COMM, err, errlen) != 0)
-        return -1;
-    return 0;
-}
-
-static int setup(cuda_device *d, const cuda_device_config *c, char *err, size_t errlen)
-{
-    int ngpus = 0;
-    CUDA_TRY(cudaGetDeviceCount(&ngpus));
-    int local_rank, local_world;
-    cuda_local_ranks(env_get, c->rank, c->world_size, &local_rank, &local_world);
-    if (cuda_place_rank(c->rank, local_rank, local_world, ngpus, &d->place, err, errlen) != 0)
-        return -1;
-    /* Before the first NCCL call of the process: NCCL reads its host id once. */
-    if (set_nccl_env(&d->place, err, errlen) != 0)
-        return -1;
-    d->gpu = d->place.device;
-    d->host_ring = ring_of(c, DEV_STREAM_COUNT);
-    CUDA_TRY(cudaSetDevice(d->gpu));
-    if (create_streams(d, c, err, errlen) != 0)
-        return -1;
-    if (cuda_anchor_refresh(d, true, err, errlen) != 0)
-        return -1;
-    /* CUPTI before the libraries, so that their set-up work is recorded too. */
-    if (start_profiling(d, c, err, errlen) != 0 || create_libraries(d, c, err, errlen) != 0)
-        return -1;
-    int prc = pthread_create(&d->poller, NULL, cuda_poller_main, d);
-    if (prc != 0) {
-        snprintf(err, errlen, "rank %d: cannot start the GPU poller thread: %s", c->rank, strerror(prc));
-        return -1;
-    }
-    d->poller_running = true;
-    return 0;
-}
-
-device *cuda_device_create(const cuda_device_config *c, char *err, size_t errlen)
-{
-    cuda_device *d = calloc(1, sizeof *d);
-    if (!d) {
-        snprintf(err, errlen, "rank %d: out of memory", c->rank);
-        return NULL;
-    }
-    d->base.ops = &cuda_ops;
-    d->base.rank = c->rank;
-    d->base.world_size = c->world_size;
-    d->cfg = *c;
-    atomic_init(&d->comm_aborted, false);
-    atomic_init(&d->abort_requested, false);
-    if (pthread_mutex_init(&d->mu, NULL) != 0) {
-        free(d);
-        snprintf(err, errlen, "rank %d: pthread_mutex_init failed", c->rank);
-        return NULL;
-    }
-    if (pthread_cond_init(&d->cv, NULL) != 0) {
-        pthread_mutex_destroy(&d->mu);
-        free(d);
-        snprintf(err, errlen, "rank %d: pthread_cond_init failed", c->rank);
-        return NULL;
-    }
-    if (setup(d, c, err, errlen) != 0) {
-        cuda_device_destroy(&d->base);
-        return NULL;
-    }
-    if (d->place.shared)
-        fprintf(stderr, "ddpprof: rank %d shares GPU %d with %d other rank%s (NCCL over loopback sockets)\n",
-                c->rank, d->gpu, d->place.ranks_on_device - 1, d->place.ranks_on_device > 2 ? "s" : "");
-    return &d->base;
-}
-
-void cuda_device_abort(device *base, const char *why)
-{
-    cuda_device *d = (cuda_device *)base;
-    if (atomic_load(&d->abort_requested))
-        return;
-    pthread_mutex_lock(&d->mu);
-    if (!d->abort_why[0])
-        text_copy(d->abort_why, sizeof d->abort_why, why);
-    pthread_mutex_unlock(&d->mu);
-    atomic_store(&d->abort_requested, true);
-}
-
-void cuda_comm_abort_once(cuda_device *d)
-{
-    if (!d->comm_ok || atomic_exchange(&d->comm_aborted, true))
-        return;
-    ncclResult_t nr = ncclCommAbort(d->comm);
-    if (nr != ncclSuccess)
-        fprintf(stderr, "ddpprof: rank %d: ncclCommAbort: %s\n", d->base.rank, ncclGetErrorString(nr));
-}
-
-static void warn_cuda(int rank, const char *call, cudaError_t rc)
-{
-    if (rc != cudaSuccess)
-        fprintf(stderr, "ddpprof: rank %d: %s: %s\n", rank, call, cudaGetErrorString(rc));
-}
-
-void cuda_device_destroy(device *base)
-{
-    if (!base)
-        return;
-    cuda_device *d = (cuda_device *)base;
-    int rank = d->base.rank;
-    if (d->poller_running) {
-        pthread_mutex_lock(&d->mu);
-        d->stop = true;
-        pthread_cond_broadcast(&d->cv);
-        pthread_mutex_unlock(&d->mu);
-        pthread_join(d->poller, NULL);
-    }
-    if (d->comm_ok) {
-        if (is_failed(d))
-            cuda_comm_abort_once(d);
-        else {
-            ncclResult_t nr = ncclCommDestroy(d->comm);
-            if (nr != ncclSuccess)
-                fprintf(stderr, "ddpprof: rank %d: ncclCommDestroy: %s\n", rank, ncclGetErrorString(nr));
-        }
-    }
-    if (d->cupti) {
-        cupti_decode_stats s;
-        cupti_collect_stop(d->cupti, &s);
-        if (s.dropped > 0 || s.bad_buffers > 0)
-            fprintf(stderr, "ddpprof: rank %d: CUPTI dropped %lld activity records and cut %lld buffers short\n",
-                    rank, (long long)s.dropped, (long long)s.bad_buffers);
-    }
-    if (d->blas_ok) {
-        cublasStatus_t bs = cublasDestroy(d->blas);
-        if (bs != CUBLAS_STATUS_SUCCESS)
-            fprintf(stderr, "ddpprof: rank %d: cublasDestroy: %s\n", rank, cublasGetStatusString(bs));
-    }
-    warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_a));
-    warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_b));
-    warn_cuda(rank, "cudaFree(scratch)", cudaFree(d->gemm_c));
-    warn_cuda(rank, "cudaFree(half copy)", cudaFree(d->half));
-    for (int i = 0; i < DEV_STREAM_COUNT; i++) {
-        cuda_stream *st = &d->st[i];
-        if (st->slots)
-            for (int k = 0; k < CUDA_SLOTS; k++) {
-                if (st->slots[k].start)
-                    warn_cuda(rank, "cudaEventDestroy", cudaEventDestroy(st->slots[k].start));
-                if (st->slots[k].end)
-                    warn_cuda(rank, "cudaEventDestroy", cudaEventDestroy(st->slots[k].end));
-            }
-        free(st->slots);
-        if (st->s)
-            warn_cuda(rank, "cudaStreamDestroy", cudaStreamDestroy(st->s));
-    }
-    for (int k = 0; k < CUDA_ANCHORS; k++)
-        if (d->anchors[k].ev)
-            warn_cuda(rank, "cudaEventDestroy", cudaEventDestroy(d->anchors[k].ev));
-    if (d->clock_stream)
-        warn_cuda(rank, "cudaStreamDestroy", cudaStreamDestroy(d->clock_stream));
-    pthread_cond_destroy(&d->cv);
-    pthread_mutex_destroy(&d->mu);
-    free(d);
-}
-
-span_ring *cuda_device_host_ring(device *base) { return ((cuda_device *)base)->host_ring; }
-
-void *cuda_device_owner(device *base) { return ((cuda_device *)base)->cfg.owner; }

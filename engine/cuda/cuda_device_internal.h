@@ -1,16 +1,17 @@
 /* cuda_device_internal.h — the cuda device's state, shared by its files only:
- * cuda_device.c (lifecycle, device.h entry points, memory), cuda_launch.c (an op's GPU
- * work), cuda_poller.c (retiring ops into spans, the watchdog). */
+ * cuda_device.c (device.h entry points, memory), cuda_device_life.c (creation, abort,
+ * destroy), cuda_launch.c (an op's GPU work), cuda_poller.c (retiring ops into spans,
+ * the watchdog). */
 #ifndef DDPPROF_CUDA_DEVICE_INTERNAL_H
 #define DDPPROF_CUDA_DEVICE_INTERNAL_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "cuda_blas.h"
 #include "cuda_device.h"
 #include "cuda_plan.h"
 #include "cupti_collect.h"
@@ -53,6 +54,7 @@ typedef struct cuda_device {
     cuda_placement place;
     cuda_stream st[DEV_STREAM_COUNT];
     cudaStream_t clock_stream;
+    cuda_blas blas_lib; /* cuBLAS, loaded by this device */
     cublasHandle_t blas;
     bool blas_ok;
     ncclComm_t comm;
@@ -63,6 +65,7 @@ typedef struct cuda_device {
     size_t gemm_a_len, gemm_b_len, gemm_c_len;
     void *half;
     size_t half_bytes;
+    uint64_t *stamps; /* device memory: one GPU-timer stamp per stream (spin floors) */
 
     cuda_anchor anchors[CUDA_ANCHORS];
     int anchor_cur;
@@ -75,6 +78,7 @@ typedef struct cuda_device {
     atomic_bool abort_requested;
     char abort_why[512]; /* set before abort_requested */
     bool stop;
+    int waiters; /* host threads waiting for the poller (synchronize, a full slot ring) */
     pthread_t poller;
     bool poller_running;
 
@@ -82,8 +86,12 @@ typedef struct cuda_device {
     span_ring *host_ring;
 } cuda_device;
 
-/* Fails the device with `msg` (first reason wins) and wakes every waiter.  Takes mu. */
+extern const device_ops cuda_device_ops;
+
+/* Fails the device with `msg` (first reason wins), wakes every waiter and asks the
+ * poller to abort the communicator.  Takes mu. */
 void cuda_device_fail(cuda_device *d, const char *msg);
+bool cuda_device_failed(cuda_device *d);
 /* The op's GPU work on its stream, between its timing events.  0, or -1 with err. */
 int cuda_launch_op(cuda_device *d, dev_stream s, const dev_op *op, const cuda_op_plan *plan, char *err,
                    size_t errlen);

@@ -49,10 +49,12 @@ __device__ __forceinline__ uint64_t global_timer_ns()
     return t;
 }
 
-__global__ void spin_kernel(uint64_t ns)
+__global__ void stamp_kernel(uint64_t *stamp) { *stamp = global_timer_ns(); }
+
+__global__ void spin_until_kernel(const uint64_t *stamp, uint64_t ns)
 {
-    uint64_t start = global_timer_ns();
-    while (global_timer_ns() - start < ns)
+    uint64_t deadline = *stamp + ns;
+    while (global_timer_ns() < deadline)
         __nanosleep(256); /* yields issue slots to whatever shares the SM */
 }
 
@@ -114,11 +116,15 @@ extern "C" int cuda_k_sgd(cudaStream_t s, float *w, const float *g, int64_t n, f
     return launched();
 }
 
-extern "C" int cuda_k_spin(cudaStream_t s, uint64_t ns)
+extern "C" int cuda_k_stamp(cudaStream_t s, uint64_t *stamp)
 {
-    if (ns == 0)
-        return 0;
-    spin_kernel<<<1, 1, 0, s>>>(ns);
+    stamp_kernel<<<1, 1, 0, s>>>(stamp);
+    return launched();
+}
+
+extern "C" int cuda_k_spin_until(cudaStream_t s, const uint64_t *stamp, uint64_t ns)
+{
+    spin_until_kernel<<<1, 1, 0, s>>>(stamp, ns);
     return launched();
 }
 

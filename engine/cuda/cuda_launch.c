@@ -60,11 +60,11 @@ static int sgemm_rows(cuda_device *d, int64_t m, int64_t n, int64_t k, const dev
 {
     const float one = 1.0f, zero = 0.0f;
     /* Row-major C (m x n) = A (m x k) B (k x n) is column-major C^T = B^T A^T. */
-    cublasStatus_t bs = cublasSgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, d->gemm_b,
+    cublasStatus_t bs = d->blas_lib.sgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one, d->gemm_b,
                                     (int)n, d->gemm_a, (int)k, &zero, d->gemm_c, (int)n);
     if (bs != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, errlen, "cublasSgemm %lldx%lldx%lld: %s (%s)", (long long)m, (long long)n, (long long)k,
-                 cublasGetStatusString(bs), op->name);
+                 cuda_blas_status(&d->blas_lib, bs), op->name);
         return -1;
     }
     return 0;
@@ -94,6 +94,10 @@ static int run_gemms(cuda_device *d, cudaStream_t s, const dev_op *op, const cud
 static int run_compute(cuda_device *d, cudaStream_t s, const dev_op *op, const cuda_op_plan *p, char *err,
                        size_t errlen)
 {
+    /* model_ns is a floor on the whole op (device.h): stamp, work, spin to the floor. */
+    uint64_t *stamp = d->stamps + DEV_STREAM_COMPUTE;
+    if (p->spin_ns > 0)
+        TRY_KERNEL("stamp kernel launch", cuda_k_stamp(s, stamp));
     if (p->gemm_m > 0 && run_gemms(d, s, op, p, err, errlen) != 0)
         return -1;
     for (int j = 0; j < p->grad_kernels; j++)
@@ -109,7 +113,7 @@ static int run_compute(cuda_device *d, cudaStream_t s, const dev_op *op, const c
         TRY_KERNEL("SGD kernel launch", cuda_k_sgd(s, pr->data, pr->grad, pr->numel, op->u.sgd.lr));
     }
     if (p->spin_ns > 0)
-        TRY_KERNEL("spin kernel launch", cuda_k_spin(s, p->spin_ns));
+        TRY_KERNEL("spin kernel launch", cuda_k_spin_until(s, stamp, p->spin_ns));
     return 0;
 }
 

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <time.h>
 
-/* How often the GPU is asked: the latency of retirement, so of dev_synchronize. */
-#define POLL_NS 100000
+/* How often the GPU is asked while the host waits for it (the latency of
+ * dev_synchronize), and otherwise: each poll is a few CUDA calls, which CUPTI records. */
+#define POLL_WAITED_NS 100000
+#define POLL_IDLE_NS 1000000
 /* How often CUPTI's completed buffers are asked for. */
 #define CUPTI_FLUSH_NS 200000000
 
@@ -148,7 +150,7 @@ void *cuda_poller_main(void *arg)
     int64_t last_flush = cuda_host_clock_ns();
     for (;;) {
         pthread_mutex_lock(&d->mu);
-        bool stop = d->stop;
+        bool stop = d->stop, waited = d->waiters > 0;
         pthread_mutex_unlock(&d->mu);
         if (stop)
             break;
@@ -165,8 +167,18 @@ void *cuda_poller_main(void *arg)
             }
             last_flush = now;
         }
-        struct timespec ts = {0, POLL_NS};
-        nanosleep(&ts, NULL);
+        /* Until the next poll, or sooner when a host thread starts waiting (or stop). */
+        struct timespec until;
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += waited ? POLL_WAITED_NS : POLL_IDLE_NS;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_mutex_lock(&d->mu);
+        if (!d->stop && (waited || d->waiters == 0))
+            pthread_cond_timedwait(&d->cv, &d->mu, &until);
+        pthread_mutex_unlock(&d->mu);
     }
     return NULL;
 }

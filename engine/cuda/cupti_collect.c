@@ -21,6 +21,7 @@ struct cupti_collect {
     cupti_decode *dec;
     cupti_clock clock;
     bool enabled[8];
+    atomic_llong outside; /* records of no ddpprof op, counted and not stored */
 };
 
 static const CUpti_ActivityKind kinds[] = {
@@ -67,6 +68,17 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 static void emit_span(void *user, const span *sp)
 {
     cupti_collect *c = user;
+    /* Work outside every op ddpprof launched (NCCL's and cuBLAS's set-up, a flush's
+     * leftovers) belongs to no iteration: an iteration of -1 in the span table would be
+     * taken for a step by the analysis. */
+    if (sp->iter < 0) {
+        atomic_fetch_add(&c->outside, 1);
+        return;
+    }
+    if (c->cfg.emit) {
+        c->cfg.emit(c->cfg.emit_user, sp);
+        return;
+    }
     span_ring *ring = sp->stream == STREAM_COMM ? c->cfg.comm_ring : c->cfg.compute_ring;
     if (ring)
         span_ring_push(ring, sp);
@@ -115,6 +127,7 @@ int cupti_collect_start(const cupti_collect_config *cfg, cupti_collect **out, ch
         return -1;
     }
     c->cfg = *cfg;
+    atomic_init(&c->outside, 0);
     cupti_clock_read reads[CLOCK_READS];
     if (cupti_op_table_create(0, (uint64_t)cfg->host_clock_ns(), &c->ops) != 0) {
         snprintf(why, whylen, "out of memory for the CUPTI op table");
@@ -221,7 +234,7 @@ int cupti_collect_flush(cupti_collect *c, char *err, size_t errlen)
     return 0;
 }
 
-void cupti_collect_stop(cupti_collect *c, cupti_decode_stats *stats)
+void cupti_collect_stop(cupti_collect *c, cupti_decode_stats *stats, int64_t *outside)
 {
     if (!c)
         return;
@@ -233,6 +246,8 @@ void cupti_collect_stop(cupti_collect *c, cupti_decode_stats *stats)
     cupti_decode_flush(c->dec);
     if (stats)
         cupti_decode_get_stats(c->dec, stats);
+    if (outside)
+        *outside = atomic_load(&c->outside);
     atomic_store(&active, NULL);
     free_collector(c);
 }

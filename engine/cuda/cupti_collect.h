@@ -5,7 +5,8 @@
  * buffer-completed callbacks, relates cuptiGetTimestamp to the host clock (readings of
  * both, cupti_decode.h's clock sync; refitted for drift at every flush), and decodes
  * completed buffers with cupti_decode into spans pushed to the rank's compute and comm
- * rings.  It returns 1 (with the reason in why) when CUPTI cannot be had here, e.g.
+ * rings (one span per kernel, memcpy or memset of an op; records of no op are counted
+ * and not stored).  It returns 1 (with the reason in why) when CUPTI cannot be had here, e.g.
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED because nsys or another profiler holds
  * it: the caller then times ops with CUDA events and says so.  Around each op's launches
  * the device calls cupti_collect_push() (registers the op, pushes its external id) and
@@ -33,6 +34,9 @@ typedef struct {
     span_ring *compute_ring, *comm_ring; /* spans on STREAM_COMM go to comm_ring */
     int64_t t0_ns;                       /* the run's origin on the host clock */
     int64_t (*host_clock_ns)(void);
+    /* Optional: every span goes here instead of the rings (tests). */
+    cupti_span_emit emit;
+    void *emit_user;
 } cupti_collect_config;
 
 /* 0 collecting, 1 CUPTI not available here (why says why), -1 failure (why). */
@@ -43,7 +47,9 @@ int cupti_collect_map_stream(cupti_collect *c, cudaStream_t s, span_stream which
 int cupti_collect_push(cupti_collect *c, const span *op, char *err, size_t errlen);
 int cupti_collect_pop(cupti_collect *c, char *err, size_t errlen);
 int cupti_collect_flush(cupti_collect *c, char *err, size_t errlen);
-/* Flushes, stops and frees; *stats gets the final counts (may be NULL). */
-void cupti_collect_stop(cupti_collect *c, cupti_decode_stats *stats);
+/* Flushes, stops and frees; *stats gets the decoder's final counts and *outside the
+ * records that belonged to no ddpprof op (counted, not stored: they are in no
+ * iteration); either may be NULL. */
+void cupti_collect_stop(cupti_collect *c, cupti_decode_stats *stats, int64_t *outside);
 
 #endif
