@@ -18,6 +18,8 @@
 #          PREDICT="ddpprof predict" (the command that predicts; e.g. PREDICT="./ddpprof run
 #          --backend cpu" checks this script's plumbing by comparing two cpu runs)
 #          CALIBRATE_ARGS="--ranks 2,4" (passed to ddpprof calibrate)
+#          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
+#          override: how far two measurements of one scenario differ on this machine now
 # Output: the table on stdout; the database, the calibration and every log under
 # bench/results/validate_predict-<timestamp>/.
 set -euo pipefail
@@ -26,6 +28,10 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ROOT=$PWD
 DDPPROF=${DDPPROF:-$ROOT/ddpprof}
 PYTHON=${PYTHON:-/usr/bin/python3}
+NOISE_FLOOR=${NOISE_FLOOR:-0}
+if [ "$NOISE_FLOOR" = 1 ]; then
+    PREDICT="$DDPPROF run --backend cpu"
+fi
 PREDICT=${PREDICT:-$DDPPROF predict}
 CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
 
@@ -69,6 +75,10 @@ MEM=$(value mem_bw_gbps)
 NET_OVERRIDES=(-s network.latency_us="$LAT" -s network.bandwidth_gbps="$BW" -s network.algorithm=ring)
 DEV_OVERRIDES=()
 [ -n "$MEM" ] && DEV_OVERRIDES=(-s device.mem_bw_gbps="$MEM")
+if [ "$NOISE_FLOOR" = 1 ]; then
+    NET_OVERRIDES=()
+    DEV_OVERRIDES=()
+fi
 
 max_id() { sqlite3 "$DB" 'SELECT COALESCE(MAX(id), 0) FROM run' 2>/dev/null || echo 0; }
 
@@ -84,7 +94,9 @@ for scen in "${SCENARIOS[@]}"; do
     mid=$(max_id)
     link=calibrated
     overrides=("${DEV_OVERRIDES[@]}")
-    if grep -Eq '^[[:space:]]*pace[[:space:]]*=[[:space:]]*(true|1|yes|on)' "$scen"; then
+    if [ "$NOISE_FLOOR" = 1 ]; then
+        link="none (noise floor)"
+    elif grep -Eq '^[[:space:]]*pace[[:space:]]*=[[:space:]]*(true|1|yes|on)' "$scen"; then
         link="scenario's (paced)"
     else
         overrides+=("${NET_OVERRIDES[@]}")
@@ -104,7 +116,9 @@ for scen in "${SCENARIOS[@]}"; do
     done
 done
 
-echo "## predict vs measured (cpu backend, $(nproc) cores; calibration: latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s})"
+what="predict vs measured"
+[ "$NOISE_FLOOR" = 1 ] && what="noise floor: a second cpu run vs the first"
+echo "## $what (cpu backend, $(nproc) cores; calibration: latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s})"
 echo
 "$PYTHON" - "$DDPPROF" "$DB" "$PAIRS" <<'PY'
 import json, subprocess, sys

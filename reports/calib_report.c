@@ -134,6 +134,13 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
     add(&t, "; %lld to %lld bytes)\n", (long long)p->sizes[0], (long long)p->sizes[p->nsizes - 1]);
     add(&t, "; ring fit t = 2(n-1)*latency + 2(n-1)/n * S / bandwidth: RMS relative error %.1f%%, worst %.1f%%\n",
         100.0 * f->ring.rms_rel, 100.0 * f->ring.max_abs_rel);
+    for (size_t i = 0; i < p->nranks; i++) {
+        ring_fit w;
+        char err[256];
+        if (fit_ring_world(d->ar, d->nar, p->ranks[i], &w, err, sizeof err) == 0)
+            add(&t, ";   %d ranks alone: latency %.4f us, bandwidth %.4f GB/s (RMS relative error %.1f%%)\n",
+                p->ranks[i], w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
+    }
     add(&t, "[network]\nalgorithm = ring\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n", f->ring.alpha_us,
         f->ring.bandwidth_gbps);
     if (f->have_copy) {

@@ -176,9 +176,15 @@ int compare_text(FILE *out, const analysis_run *a, const analysis_run *b, const 
 {
     run_line(out, "A", a);
     run_line(out, "B", b);
-    double ra = compare_rel_pct(a->step_ms_mean, b->step_ms_mean);
-    fprintf(out, "job step time: A %.3f ms, B %.3f ms, B-A %+.3f ms", a->step_ms_mean, b->step_ms_mean,
-            b->step_ms_mean - a->step_ms_mean);
+    double sa = a->step_ms_mean, sb = b->step_ms_mean, ra = compare_rel_pct(sa, sb);
+    char ta[32] = "-", tb[32] = "-", td[32] = "-";
+    if (!isnan(sa))
+        snprintf(ta, sizeof ta, "%.3f", sa);
+    if (!isnan(sb))
+        snprintf(tb, sizeof tb, "%.3f", sb);
+    if (!isnan(sa) && !isnan(sb))
+        snprintf(td, sizeof td, "%+.3f", sb - sa);
+    fprintf(out, "job step time: A %s ms, B %s ms, B-A %s ms", ta, tb, td);
     if (isnan(ra))
         fprintf(out, " (relative difference undefined)\n");
     else

@@ -6,6 +6,7 @@
  * fitted (one size, one world size: the message says what to add); 1 when a measurement
  * or the write fails.  Nothing is written unless the fit succeeded.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +22,11 @@ static const char *const usage =
     "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 64K,1M,...,100M]\n"
     "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
     "                         [-o FILE]\n"
-    "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
     "  measures in-place SUM allreduce at every (ranks, size), fits\n"
     "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
     "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
     "  from the bucket copies) to FILE (default calibration.ini), for `include = FILE`\n"
+    "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
     "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
 
 #define DEFAULT_SIZES "64K,256K,1M,4M,16M,64M,100M"
@@ -113,6 +114,13 @@ static int parse_args(int argc, char **argv, options *o)
     o->plan.repeats = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        static const char *const known[] = {"--backend", "--ranks",  "--sizes", "--copy-sizes", "--iters",
+                                            "--warmup",  "--repeats", "-o",     NULL};
+        bool is_known = false;
+        for (int k = 0; known[k]; k++)
+            is_known |= strcmp(a, known[k]) == 0;
+        if (!is_known)
+            return cli_usage_error(usage, "unknown option '%s'", a);
         if (i + 1 >= argc)
             return cli_usage_error(usage, "%s needs a value", a);
         const char *v = argv[++i];
