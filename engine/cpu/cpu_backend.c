@@ -13,9 +13,19 @@ struct backend_world {
     cpu_world w;
 };
 
+/* Each rank is three threads here (host, compute, comm); beyond this, use the sim. */
+#define CPU_MAX_RANKS 1024
+
 static int world_create(const backend_world_args *a, backend_world **out, char *err, size_t errlen)
 {
     const scenario *sc = a->sc;
+    if (sc->world_size > CPU_MAX_RANKS) {
+        snprintf(err, errlen,
+                 "the cpu backend runs at most %d ranks (threads of one machine); ddpprof predict (the sim "
+                 "backend) models %d",
+                 CPU_MAX_RANKS, sc->world_size);
+        return -1;
+    }
     backend_world *bw = calloc(1, sizeof *bw);
     if (!bw) {
         snprintf(err, errlen, "out of memory creating the cpu world");
