@@ -27,6 +27,7 @@
 #include "netmodel.h"
 #include "scenario.h"
 #include "store.h"
+#include "sweep_summary.h"
 #include "tmp_store.h"
 
 typedef struct {
@@ -504,6 +505,33 @@ static void test_phase_detail_keeps_the_figures(void **state)
     remove_db(path);
 }
 
+/* The sweep summary lists each run's step and names the fastest: the equal-rank step of
+ * test_equal_ranks_by_hand (18000 ns) beats the same with rank 1 twice as slow. */
+static void test_sweep_summary_names_the_best(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simsweep", &st, err, sizeof err), 0);
+    scenario *slow = hand_scenario((const char *[]){"run.name=slow", "run.warmup=1", "run.iterations=2",
+                                                    "skew.slow_ranks=1", "skew.slowdown=2", NULL});
+    scenario *fast = hand_scenario((const char *[]){"run.name=fast", "run.warmup=1", "run.iterations=2", NULL});
+    int64_t ids[2] = {run_sim(st, slow), run_sim(st, fast)};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(report_sweep_summary(store_db(st), ids, 2, out, err, sizeof err), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "best: fast (0.018 ms per step)"));
+    assert_non_null(strstr(text, "slow"));
+    free(text);
+    free(slow);
+    free(fast);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The network model's formulas at points worked out by hand. */
 static void test_network_model(void **state)
 {
@@ -586,6 +614,7 @@ int main(void)
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_phase_detail_keeps_the_figures),
+        cmocka_unit_test(test_sweep_summary_names_the_best),
         cmocka_unit_test(test_network_model),
         cmocka_unit_test(test_failure_is_recorded),
     };
