@@ -12,7 +12,8 @@
 #      (mean over all iterations, as the paper's average latency).
 #   4. Fig. 9: ResNet50 from 1 to 256 GPUs (weak scaling).
 # The two scenarios were set from the paper's Fig. 6 (compute and communication time of
-# one step at 32 GPUs, bucket 25 MB); everything else is predicted.
+# one step at 32 GPUs, bucket 25 MB); everything else is predicted.  Runs record one span
+# per phase (record.detail = phase: the same figures, fewer rows).
 #
 #   usage: bench/paper.sh
 set -euo pipefail
@@ -25,7 +26,7 @@ PY=/usr/bin/python3
 # predict FILE [-s k=v]... -> "step_ms compute_ms comm_ms" (rank 0's compute and comm)
 predict() {
     rm -f "$TMP"/p.db*
-    ./ddpprof predict "$@" -o "$TMP/p.db" --json 2>/dev/null | $PY -c '
+    ./ddpprof predict "$@" -s record.detail=phase -o "$TMP/p.db" --json 2>/dev/null | $PY -c '
 import json, sys
 r = json.load(sys.stdin)
 r = r["runs"][0] if "runs" in r else r
@@ -39,7 +40,7 @@ echo "== Fig. 6: step cut by overlapping backward with communication (NCCL, 32 G
 printf "%-10s %12s %12s %10s\n" model predicted paper error
 for m in resnet50:38.0 bert:35.3; do
     name=${m%%:*} paper=${m##*:}
-    read -r step c comm < <(predict scenarios/paper_$name.ini)
+    read -r step c comm <<<"$(predict scenarios/paper_$name.ini)"
     red=$(awk -v s="$step" -v c="$c" -v m="$comm" 'BEGIN { printf "%.1f", 100 * (1 - s / (c + m)) }')
     printf "%-10s %11s%% %11s%% %+9.1f points\n" "$name" "$red" "$paper" "$(awk -v a="$red" -v b="$paper" 'BEGIN { print a - b }')"
 done
@@ -56,7 +57,7 @@ for m in "resnet50:0 5 10 25 50:0.189 0.122 0.121 0.121 0.118" \
         cap=$b first=1
         if [ "$b" = 0 ]; then cap=0.001 first=0.001; fi
         if awk -v b="$cap" 'BEGIN { exit !(b < 1) }'; then first=$cap; fi
-        read -r step _ _ < <(predict scenarios/paper_$name.ini -s ddp.bucket_cap_mb=$cap -s ddp.first_bucket_mb=$first)
+        read -r step _ _ <<<"$(predict scenarios/paper_$name.ini -s ddp.bucket_cap_mb=$cap -s ddp.first_bucket_mb=$first)"
         s=$(awk -v x="$step" 'BEGIN { printf "%.3f", x / 1000 }')
         printf "%-10s %8s %10s %8s %8s\n" "" "$b" "$s" "${P[$i]}" "$(pct_err "$s" "${P[$i]}")"
         if awk -v a="$s" -v b="$worst" 'BEGIN { exit !(a > b) }'; then worst=$s slowest=$b; fi
@@ -71,8 +72,8 @@ printf "%-14s %10s %10s %10s %8s\n" no_sync_every "step (s)" predicted paper err
 base=""
 for m in 1:0.306 2:0.229 4:0.191 8:0.197; do
     n=${m%%:*} paper=${m##*:}
-    read -r step _ _ < <(predict scenarios/paper_resnet50.ini -s run.world_size=256 -s ddp.no_sync_every=$n \
-        -s run.warmup=8 -s run.iterations=16)
+    read -r step _ _ <<<"$(predict scenarios/paper_resnet50.ini -s run.world_size=256 -s ddp.no_sync_every=$n \
+        -s run.warmup=8 -s run.iterations=16)"
     [ -n "$base" ] || base=$step
     cut=$(awk -v s="$step" -v b="$base" 'BEGIN { printf "%.1f", 100 * (s - b) / b }')
     pcut=$(awk -v s="$paper" 'BEGIN { printf "%.1f", 100 * (s - 0.306) / 0.306 }')
@@ -90,7 +91,7 @@ for m in 1:0.149 8:0.195 16:0.218 32:0.255 64:0.252 128:0.261 256:0.304; do
     n=${m%%:*} paper=${m##*:}
     gpn=8
     [ "$n" -ge 8 ] || gpn=$n
-    read -r step _ _ < <(predict scenarios/paper_resnet50.ini -s run.world_size=$n -s network.gpus_per_node=$gpn)
+    read -r step _ _ <<<"$(predict scenarios/paper_resnet50.ini -s run.world_size=$n -s network.gpus_per_node=$gpn)"
     [ -n "$base" ] || base=$step
     r=$(awk -v s="$step" -v b="$base" 'BEGIN { printf "%.2f", s / b }')
     pr=$(awk -v s="$paper" 'BEGIN { printf "%.2f", s / 0.149 }')
