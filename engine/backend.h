@@ -79,10 +79,13 @@ typedef struct backend_ops {
                       char *err, size_t errlen);
     /* Virtual time (NULL for backends whose ranks are threads or processes): runs the
      * host program of every rank, body(user, i) for i in [0, nranks), itself, on the
-     * calling thread, and returns when all have ended.  Its devices do no real work
-     * (device.no_buffers) and all its spans go to span_rings rings, rank r's to ring
-     * r % span_rings (one producer: the calling thread). */
-    void (*run_ranks)(backend_world *w, int nranks, void (*body)(void *user, int index), void *user);
+     * calling thread, and returns when all have ended; between rounds of the ranks it
+     * calls watch(user), which may abort the world (an interrupt, a failed writer).
+     * Its devices do no real work (device.no_buffers) and all its spans go to
+     * span_rings rings, rank r's to ring r % span_rings (one producer: the calling
+     * thread). */
+    void (*run_ranks)(backend_world *w, int nranks, void (*body)(void *user, int index), void (*watch)(void *user),
+                      void *user);
     int span_rings;
 } backend_ops;
 

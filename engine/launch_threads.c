@@ -53,12 +53,29 @@ static int verify_hook(void *user, int rank, int iter, int micro_first, int micr
     return verify_averaged_gradients(ctx->sc, rank, micro_first, micro_last, params, nparams, err, errlen);
 }
 
-/* Virtual time: the backend runs rank `index`'s host program itself. */
+/* Virtual time: the backend runs every rank's host program itself, on this thread. */
+typedef struct {
+    const launch_threads_args *a;
+    run_ctx *ctx;
+    rank_slot *slots;
+} coop_run;
+
 static void rank_body(void *user, int index)
 {
-    rank_slot *slot = &((rank_slot *)user)[index];
+    rank_slot *slot = &((coop_run *)user)->slots[index];
     int rc = rank_run(&slot->args, slot->err, sizeof slot->err);
     atomic_store(&slot->state, rc == 0 ? 1 : 2);
+}
+
+/* Between the backend's rounds: what watch_ranks() checks for threads. */
+static void coop_watch(void *user)
+{
+    coop_run *cr = user;
+    char why[512];
+    if (cr->a->rec && recorder_failed(cr->a->rec, why, sizeof why))
+        abort_run(cr->ctx, why);
+    if (cr->a->opt->interrupted && atomic_load(cr->a->opt->interrupted))
+        abort_run(cr->ctx, "interrupted by a signal");
 }
 
 static void *rank_main(void *arg)
@@ -194,10 +211,9 @@ void launch_threads(const launch_threads_args *a, char *failure, size_t failure_
     if (ctx.world) {
         prepare_ranks(a, &ctx, slots, progress);
         if (a->be->run_ranks) {
-            a->be->run_ranks(ctx.world, world, rank_body, slots);
-            char why[512];
-            if (a->rec && recorder_failed(a->rec, why, sizeof why))
-                abort_run(&ctx, why);
+            coop_run cr = {.a = a, .ctx = &ctx, .slots = slots};
+            a->be->run_ranks(ctx.world, world, rank_body, coop_watch, &cr);
+            coop_watch(&cr);
             for (int r = 0; r < world; r++)
                 if (atomic_load(&slots[r].state) == 2)
                     abort_run(&ctx, slots[r].err);

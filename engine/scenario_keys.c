@@ -175,9 +175,13 @@ const key_def scn_keys[] = {
 
     /* [network] */
     {"network", "bandwidth_gbps", K_DOUBLE, 0.001, 100000, NULL, "12.5",
-     "bandwidth of each link in GB/s (1e9 bytes per second)", AT(bandwidth_gbps), 0, 0},
+     "bandwidth of each link in GB/s (1e9 bytes per second); per GPU between nodes when "
+     "gpus_per_node > 0; the beta term of the alpha-beta model (a calibration fits it)",
+     AT(bandwidth_gbps), 0, 0},
     {"network", "latency_us", K_DOUBLE, 0, 1e6, NULL, "10",
-     "latency of each step of a collective in microseconds", AT(latency_us), 0, 0},
+     "latency of each step of a collective in microseconds (between nodes when "
+     "gpus_per_node > 0); the alpha term of the alpha-beta model (a calibration fits it)",
+     AT(latency_us), 0, 0},
     {"network", "algorithm", K_ENUM_INT, 0, 0, algorithm_choices, "ring",
      "allreduce algorithm: ring (bandwidth-optimal) or tree (fewer latency-bound steps)",
      AT(algorithm), 0, 0},

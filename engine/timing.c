@@ -19,7 +19,17 @@ static double jitter_factor(timing_model *t)
 {
     if (t->jitter <= 0)
         return 1.0;
-    double n = sqrt(-2.0 * log(uniform01(&t->rng))) * cos(2.0 * M_PI * uniform01(&t->rng));
+    /* Box-Muller gives two independent normals: the second serves the next call. */
+    double n;
+    if (t->has_spare) {
+        n = t->spare;
+        t->has_spare = false;
+    } else {
+        double r = sqrt(-2.0 * log(uniform01(&t->rng))), a = 2.0 * M_PI * uniform01(&t->rng);
+        n = r * cos(a);
+        t->spare = r * sin(a);
+        t->has_spare = true;
+    }
     double f = 1.0 + t->jitter * n;
     return f < 0.05 ? 0.05 : f;
 }
@@ -31,6 +41,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->bytes_per_ns = sc->mem_bw_gbps * speed;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
+    t->has_spare = false;
+    t->spare = 0;
     t->rng = sc->seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
 }
 

@@ -8,6 +8,7 @@
 #ifndef DDPPROF_TIMING_H
 #define DDPPROF_TIMING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model_zoo.h"
@@ -19,6 +20,8 @@ typedef struct {
     double jitter;
     double batch;
     uint64_t rng;
+    bool has_spare; /* the second normal of the last Box-Muller draw */
+    double spare;
 } timing_model;
 
 void timing_init(timing_model *t, const scenario *sc, int rank);

@@ -18,6 +18,7 @@
 #include "report_equivalence.h"
 #include "scenario.h"
 #include "store.h"
+#include "sweep_summary.h"
 
 static const char *const usage =
     "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
@@ -292,6 +293,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         store_close(st);
         goto out_sc;
     }
+    int64_t *point_runs = calloc(npoints, sizeof *point_runs);
+    size_t nrun_points = 0;
     for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {
         if (coordinated && only_point && (size_t)atoll(only_point) != p)
             continue;
@@ -319,12 +322,19 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         }
         if (writer)
             print_outcome(st, point, &res, record, json, quiet);
+        if (point_runs && res.complete)
+            point_runs[nrun_points++] = res.run_id;
         if (rc == 1) {
             if (writer)
                 fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
             status = EXIT_RUNTIME;
         }
     }
+    /* A sweep's answer: the step of each point and the best. */
+    if (writer && record && !quiet && !json && npoints > 1 && nrun_points > 1 &&
+        report_sweep_summary(store_db(st), point_runs, nrun_points, stdout, err, sizeof err) != 0)
+        fprintf(stderr, "ddpprof: sweep summary: %s\n", err);
+    free(point_runs);
     if (interrupted && atomic_load(interrupted) && status == EXIT_OK)
         status = EXIT_RUNTIME;
     store_close(st);

@@ -27,6 +27,7 @@
 #include "netmodel.h"
 #include "scenario.h"
 #include "store.h"
+#include "sweep_summary.h"
 #include "tmp_store.h"
 
 typedef struct {
@@ -438,6 +439,99 @@ static void test_deterministic(void **state)
     remove_db(path);
 }
 
+/* record.detail = phase: each rank-iteration's compute ops become one span per phase
+ * (copies into buckets inside backward), collectives stay one span each, and every
+ * figure of the report but bucket readiness is the same as with every op recorded. */
+static void test_phase_detail_keeps_the_figures(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simphase", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario(
+        (const char *[]){"run.warmup=1", "run.iterations=1", "skew.slow_ranks=1", "skew.slowdown=2", NULL});
+    int64_t ops = run_sim(st, sc);
+    char serr[SCENARIO_ERR];
+    assert_int_equal(scenario_override(sc, "record.detail=phase", serr), 0);
+    int64_t phases = run_sim(st, sc);
+    sqlite3 *db = store_db(st);
+    /* Rank 0, iteration 1 (test_skewed_rank_by_hand): forward 33000-35000, backward with
+     * its copies 35000-41000, copies out 53000-55000, the step 55000-58000. */
+    const want_span want[] = {
+        {0, 0, "compute", "forward", "forward", 0, 2000},
+        {0, 0, "host", "wait", "end of step", 0, 27000},
+        {0, 0, "compute", "backward", "backward", 2000, 8000},
+        {0, 0, "comm", "allreduce", "bucket 0", 8000, 22000},
+        {0, 0, "compute", "copy_out", "copy_out", 22000, 24000},
+        {0, 0, "compute", "optimizer", "optimizer", 24000, 27000},
+        {0, 1, "comm", "broadcast", "rebuild buckets", 27000, 33000},
+        {0, 1, "host", "wait", "end of step", 33000, 58000},
+        {0, 1, "compute", "forward", "forward", 33000, 35000},
+        {0, 1, "compute", "backward", "backward", 35000, 41000},
+        {0, 1, "comm", "allreduce", "bucket 0", 38000, 47000},
+        {0, 1, "comm", "allreduce", "bucket 1", 47000, 53000},
+        {0, 1, "compute", "copy_out", "copy_out", 53000, 55000},
+        {0, 1, "compute", "optimizer", "optimizer", 55000, 58000},
+        {1, 0, "compute", "forward", "forward", 0, 4000},
+        {1, 0, "host", "wait", "end of step", 0, 32000},
+        {1, 0, "compute", "backward", "backward", 4000, 16000},
+        {1, 0, "comm", "allreduce", "bucket 0", 16000, 22000},
+        {1, 0, "compute", "copy_out", "copy_out", 22000, 26000},
+        {1, 0, "compute", "optimizer", "optimizer", 26000, 32000},
+        {1, 1, "comm", "broadcast", "rebuild buckets", 32000, 33000},
+        {1, 1, "host", "wait", "end of step", 33000, 63000},
+        {1, 1, "compute", "forward", "forward", 33000, 37000},
+        {1, 1, "compute", "backward", "backward", 37000, 49000},
+        {1, 1, "comm", "allreduce", "bucket 0", 43000, 47000},
+        {1, 1, "comm", "allreduce", "bucket 1", 49000, 53000},
+        {1, 1, "compute", "copy_out", "copy_out", 53000, 57000},
+        {1, 1, "compute", "optimizer", "optimizer", 57000, 63000},
+    };
+    expect_spans(db, phases, want, sizeof want / sizeof want[0]);
+    analysis_run *a = load(db, ops), *b = load(db, phases);
+    assert_ms(b->step_ms_mean, 30000);
+    assert_true(a->step_ms_mean == b->step_ms_mean);
+    for (int r = 0; r < 2; r++) {
+        assert_true(a->ranks[r].step_ms == b->ranks[r].step_ms);
+        assert_true(a->ranks[r].compute_ms == b->ranks[r].compute_ms);
+        assert_true(a->ranks[r].comm_ms == b->ranks[r].comm_ms);
+        assert_true(a->ranks[r].overlap_pct == b->ranks[r].overlap_pct);
+        assert_true(a->ranks[r].wait_ms == b->ranks[r].wait_ms);
+    }
+    analysis_free(a, 1);
+    analysis_free(b, 1);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
+/* The sweep summary lists each run's step and names the fastest: the equal-rank step of
+ * test_equal_ranks_by_hand (18000 ns) beats the same with rank 1 twice as slow. */
+static void test_sweep_summary_names_the_best(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simsweep", &st, err, sizeof err), 0);
+    scenario *slow = hand_scenario((const char *[]){"run.name=slow", "run.warmup=1", "run.iterations=2",
+                                                    "skew.slow_ranks=1", "skew.slowdown=2", NULL});
+    scenario *fast = hand_scenario((const char *[]){"run.name=fast", "run.warmup=1", "run.iterations=2", NULL});
+    int64_t ids[2] = {run_sim(st, slow), run_sim(st, fast)};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(report_sweep_summary(store_db(st), ids, 2, out, err, sizeof err), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "best: fast (0.018 ms per step)"));
+    assert_non_null(strstr(text, "slow"));
+    free(text);
+    free(slow);
+    free(fast);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The network model's formulas at points worked out by hand. */
 static void test_network_model(void **state)
 {
@@ -519,6 +613,8 @@ int main(void)
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_phase_detail_keeps_the_figures),
+        cmocka_unit_test(test_sweep_summary_names_the_best),
         cmocka_unit_test(test_network_model),
         cmocka_unit_test(test_failure_is_recorded),
     };

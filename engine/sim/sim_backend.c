@@ -157,7 +157,8 @@ static void mark_runnable(sim_world *w, bool *queued, int r)
     w->runnable[w->nrunnable++] = r;
 }
 
-static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, int index), void *user)
+static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, int index), void (*watch)(void *user),
+                      void *user)
 {
     sim_world *w = &bw->w;
     sim_fiber **fibers = calloc((size_t)nranks, sizeof *fibers);
@@ -175,6 +176,8 @@ static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, in
     }
     int ndone = 0;
     while (ndone < nranks) {
+        if (watch)
+            watch(user);
         /* Every host that can go on runs until it blocks or ends, in rank order of
          * becoming runnable: deterministic. */
         int n = w->nrunnable;

@@ -103,12 +103,16 @@ static void emit(sim_device *d, dev_stream sid, const sim_entry *e, int64_t star
 
 /* ------------------------------------------------------------------ events */
 
+/* Marks are in ticket order: those before marks_reached (from the head) are reached. */
 static void reach_marks(sim_stream *st)
 {
-    for (size_t i = 0; i < st->marks_count; i++) {
-        sim_mark *m = &st->marks[(st->marks_head + i) % st->marks_cap];
-        if (m->at_ns < 0 && m->ticket <= st->completed)
+    while (st->marks_reached < st->marks_count) {
+        sim_mark *m = &st->marks[(st->marks_head + st->marks_reached) % st->marks_cap];
+        if (m->ticket > st->completed)
+            break;
+        if (m->at_ns < 0)
             m->at_ns = st->free_ns;
+        st->marks_reached++;
     }
 }
 
@@ -127,6 +131,8 @@ static int64_t mark_time(sim_stream *other, uint64_t ticket)
             at = m->at_ns;
         other->marks_head = (other->marks_head + 1) % other->marks_cap;
         other->marks_count--;
+        if (other->marks_reached > 0)
+            other->marks_reached--;
     }
     return at;
 }
@@ -350,9 +356,11 @@ static dev_event sim_record(device *base, dev_stream s)
         st->marks_cap = ncap;
         st->marks_head = 0;
     }
-    st->marks[(st->marks_head + at) % st->marks_cap] =
-        (sim_mark){.ticket = ev.ticket, .at_ns = st->completed >= ev.ticket ? st->free_ns : -1};
+    bool reached = st->completed >= ev.ticket;
+    st->marks[(st->marks_head + at) % st->marks_cap] = (sim_mark){.ticket = ev.ticket, .at_ns = reached ? st->free_ns : -1};
     st->marks_count++;
+    if (reached && st->marks_reached == at)
+        st->marks_reached++;
     return ev;
 }
 

@@ -58,7 +58,7 @@ typedef struct {
     bool arrived;    /* the head collective's arrival is registered */
     int64_t arrival_ns;
     sim_mark *marks;
-    size_t marks_head, marks_count, marks_cap;
+    size_t marks_head, marks_count, marks_cap, marks_reached;
     sim_phase phase;
     span_ring *ring;
 } sim_stream;

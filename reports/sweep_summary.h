@@ -1,0 +1,20 @@
+/* sweep_summary.h — the answer of a sweep in one table: each point's step time, its
+ * overlap and the wait of its most-waiting rank, and which point is fastest.
+ *
+ * Contract: report_sweep_summary() loads the given runs (analysis.h) and prints one line
+ * per run in the order given ("run ID  NAME  step ms  ..."), then "best: NAME (X ms per
+ * step)" naming the run with the smallest mean step; runs without a step time are
+ * listed with "-" and never best.  Returns 0, or -1 with err (nothing printed).
+ */
+#ifndef DDPPROF_SWEEP_SUMMARY_H
+#define DDPPROF_SWEEP_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen);
+
+#endif
