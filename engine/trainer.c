@@ -191,10 +191,12 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 op.work = WORK_FAIL;
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;
-            /* Within a layer, autograd produces the last-registered parameter first. */
-            for (int j = L->nparams - 1; j >= 0; j--)
+            /* Within a layer, in autograd's order (model_zoo.h). */
+            for (int i = 0; i < L->nparams; i++) {
+                int j = L->grads_in_registration_order ? i : L->nparams - 1 - i;
                 if (reducer_grad_ready(r, L->first_param + j, err, errlen) != 0)
                     return -1;
+            }
         }
         if (sync) {
             if (reducer_finalize_backward(r, err, errlen) != 0)
