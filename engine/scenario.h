@@ -123,6 +123,7 @@ typedef struct scenario {
     bool static_graph;
     loss_reduction_kind loss_reduction;
     sync_kind sync; /* ddp: the reducer; manual: allreduce every gradient after backward */
+    bool broadcast_buffers; /* rank 0's module buffers broadcast before each forward */
 
     /* [skew] */
     int nspeed;

@@ -155,6 +155,10 @@ const key_def scn_keys[] = {
      "ddp: buckets allreduced during backward; manual: allreduce every gradient after "
      "backward, then divide by world_size (the hand-written alternative)",
      AT(sync), 0, 0},
+    {"ddp", "broadcast_buffers", K_BOOL, 0, 0, NULL, "true",
+     "broadcast the module's buffers (batch-norm running statistics) from rank 0 before each "
+     "forward, as DDP does by default",
+     AT(broadcast_buffers), 0, 0},
 
     /* [skew] */
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
