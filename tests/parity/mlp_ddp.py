@@ -24,6 +24,7 @@ try:
     import torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 except ImportError as e:
@@ -98,6 +99,9 @@ def worker(rank, a):
     model = build(a)
     x, y = load(a, model)
     ddp = DDP(model, bucket_cap_mb=a.bucket_cap_mb)
+    if a.hook != "none":
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook if a.hook == "fp16"
+                               else default_hooks.bf16_compress_hook)
     grads = []
     train(a, ddp, x, y, rank, a.world, a.steps, lambda: grads.append(flat([p.grad for p in model.parameters()])))
     logging = ddp._get_ddp_logging_data()
@@ -133,6 +137,7 @@ def main():
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--json")
+    p.add_argument("--hook", choices=["none", "fp16", "bf16"], default="none")
     a = p.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
