@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "join.h"
 #include "textcopy.h"
 
 static int fail_dev(reducer *r, char *err, size_t errlen)
@@ -29,8 +30,8 @@ static int grow_scratch(reducer *r, int64_t n, char *err, size_t errlen)
 }
 
 /* One collective on `buf` (count int32), recorded with `bytes`, waited for. */
-static int collective(reducer *r, dev_work work, int32_t *buf, int64_t count, int64_t bytes, const char *name,
-                      char *err, size_t errlen)
+static int collective_from(reducer *r, dev_work work, int root, int32_t *buf, int64_t count, int64_t bytes,
+                           const char *name, char *err, size_t errlen)
 {
     dev_op op = {.kind = work == WORK_BROADCAST ? SPAN_BROADCAST : SPAN_ALLREDUCE, .iter = r->iter, .layer = -1,
                  .bucket = -1, .seq = r->seq++, .bytes = bytes, .work = work};
@@ -39,6 +40,7 @@ static int collective(reducer *r, dev_work work, int32_t *buf, int64_t count, in
     op.u.coll.count = count;
     op.u.coll.dtype = DEV_I32;
     op.u.coll.prescale = 1.0f;
+    op.u.coll.root = root;
     if (dev_enqueue(r->dev, DEV_STREAM_COMM, &op) != 0)
         return fail_dev(r, err, errlen);
     /* The host waits (as DDP's does on CPU): the scratch buffer may grow for the next. */
@@ -47,36 +49,68 @@ static int collective(reducer *r, dev_work work, int32_t *buf, int64_t count, in
     return 0;
 }
 
-static int broadcast_bytes(reducer *r, int64_t bytes, const char *name, char *err, size_t errlen)
+static int collective(reducer *r, dev_work work, int32_t *buf, int64_t count, int64_t bytes, const char *name,
+                      char *err, size_t errlen)
+{
+    return collective_from(r, work, 0, buf, count, bytes, name, err, errlen);
+}
+
+static int broadcast_bytes(reducer *r, int root, int64_t bytes, const char *name, char *err, size_t errlen)
 {
     int64_t count = (bytes + 3) / 4;
     if (grow_scratch(r, count, err, errlen) != 0)
         return -1;
-    return collective(r, WORK_BROADCAST, r->scratch, count, bytes, name, err, errlen);
+    return collective_from(r, WORK_BROADCAST, root, r->scratch, count, bytes, name, err, errlen);
 }
 
-/* take_tensors(): float32 tensors in order, a chunk closed once it reaches the limit. */
-static int broadcast_f32_states(reducer *r, bool params_too, const char *what, char *err, size_t errlen)
+/* One float32 chunk holding parameters [p0, p1) and `bytes` in all (the buffers ride in
+ * the last chunk); with `values` the parameters' data travel, else only the bytes. */
+static int send_params(reducer *r, int root, int p0, int p1, int64_t bytes, bool values, const char *name, char *err,
+                       size_t errlen)
+{
+    int64_t count = (bytes + 3) / 4;
+    if (grow_scratch(r, count, err, errlen) != 0)
+        return -1;
+    float *f = (float *)r->scratch;
+    if (values && r->dev->rank == root)
+        for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
+            memcpy(f + off, r->params[p].data, (size_t)r->m->params[p].numel * sizeof *f);
+    if (collective_from(r, WORK_BROADCAST, root, r->scratch, count, bytes, name, err, errlen) != 0)
+        return -1;
+    if (values)
+        for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
+            memcpy(r->params[p].data, f + off, (size_t)r->m->params[p].numel * sizeof *f);
+    return 0;
+}
+
+/* take_tensors(): float32 tensors in order, a chunk closed once it reaches the limit.
+ * With `values`, the chunks carry the parameters' data from `root` to every rank. */
+static int broadcast_f32_states(reducer *r, int root, bool params_too, bool values, const char *what, char *err,
+                                size_t errlen)
 {
     const model *m = r->m;
     int64_t chunk = 0;
     char name[SPAN_NAME];
     snprintf(name, sizeof name, "%s float32", what);
-    if (params_too)
-        for (int p = 0; p < m->nparams; p++) {
-            chunk += m->params[p].numel * 4;
-            if (chunk >= DDP_BROADCAST_CHUNK_BYTES) {
-                if (broadcast_bytes(r, chunk, name, err, errlen) != 0)
-                    return -1;
-                chunk = 0;
-            }
+    int first = 0; /* first parameter of the open chunk */
+    for (int p = 0; params_too && p < m->nparams; p++) {
+        chunk += m->params[p].numel * 4;
+        bool full = chunk >= DDP_BROADCAST_CHUNK_BYTES, last = p == m->nparams - 1;
+        if (full || last) {
+            /* The buffers follow the parameters in the last chunk, unless it was full. */
+            int64_t bytes = chunk + (last && !full ? m->buffer_f32_numel * 4 : 0);
+            if (send_params(r, root, first, p + 1, bytes, values, name, err, errlen) != 0)
+                return -1;
+            chunk = last && !full ? -1 : 0;
+            first = p + 1;
         }
-    chunk += m->buffer_f32_numel * 4;
-    if (chunk > 0 && broadcast_bytes(r, chunk, name, err, errlen) != 0)
+    }
+    if (chunk >= 0 && m->buffer_f32_numel > 0 &&
+        broadcast_bytes(r, root, m->buffer_f32_numel * 4, name, err, errlen) != 0)
         return -1;
     if (m->buffer_i64_count > 0) {
         snprintf(name, sizeof name, "%s int64", what);
-        if (broadcast_bytes(r, (int64_t)m->buffer_i64_count * 8, name, err, errlen) != 0)
+        if (broadcast_bytes(r, root, (int64_t)m->buffer_i64_count * 8, name, err, errlen) != 0)
             return -1;
     }
     return 0;
@@ -97,8 +131,8 @@ int ddp_construction(reducer *r, char *err, size_t errlen)
     int64_t dims = 0;
     for (int p = 0; p < r->m->nparams; p++)
         dims += r->m->params[p].ndims;
-    if (broadcast_bytes(r, 2 * dims * 8, "verify params: broadcast sizes and strides int64", err, errlen) != 0 ||
-        broadcast_f32_states(r, true, "sync module states", err, errlen) != 0)
+    if (broadcast_bytes(r, 0, 2 * dims * 8, "verify params: broadcast sizes and strides int64", err, errlen) != 0 ||
+        broadcast_f32_states(r, 0, true, false, "sync module states", err, errlen) != 0)
         return -1;
     /* The chunk buffer can be large (the whole model): give it back once sent. */
     free(r->scratch);
@@ -111,7 +145,24 @@ int ddp_sync_buffers(reducer *r, char *err, size_t errlen)
 {
     if (!r->sc->broadcast_buffers || r->sc->sync == SYNC_MANUAL || (r->m->buffer_f32_numel == 0 && r->m->buffer_i64_count == 0))
         return 0;
-    return broadcast_f32_states(r, false, "broadcast buffers", err, errlen);
+    int root = 0;
+    if (r->sc->join) {
+        /* Rank 0 may have joined with stale buffers: the ranks agree on the highest
+         * rank still training (_find_common_rank, an int64 MAX allreduce). */
+        root = join_authoritative_rank(r->sc, r->iter);
+        if (grow_scratch(r, 2, err, errlen) != 0 ||
+            collective(r, WORK_ALLREDUCE, r->scratch, 2, 8, "join: find common rank int64", err, errlen) != 0)
+            return -1;
+    }
+    return broadcast_f32_states(r, root, false, false, "broadcast buffers", err, errlen);
+}
+
+int ddp_sync_final_model(reducer *r, int root, char *err, size_t errlen)
+{
+    if (grow_scratch(r, 2, err, errlen) != 0 ||
+        collective(r, WORK_ALLREDUCE, r->scratch, 2, 8, "join: find common rank int64", err, errlen) != 0)
+        return -1;
+    return broadcast_f32_states(r, root, true, true, "join: sync final model", err, errlen);
 }
 
 int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_t errlen)

@@ -32,6 +32,9 @@ int ddp_sync_buffers(reducer *r, char *err, size_t errlen);
 /* Fills *out with the rebuilt assignment every rank adopts (rank 0's). */
 int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_t errlen);
 int ddp_used_map(reducer *r, char *err, size_t errlen);
+/* join's post-hook: agree on the authoritative rank, then its parameters (the data) and
+ * buffers to every rank (_sync_final_model). */
+int ddp_sync_final_model(reducer *r, int root, char *err, size_t errlen);
 
 /* Bytes of the largest collective above for model m (for the processes' staging area). */
 int64_t ddp_collectives_max_bytes(const model *m);

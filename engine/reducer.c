@@ -3,6 +3,7 @@
 #include "reducer.h"
 
 #include "ddp_collectives.h"
+#include "join.h"
 #include "manual_sync.h"
 
 #include <stdio.h>
@@ -163,12 +164,16 @@ static int rebuild(reducer *r, char *err, size_t errlen)
 int reducer_prepare_forward(reducer *r, int iter, char *err, size_t errlen)
 {
     r->iter = iter;
+    if (r->sc->join && join_notify(r, err, errlen) != 0)
+        return -1;
     if (r->rebuild_due && rebuild(r, err, errlen) != 0)
         return -1;
     /* DDP syncs buffers when the previous forward was a synchronised one (or first). */
     if (r->prev_forward_synced && ddp_sync_buffers(r, err, errlen) != 0)
         return -1;
     r->prev_forward_synced = false;
+    if (r->sc->join && join_grad_sync_check(r, err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -201,7 +206,7 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     int b = r->param_bucket[p];
     float *view = r->buckets[b].buf + r->param_offset[p];
     bool hook = r->sc->comm_hook != COMM_HOOK_NONE;
-    float scale = hook ? 1.0f : 1.0f / (float)r->world;
+    float scale = hook ? 1.0f : 1.0f / join_div_factor(r);
     bool in_place = r->is_view[p];
     if (in_place && scale == 1.0f)
         return 0; /* a view of the bucket already, and the hook divides */
@@ -236,7 +241,7 @@ static int launch(reducer *r, int b, char *err, size_t errlen)
     op.u.coll.buf = r->buckets[b].buf;
     op.u.coll.count = r->buckets[b].numel;
     op.u.coll.dtype = hook == COMM_HOOK_FP16 ? DEV_F16 : hook == COMM_HOOK_BF16 ? DEV_BF16 : DEV_F32;
-    op.u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / (float)r->world;
+    op.u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / join_div_factor(r);
     return enqueue_or_fail(r, DEV_STREAM_COMM, &op, err, errlen);
 }
 

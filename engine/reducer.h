@@ -64,6 +64,7 @@ typedef struct reducer {
     int32_t *scratch; /* data of the collectives that only model DDP's traffic (ddp_collectives.h) */
     int64_t scratch_len;
     bool prev_forward_synced; /* broadcast_buffers: DDP syncs buffers after a synchronised forward */
+    bool join_should_sync;    /* join: some rank still training synchronises this step */
 } reducer;
 
 /* The construction-time assignment (version 0) of a model under a scenario. */

@@ -124,6 +124,8 @@ typedef struct scenario {
     loss_reduction_kind loss_reduction;
     sync_kind sync; /* ddp: the reducer; manual: allreduce every gradient after backward */
     bool broadcast_buffers; /* rank 0's module buffers broadcast before each forward */
+    bool join;                          /* training inside DDP's join() (uneven inputs) */
+    bool divide_by_initial_world_size; /* join: divide by world_size, not by ranks still training */
 
     /* [skew] */
     int nspeed;
@@ -132,6 +134,8 @@ typedef struct scenario {
     int slow_ranks[SCENARIO_MAX_RANKS];
     double slowdown; /* slow ranks' compute takes this many times longer */
     double jitter;   /* relative std-dev of each kernel's duration */
+    int nrank_steps;
+    int rank_steps[SCENARIO_MAX_RANKS]; /* uneven inputs: steps of data per rank; empty = all */
 
     /* [network] */
     double bandwidth_gbps; /* GB/s (1e9) of each link */

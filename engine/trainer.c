@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "join.h"
 #include "real_training.h"
 #include "timing.h"
 
@@ -150,6 +151,14 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             return -1;
         int pos = it % k;
         bool sync = pos == k - 1;
+        if (sc->join && !join_has_data(sc, rank, it)) {
+            /* Out of data: shadow the others' collectives (uneven inputs). */
+            if (join_shadow_iteration(r, it, err, errlen) != 0)
+                return -1;
+            if (a->progress)
+                atomic_fetch_add(a->progress, 1);
+            continue;
+        }
         if (reducer_prepare_forward(r, it, err, errlen) != 0)
             return -1;
         if (mem->rt)
@@ -231,7 +240,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
         if (a->progress)
             atomic_fetch_add(a->progress, 1);
     }
-    return 0;
+    return sc->join ? join_finish(r, err, errlen) : 0;
 }
 
 int trainer_run(trainer_args *a, char *err, size_t errlen)

@@ -214,6 +214,87 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     free(sc);
 }
 
+/* Uneven inputs under join(): each rank's whole sequence of collectives (the joined
+ * ranks' shadows included), ranks 0 (trains every step) and 1 (joins first). */
+static void test_mlp_join(void **state)
+{
+    (void)state;
+    if (access(PYTHON, X_OK) != 0)
+        skip();
+    char dir[] = "/tmp/ddpprof_join_XXXXXX", out[128], cmd[1024], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/probe.json", dir);
+    const char *pdir = getenv("PARITY_DIR") ? getenv("PARITY_DIR") : "tests/parity";
+    snprintf(cmd, sizeof cmd,
+             PYTHON " %s/ddp_probe.py --world 3 --layers 2 --width 16 --rank-steps 4,2,3 --out %s 2>/dev/null", pdir,
+             out);
+    int st = system(cmd);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        skip();
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    scenario *sc = malloc(sizeof *sc);
+    assert_non_null(sc);
+    scenario_defaults(sc);
+    const char *kv[] = {"run.backend", "cpu", "run.world_size", "3", "run.iterations", "4", "run.warmup", "0",
+                        "model.preset", "mlp", "model.layers", "2", "model.hidden", "16", "model.batch", "2",
+                        "ddp.join", "true", "skew.rank_steps", "4, 2, 3", NULL};
+    for (int i = 0; kv[i]; i += 2)
+        assert_int_equal(scenario_set(sc, kv[i], kv[i + 1], err), 0);
+    assert_int_equal(scenario_validate(sc, err), 0);
+    model m;
+    assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
+    char dbpath[128];
+    store *db = NULL;
+    assert_int_equal(open_tmp_store(dbpath, sizeof dbpath, "ddpprof_join_", &db, err, sizeof err), 0);
+    launch_options opt = {.record = true, .label = "join"};
+    launch_result res;
+    assert_int_equal(launch_run(sc, &m, db, backend_find("cpu"), &opt, &res, err, sizeof err), 0);
+    for (int rank = 0; rank < 2; rank++) {
+        char path[160];
+        snprintf(path, sizeof path, "%s.rank%d", out, rank);
+        json_error_t jerr;
+        json_t *list = json_load_file(path, 0, &jerr);
+        assert_non_null(list);
+        unlink(path);
+        char want[8192] = "", got[8192] = "";
+        size_t len = 0, i;
+        json_t *c;
+        json_array_foreach(list, i, c)
+        {
+            len += (size_t)snprintf(want + len, sizeof want - len, "%s %s %lld\n",
+                                    json_string_value(json_object_get(c, "op")),
+                                    json_string_value(json_object_get(c, "dtype")),
+                                    (long long)json_integer_value(json_object_get(c, "bytes")));
+        }
+        json_decref(list);
+        sqlite3_stmt *q = NULL;
+        assert_int_equal(sqlite3_prepare_v2(store_db(db),
+                                            "SELECT kind, name, bytes, COALESCE(bucket, -1) FROM span WHERE run_id = ?"
+                                            " AND rank = ? AND seq IS NOT NULL ORDER BY seq",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_int64(q, 1, res.run_id);
+        sqlite3_bind_int(q, 2, rank);
+        len = 0;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            char line[256];
+            describe_span((const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
+                          sqlite3_column_int64(q, 2), sqlite3_column_int(q, 3), "float32", line, sizeof line);
+            len += (size_t)snprintf(got + len, sizeof got - len, "%s\n", line);
+        }
+        sqlite3_finalize(q);
+        if (strcmp(want, got) != 0)
+            fail_msg("rank %d: PyTorch\n%sddpprof\n%s", rank, want, got);
+    }
+    unlink(out);
+    rmdir(dir);
+    store_close(db);
+    remove_db(dbpath);
+    model_free(&m);
+    free(sc);
+}
+
 static const char *const mlp_keys[] = {"model.preset", "mlp", "model.layers", "3", "model.hidden", "32", NULL};
 
 static void test_resnet18(void **state)
@@ -258,6 +339,7 @@ int main(void)
         cmocka_unit_test(test_mlp_static_graph),
         cmocka_unit_test(test_mlp_find_unused),
         cmocka_unit_test(test_mlp_fp16_hook),
+        cmocka_unit_test(test_mlp_join),
         cmocka_unit_test(test_resnet18),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

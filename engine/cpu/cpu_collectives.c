@@ -325,7 +325,7 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
     return rc;
 }
 
-int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const cpu_coll_info *info,
+int cpu_broadcast_i32(cpu_comm *c, int rank, int root, int32_t *buf, int64_t count, const cpu_coll_info *info,
                       int64_t *arrival_ns, char *err, size_t errlen)
 {
     cpu_comm_state *st = c->st;
@@ -346,8 +346,8 @@ int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const 
     if (barrier(c, rank, info, "collective", true, err, errlen) != 0)
         return -1;
     int rc = check_agreement(c, rank, info, err, errlen);
-    if (rc == 0 && rank != 0)
-        memcpy(buf, slot_data(c, 0, false), (size_t)count * sizeof *buf);
+    if (rc == 0 && rank != root)
+        memcpy(buf, slot_data(c, root, false), (size_t)count * sizeof *buf);
     if (rc == 0)
         rc = barrier(c, rank, info, "end of the collective", false, err, errlen);
     return_lease(c, rc != 0);

@@ -81,6 +81,10 @@ def worker(rank, a):
     dist.init_process_group("gloo", rank=rank, world_size=a.world)
     log = []
     group = LoggingGroup(dist.group.WORLD, log)
+    # join() asks torch.distributed about the group: register it as the world's twin.
+    c10d = dist.distributed_c10d
+    c10d._pg_group_ranks[group] = {i: i for i in range(a.world)}
+    c10d._pg_map[group] = c10d._pg_map[c10d._get_default_group()]
     model = build(a)
     params = list(model.parameters())
     cap = int(a.bucket_cap_mb * 1024 * 1024)
@@ -94,6 +98,17 @@ def worker(rank, a):
         ddp.register_comm_hook(group, default_hooks.fp16_compress_hook if a.hook == "fp16"
                                else default_hooks.bf16_compress_hook)
     phases = [{"phase": "construction", "collectives": list(log)}]
+    if a.rank_steps:
+        # Uneven inputs: this rank trains its own number of steps inside join().
+        steps = [int(x) for x in a.rank_steps.split(",")][rank]
+        with ddp.join(divide_by_initial_world_size=not a.divide_by_ranks_training):
+            for it in range(steps):
+                ddp(batch(a)).sum().backward()
+        with open("%s.rank%d" % (a.out, rank), "w") as f:
+            json.dump(log, f)
+        dist.barrier()
+        sys.stdout.flush()
+        os._exit(0)
     for it in range(a.iters):
         del log[:]
         ddp(batch(a)).sum().backward()
@@ -137,6 +152,10 @@ def main():
     p.add_argument("--no-broadcast-buffers", action="store_true")
     p.add_argument("--grad-as-bucket-view", action="store_true")
     p.add_argument("--hook", choices=["none", "fp16", "bf16"], default="none")
+    p.add_argument("--rank-steps", help="uneven inputs under join(): steps per rank, e.g. 4,2,3; writes"
+                   " each rank's whole sequence of collectives to OUT.rankN")
+    p.add_argument("--divide-by-ranks-training", action="store_true",
+                   help="join(divide_by_initial_world_size=False)")
     p.add_argument("--out", required=True)
     a = p.parse_args()
     with socket.socket() as s:
