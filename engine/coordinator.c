@@ -3,6 +3,8 @@
 #include "textcopy.h"
 #include "coordinator.h"
 
+#include "ddp_collectives.h"
+
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -63,8 +65,8 @@ static void fail_run(coordinator *c, const char *why)
  * and the rebuild broadcasts one int32 per parameter. */
 static size_t stage_bytes(const model *m)
 {
-    size_t grads = (size_t)m->total_numel * 4, order = (size_t)m->nparams * 4;
-    return grads > order ? grads : order;
+    size_t grads = (size_t)m->total_numel * 4, other = (size_t)ddp_collectives_max_bytes(m);
+    return grads > other ? grads : other;
 }
 
 int coordinator_open(const coordinator_args *a, coordinator **out, char *err, size_t errlen)

@@ -84,7 +84,13 @@ typedef struct dev_op {
         } grad;
         struct { float *dst; const float *src; int64_t n; float scale; } copy;
         struct { const dev_param *params; int n; float lr; } sgd;
-        struct { void *buf; int64_t count; dev_dtype dtype; float prescale; } coll;
+        struct {
+            void *buf;
+            int64_t count;
+            dev_dtype dtype;
+            float prescale;
+            int root; /* broadcast: the rank that sends */
+        } coll;
         struct {
             struct mlp_step *step; /* the rank's activations (mlp_math.h) */
             int layer;

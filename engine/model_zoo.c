@@ -202,6 +202,8 @@ static void layernorm(builder *b, const char *name, int64_t d, int64_t tokens)
     add_layer(b, 4.0 * (double)d * (double)tokens, 0, 0, 0, "%s", name);
     param1(b, "weight", d);
     param1(b, "bias", d);
+    if (!b->failed)
+        b->m->layers[b->m->nlayers - 1].grads_in_registration_order = true;
 }
 
 /* An embedding lookup is a gather, not arithmetic: ~0 FLOPs. */
@@ -228,6 +230,11 @@ static void batchnorm2d(builder *b, const char *name, int c, int hw)
     add_layer(b, 4.0 * c * (double)hw * hw, 0, 0, 0, "%s", name);
     param1(b, "weight", c);
     param1(b, "bias", c);
+    if (!b->failed) {
+        b->m->layers[b->m->nlayers - 1].grads_in_registration_order = true;
+        b->m->buffer_f32_numel += 2 * (int64_t)c; /* running_mean, running_var */
+        b->m->buffer_i64_count += 1;              /* num_batches_tracked */
+    }
 }
 
 /* ---- presets ------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 #ifndef DDPPROF_MODEL_ZOO_H
 #define DDPPROF_MODEL_ZOO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,11 @@ typedef struct {
     /* GEMM shape of the layer for `compute = real` (per sample: m x n x k,
      * 2*m*n*k = fwd_flops); 0 where the layer is not a GEMM. */
     int64_t gemm_m, gemm_n, gemm_k;
+    /* Autograd makes this layer's gradients ready in registration order (batch norm,
+     * layer norm: weight, then bias, as their backward returns them); otherwise the
+     * last-registered first (Linear: the bias, then the weight, which goes through one
+     * more node, its transpose). */
+    bool grads_in_registration_order;
 } model_layer;
 
 typedef struct {
@@ -45,6 +51,10 @@ typedef struct {
     model_layer *layers;
     int64_t total_numel;
     double fwd_flops_per_sample; /* sum over layers */
+    /* Module buffers (batch norm's running_mean and running_var, fp32, and its
+     * num_batches_tracked, int64), which DDP broadcasts from rank 0. */
+    int64_t buffer_f32_numel;
+    int buffer_i64_count;
 } model;
 
 /* Builds the model of sc's [model] section.  Returns 0, or -1 with err set. */

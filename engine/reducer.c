@@ -2,6 +2,8 @@
 #include "textcopy.h"
 #include "reducer.h"
 
+#include "ddp_collectives.h"
+#include "join.h"
 #include "manual_sync.h"
 
 #include <stdio.h>
@@ -105,17 +107,23 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
     r->param_offset = calloc((size_t)n, sizeof *r->param_offset);
     r->is_view = calloc((size_t)n, sizeof *r->is_view);
     r->ready_order = calloc((size_t)n, sizeof *r->ready_order);
-    r->bcast = dev_alloc(dev, (size_t)n * sizeof *r->bcast);
-    r->local_used = sc->find_unused_parameters ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
+    r->bcast = dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
+    bool used_map = sc->find_unused_parameters || sc->static_graph;
+    r->local_used = used_map ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
+    r->prev_forward_synced = true;
     if (!r->param_bucket || !r->param_offset || !r->is_view || !r->ready_order || !r->bcast ||
-        (sc->find_unused_parameters && !r->local_used))
+        (used_map && !r->local_used))
         goto oom;
 
     if (reducer_initial_assignment(m, sc, &r->initial) != 0)
         goto oom;
     if (bucket_assignment_copy(&r->initial, &r->current) != 0)
         goto oom;
-    return setup_buckets(r, err, errlen);
+    if (setup_buckets(r, err, errlen) != 0 || ddp_construction(r, err, errlen) != 0) {
+        reducer_free(r);
+        return -1;
+    }
+    return 0;
 oom:
     snprintf(err, errlen, "rank %d: out of memory setting up the reducer", dev->rank);
     reducer_free(r);
@@ -133,31 +141,16 @@ void reducer_free(reducer *r)
     free(r->ready_order);
     dev_free(r->dev, r->bcast);
     dev_free(r->dev, r->local_used);
+    free(r->scratch);
     memset(r, 0, sizeof *r);
 }
 
 static int rebuild(reducer *r, char *err, size_t errlen)
 {
     int n = r->m->nparams;
-    if (r->dev->rank == 0)
-        for (int i = 0; i < n; i++)
-            r->bcast[i] = r->ready_order[i];
-    /* Every rank adopts rank 0's order, as sync_bucket_indices() does. */
-    dev_op op = {.kind = SPAN_BROADCAST, .iter = r->iter, .layer = -1, .bucket = -1, .seq = r->seq++,
-                 .bytes = (int64_t)n * 4, .work = WORK_BROADCAST};
-    snprintf(op.name, sizeof op.name, "rebuild buckets");
-    op.u.coll.buf = r->bcast;
-    op.u.coll.count = n;
-    op.u.coll.dtype = DEV_I32;
-    if (dev_enqueue(r->dev, DEV_STREAM_COMM, &op) != 0 || dev_synchronize(r->dev, DEV_STREAM_COMM) != 0) {
-        text_copy(err, errlen, dev_error(r->dev));
-        return -1;
-    }
     bucket_assignment rebuilt;
-    if (reducer_sized_assignment(r->m, r->sc, r->bcast, &rebuilt) != 0) {
-        snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
+    if (ddp_sync_bucket_indices(r, &rebuilt, err, errlen) != 0)
         return -1;
-    }
     /* The streams are idle here (the host synchronised the last step), so the old
      * buffers can go. */
     free_buckets(r);
@@ -180,8 +173,16 @@ static int rebuild(reducer *r, char *err, size_t errlen)
 int reducer_prepare_forward(reducer *r, int iter, char *err, size_t errlen)
 {
     r->iter = iter;
-    if (r->rebuild_due)
-        return rebuild(r, err, errlen);
+    if (r->sc->join && join_notify(r, err, errlen) != 0)
+        return -1;
+    if (r->rebuild_due && rebuild(r, err, errlen) != 0)
+        return -1;
+    /* DDP syncs buffers when the previous forward was a synchronised one (or first). */
+    if (r->prev_forward_synced && ddp_sync_buffers(r, err, errlen) != 0)
+        return -1;
+    r->prev_forward_synced = false;
+    if (r->sc->join && join_grad_sync_check(r, err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -193,9 +194,10 @@ void reducer_prepare_backward(reducer *r)
     for (int b = 0; b < r->current.nbuckets; b++)
         r->buckets[b].pending = r->current.buckets[b].nparams;
     r->delay_all = r->sc->static_graph && r->synced_steps == 0;
+    r->prev_forward_synced = true;
     if (r->local_used)
         for (int p = 0; p < r->m->nparams; p++)
-            r->local_used[p] = 1.0f; /* every parameter of a zoo model takes part */
+            r->local_used[p] = 1; /* every parameter of a zoo model takes part */
 }
 
 static int enqueue_or_fail(reducer *r, dev_stream s, const dev_op *op, char *err, size_t errlen)
@@ -213,7 +215,7 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     int b = r->param_bucket[p];
     float *view = bucket_view(r, p);
     bool hook = r->sc->comm_hook != COMM_HOOK_NONE;
-    float scale = hook ? 1.0f : 1.0f / (float)r->world;
+    float scale = hook ? 1.0f : 1.0f / join_div_factor(r);
     bool in_place = r->is_view[p];
     if (in_place && scale == 1.0f)
         return 0; /* a view of the bucket already, and the hook divides */
@@ -248,7 +250,7 @@ static int launch(reducer *r, int b, char *err, size_t errlen)
     op.u.coll.buf = r->buckets[b].buf;
     op.u.coll.count = r->buckets[b].numel;
     op.u.coll.dtype = hook == COMM_HOOK_FP16 ? DEV_F16 : hook == COMM_HOOK_BF16 ? DEV_BF16 : DEV_F32;
-    op.u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / (float)r->world;
+    op.u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / join_div_factor(r);
     return enqueue_or_fail(r, DEV_STREAM_COMM, &op, err, errlen);
 }
 
@@ -272,7 +274,9 @@ int reducer_grad_ready(reducer *r, int p, char *err, size_t errlen)
 {
     if (!r->expect_hooks || r->sc->sync == SYNC_MANUAL)
         return 0; /* no_sync (or no DDP): the gradient stays local */
-    if (r->synced_steps == 0)
+    /* The order is recorded in the first synchronised step, or with static_graph in the
+     * second (the first one's hooks only count, and reduction waits for its end). */
+    if (r->synced_steps == (r->sc->static_graph ? 1 : 0))
         r->ready_order[r->nready++] = p;
     if (r->delay_all)
         return 0;
@@ -284,6 +288,9 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
     if (r->sc->sync == SYNC_MANUAL)
         return manual_sync_after_backward(r, err, errlen);
     if (r->delay_all) {
+        /* PyTorch's delay_all_reduce(): the used-parameter bitmap first, then every bucket. */
+        if (ddp_used_map(r, err, errlen) != 0)
+            return -1;
         for (int b = 0; b < r->current.nbuckets; b++)
             for (int i = 0; i < r->current.buckets[b].nparams; i++)
                 if (mark_ready(r, r->current.buckets[b].params[i], err, errlen) != 0)
@@ -296,17 +303,8 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
                  r->dev->rank, r->next_bucket, r->current.nbuckets, r->iter);
         return -1;
     }
-    if (r->local_used) {
-        dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = -1, .seq = r->seq++,
-                     .bytes = (int64_t)r->m->nparams * 4, .work = WORK_ALLREDUCE};
-        snprintf(op.name, sizeof op.name, "local_used_map");
-        op.u.coll.buf = r->local_used;
-        op.u.coll.count = r->m->nparams;
-        op.u.coll.dtype = DEV_F32;
-        op.u.coll.prescale = 1.0f;
-        if (enqueue_or_fail(r, DEV_STREAM_COMM, &op, err, errlen) != 0)
-            return -1;
-    }
+    if (r->sc->find_unused_parameters && !r->sc->static_graph && ddp_used_map(r, err, errlen) != 0)
+        return -1;
     dev_event ev = dev_record(r->dev, DEV_STREAM_COMM);
     if (dev_wait(r->dev, DEV_STREAM_COMPUTE, ev) != 0) {
         text_copy(err, errlen, dev_error(r->dev));
@@ -333,7 +331,7 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
     }
     r->expect_hooks = false;
     r->synced_steps++;
-    if (r->synced_steps == 1 && (r->sc->static_graph || !r->sc->find_unused_parameters))
+    if (r->synced_steps == (r->sc->static_graph ? 2 : 1) && (r->sc->static_graph || !r->sc->find_unused_parameters))
         r->rebuild_due = true;
     return 0;
 }

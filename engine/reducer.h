@@ -59,8 +59,12 @@ typedef struct reducer {
     int *ready_order;
     int nready;
     int32_t *bcast; /* broadcast buffer for the rebuild */
-    float *local_used; /* find_unused_parameters: the per-iteration used-map (0/1) */
+    int32_t *local_used; /* find_unused_parameters / static_graph: the used-map (0/1), int32 */
     int64_t seq;
+    int32_t *scratch; /* data of the collectives that only model DDP's traffic (ddp_collectives.h) */
+    int64_t scratch_len;
+    bool prev_forward_synced; /* broadcast_buffers: DDP syncs buffers after a synchronised forward */
+    bool join_should_sync;    /* join: some rank still training synchronises this step */
 } reducer;
 
 /* The construction-time assignment (version 0) of a model under a scenario. */

@@ -134,6 +134,9 @@ typedef struct scenario {
     bool static_graph;
     loss_reduction_kind loss_reduction;
     sync_kind sync; /* ddp: the reducer; manual: allreduce every gradient after backward */
+    bool broadcast_buffers; /* rank 0's module buffers broadcast before each forward */
+    bool join;                          /* training inside DDP's join() (uneven inputs) */
+    bool divide_by_initial_world_size; /* join: divide by world_size, not by ranks still training */
 
     /* [skew] */
     int nspeed;
@@ -144,6 +147,8 @@ typedef struct scenario {
     double jitter;   /* relative std-dev of each kernel's duration */
     double slow_fraction; /* each rank is slow (skew.slowdown) with this probability, seeded */
     double speed_sigma;   /* > 0: speed factors drawn from a seeded lognormal, median 1 */
+    int nrank_steps;
+    int rank_steps[SCENARIO_MAX_RANKS]; /* uneven inputs: steps of data per rank; empty = all */
 
     /* [network] */
     double bandwidth_gbps; /* GB/s (1e9) of each link */

@@ -305,6 +305,40 @@ static void rule_global_batch(const scenario *sc, result *r)
                sc->global_batch, sc->world_size);
 }
 
+static void rule_rank_steps(const scenario *sc, result *r)
+{
+    int ki = K("skew", "rank_steps");
+    if (sc->nrank_steps == 0)
+        return;
+    if (sc->nrank_steps != sc->world_size) {
+        report(r, RES_ERROR, sc, ki, "skew.rank_steps has %d values but run.world_size is %d (one per rank)",
+               sc->nrank_steps, sc->world_size);
+        return;
+    }
+    bool uneven = false;
+    for (int i = 0; i < sc->nrank_steps; i++) {
+        if (sc->rank_steps[i] > sc->warmup + sc->iterations) {
+            report(r, RES_ERROR, sc, ki, "skew.rank_steps gives rank %d %d steps, more than the run's %d", i,
+                   sc->rank_steps[i], sc->warmup + sc->iterations);
+            return;
+        }
+        uneven |= sc->rank_steps[i] != sc->rank_steps[0];
+    }
+    int most = 0;
+    for (int i = 0; i < sc->nrank_steps; i++)
+        most = sc->rank_steps[i] > most ? sc->rank_steps[i] : most;
+    if (most != sc->warmup + sc->iterations) {
+        report(r, RES_ERROR, sc, ki,
+               "skew.rank_steps: the rank with the most data must train every step of the run (%d), not %d",
+               sc->warmup + sc->iterations, most);
+        return;
+    }
+    if (uneven && !sc->join)
+        report(r, RES_ERROR, sc, ki,
+               "skew.rank_steps differ but ddp.join is false: the ranks with more data would wait forever in "
+               "their next allreduce (set ddp.join = true)");
+}
+
 static void rule_equivalence(const scenario *sc, result *r)
 {
     if (!sc->equivalence)
@@ -330,6 +364,7 @@ static const check checks[] = {
     {rule_name, NULL},
     {rule_global_batch, NULL},
     {rule_equivalence, NULL},
+    {rule_rank_steps, NULL},
     {rule_speed_count, NULL},
     {rule_slow_ranks, NULL},
     {rule_nodes, NULL},

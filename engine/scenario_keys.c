@@ -152,11 +152,26 @@ const key_def scn_keys[] = {
      "ddp: buckets allreduced during backward; manual: allreduce every gradient after "
      "backward, then divide by world_size (the hand-written alternative)",
      AT(sync), 0, 0},
+    {"ddp", "broadcast_buffers", K_BOOL, 0, 0, NULL, "true",
+     "broadcast the module's buffers (batch-norm running statistics) from rank 0 before each "
+     "forward, as DDP does by default",
+     AT(broadcast_buffers), 0, 0},
+    {"ddp", "join", K_BOOL, 0, 0, NULL, "false",
+     "train inside model.join(): a rank out of data shadows the others' collectives with zeros "
+     "(uneven inputs, skew.rank_steps)",
+     AT(join), 0, 0},
+    {"ddp", "divide_by_initial_world_size", K_BOOL, 0, 0, NULL, "true",
+     "join: divide the gradients by world_size (true) or by the ranks still training (false)",
+     AT(divide_by_initial_world_size), 0, 0},
 
     /* [skew] */
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
      "speed factor of each rank, one per rank (1.5 = 1.5x faster); empty = all 1",
      LIST_AT(speed, nspeed)},
+    {"skew", "rank_steps", K_LIST_INT, 1, 1100000, NULL, "",
+     "uneven inputs: the steps of data each rank has (one per rank; empty = every step); "
+     "needs ddp.join when they differ",
+     LIST_AT(rank_steps, nrank_steps)},
     {"skew", "slow_ranks", K_LIST_INT, 0, SCENARIO_MAX_WORLD - 1, NULL, "",
      "ranks whose compute is slowed down by skew.slowdown", LIST_AT(slow_ranks, nslow)},
     {"skew", "slowdown", K_DOUBLE, 1, 100, NULL, "1",

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "join.h"
 #include "real_training.h"
 #include "timing.h"
 
@@ -155,6 +156,14 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             return -1;
         int pos = it % k;
         bool sync = pos == k - 1;
+        if (sc->join && !join_has_data(sc, rank, it)) {
+            /* Out of data: shadow the others' collectives (uneven inputs). */
+            if (join_shadow_iteration(r, it, err, errlen) != 0)
+                return -1;
+            if (a->progress)
+                atomic_fetch_add(a->progress, 1);
+            continue;
+        }
         if (reducer_prepare_forward(r, it, err, errlen) != 0)
             return -1;
         if (mem->rt)
@@ -196,10 +205,12 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 op.work = WORK_FAIL;
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;
-            /* Within a layer, autograd produces the last-registered parameter first. */
-            for (int j = L->nparams - 1; j >= 0; j--)
+            /* Within a layer, in autograd's order (model_zoo.h). */
+            for (int i = 0; i < L->nparams; i++) {
+                int j = L->grads_in_registration_order ? i : L->nparams - 1 - i;
                 if (reducer_grad_ready(r, L->first_param + j, err, errlen) != 0)
                     return -1;
+            }
         }
         if (sync) {
             if (reducer_finalize_backward(r, err, errlen) != 0)
@@ -234,7 +245,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
         if (a->progress)
             atomic_fetch_add(a->progress, 1);
     }
-    return 0;
+    return sc->join ? join_finish(r, err, errlen) : 0;
 }
 
 int trainer_run(trainer_args *a, char *err, size_t errlen)

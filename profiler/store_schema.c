@@ -107,19 +107,79 @@
     " FROM t JOIN run r ON r.id = t.run_id"                                             \
     " LEFT JOIN wt ON wt.run_id = t.run_id AND wt.rank = t.rank AND wt.iter = t.iter"
 
-/* PyTorch DDP logger's names; NULL where a rank-iteration lacks the spans. */
+/* PyTorch DDP logger's fields (torch/csrc/distributed/c10d/logger.cpp and reducer.cpp,
+ * 1.13), one row per synchronised iteration (one with a bucket allreduce: the logger
+ * times none other), from the events the reducer's timer records:
+ *   forward start          DDP's forward begins (prepare_for_forward): the iteration's
+ *                          first forward or pre-forward broadcast (rebuild, buffers),
+ *                          construction excluded;
+ *   backward compute start prepare_for_backward, at the end of forward;
+ *   backward compute end   the last gradient copied into its bucket (the backward's end
+ *                          where no copy is needed);
+ *   backward comm start    the first bucket launched (static_graph's first iteration: its
+ *                          used-parameter bitmap, launched first);
+ *   backward comm end      finalize_backward, after the gradients are copied back out
+ *                          of the buckets (the last allreduce's end where they are views).
+ * forward_compute_time = backward compute start - forward start; backward_compute_time =
+ * compute end - compute start; backward_comm_time = comm end - comm start;
+ * backward_compute_comm_overlap_time = compute end - comm start (0 at least). */
+#define DDPL_CONSTRUCTION "(name LIKE 'verify params%' OR name LIKE 'sync module states%')"
+#define DDPL_BUCKET "(kind = 'allreduce' AND bucket IS NOT NULL)"
+#define DDPL_FWD_START                                                                   \
+    "MIN(start_ns) FILTER (WHERE kind = 'forward' OR (kind = 'broadcast' AND NOT "      \
+    DDPL_CONSTRUCTION "))"
+#define DDPL_BWD_START "MAX(end_ns) FILTER (WHERE kind = 'forward')"
+#define DDPL_BWD_END                                                                     \
+    "MAX(COALESCE(MAX(end_ns) FILTER (WHERE kind = 'copy_in'), 0),"                     \
+    " MAX(end_ns) FILTER (WHERE kind = 'backward'))"
+#define DDPL_COMM_START                                                                  \
+    "MIN(start_ns) FILTER (WHERE " DDPL_BUCKET " OR name = 'local_used_map int32')"
+#define DDPL_COMM_END                                                                    \
+    "COALESCE(MAX(end_ns) FILTER (WHERE kind = 'copy_out'),"                            \
+    " MAX(end_ns) FILTER (WHERE " DDPL_BUCKET "))"
 #define SQL_DDP_LOGGING(RUN)                                                             \
     "SELECT run_id, rank, iter,"                                                        \
-    " MAX(end_ns) FILTER (WHERE kind = 'forward')"                                      \
-    "  - MIN(start_ns) FILTER (WHERE kind = 'forward') AS forward_compute_time,"        \
-    " MAX(end_ns) FILTER (WHERE kind = 'backward')"                                     \
-    "  - MAX(end_ns) FILTER (WHERE kind = 'forward') AS backward_compute_time,"         \
-    " MAX(end_ns) FILTER (WHERE kind = 'allreduce')"                                    \
-    "  - MIN(start_ns) FILTER (WHERE kind = 'allreduce') AS backward_comm_time,"        \
-    " MAX(MAX(end_ns) FILTER (WHERE kind = 'backward')"                                 \
-    "  - MIN(start_ns) FILTER (WHERE kind = 'allreduce'), 0)"                           \
-    "  AS backward_compute_comm_overlap_time"                                           \
-    " FROM span WHERE 1" RUN " GROUP BY run_id, rank, iter"
+    " " DDPL_BWD_START " - " DDPL_FWD_START " AS forward_compute_time,"                 \
+    " " DDPL_BWD_END " - " DDPL_BWD_START " AS backward_compute_time,"                  \
+    " " DDPL_COMM_END " - " DDPL_COMM_START " AS backward_comm_time,"                   \
+    " MAX(" DDPL_BWD_END " - " DDPL_COMM_START ", 0)"                                   \
+    "  AS backward_compute_comm_overlap_time,"                                          \
+    " " DDPL_FWD_START " AS forward_compute_time_start,"                                \
+    " " DDPL_BWD_START " AS backward_compute_time_start,"                               \
+    " " DDPL_BWD_END " AS backward_compute_time_end,"                                   \
+    " " DDPL_COMM_START " AS backward_comm_time_start,"                                 \
+    " " DDPL_COMM_END " AS backward_comm_time_end"                                      \
+    " FROM span WHERE 1" RUN " GROUP BY run_id, rank, iter"                             \
+    " HAVING COUNT(*) FILTER (WHERE " DDPL_BUCKET ") > 0"
+
+/* The logger's avg_* fields per (run, rank).  It samples synchronised iterations k = 1,
+ * 2, ... (1-based) with k <= 10 or k % 100 = 0, and takes iteration k's figures at the
+ * next synchronised forward (so never the last one's); each avg_ is its running integer
+ * mean, avg = (t + avg * (n - 1)) / n in int64, reproduced here step by step. */
+#define SQL_DDP_LOGGING_AVG(RUN)                                                         \
+    "WITH RECURSIVE l AS ("                                                             \
+    "  SELECT *, ROW_NUMBER() OVER (PARTITION BY run_id, rank ORDER BY iter) AS k,"    \
+    "   COUNT(*) OVER (PARTITION BY run_id, rank) AS nsync"                             \
+    "  FROM (" SQL_DDP_LOGGING(RUN) ")"                                                 \
+    "), s AS ("                                                                         \
+    "  SELECT *, ROW_NUMBER() OVER (PARTITION BY run_id, rank ORDER BY iter) AS n"      \
+    "  FROM l WHERE k < nsync AND (k <= 10 OR k % 100 = 0)"                             \
+    "), a AS ("                                                                         \
+    "  SELECT run_id, rank, n, iter, forward_compute_time AS f,"                        \
+    "   backward_compute_time AS b, backward_comm_time AS c,"                           \
+    "   backward_compute_comm_overlap_time AS o FROM s WHERE n = 1"                     \
+    "  UNION ALL"                                                                       \
+    "  SELECT s.run_id, s.rank, s.n, s.iter,"                                           \
+    "   (s.forward_compute_time + a.f * (s.n - 1)) / s.n,"                              \
+    "   (s.backward_compute_time + a.b * (s.n - 1)) / s.n,"                             \
+    "   (s.backward_comm_time + a.c * (s.n - 1)) / s.n,"                                \
+    "   (s.backward_compute_comm_overlap_time + a.o * (s.n - 1)) / s.n"                 \
+    "  FROM a JOIN s ON s.run_id = a.run_id AND s.rank = a.rank AND s.n = a.n + 1"     \
+    ")"                                                                                 \
+    " SELECT run_id, rank, n AS iterations_logged, iter AS last_logged_iter,"          \
+    "  f AS avg_forward_compute_time, b AS avg_backward_compute_time,"                  \
+    "  c AS avg_backward_comm_time, o AS avg_backward_compute_comm_overlap_time"        \
+    " FROM a WHERE n = (SELECT MAX(n) FROM s WHERE s.run_id = a.run_id AND s.rank = a.rank)"
 
 typedef struct {
     const char *name;
@@ -132,6 +192,7 @@ static const view_sql VIEWS[] = {
     {"collective", SQL_COLLECTIVE(RUN_ALL), SQL_COLLECTIVE(RUN_ONE)},
     {"iteration_stats", SQL_ITERATION_STATS(RUN_ALL), SQL_ITERATION_STATS(RUN_ONE)},
     {"ddp_logging", SQL_DDP_LOGGING(RUN_ALL), SQL_DDP_LOGGING(RUN_ONE)},
+    {"ddp_logging_avg", SQL_DDP_LOGGING_AVG(RUN_ALL), SQL_DDP_LOGGING_AVG(RUN_ONE)},
 };
 
 const char *store_view_select(const char *view, bool one_run)
@@ -207,7 +268,8 @@ static const char SCHEMA_V1[] =
     "CREATE VIEW collective_arrival AS " SQL_COLLECTIVE_ARRIVAL(RUN_ALL) ";"
     "CREATE VIEW collective AS " SQL_COLLECTIVE(RUN_ALL) ";"
     "CREATE VIEW iteration_stats AS " SQL_ITERATION_STATS(RUN_ALL) ";"
-    "CREATE VIEW ddp_logging AS " SQL_DDP_LOGGING(RUN_ALL) ";";
+    "CREATE VIEW ddp_logging AS " SQL_DDP_LOGGING(RUN_ALL) ";"
+    "CREATE VIEW ddp_logging_avg AS " SQL_DDP_LOGGING_AVG(RUN_ALL) ";";
 
 
 /* Version 2: who writes a run, so that a run left 'running' by a process that died

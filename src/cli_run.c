@@ -13,6 +13,7 @@
 #include "launch_processes.h"
 #include "launcher.h"
 #include "memory_budget.h"
+#include "real_training.h"
 #include "model_zoo.h"
 #include "report.h"
 #include "report_equivalence.h"
@@ -210,6 +211,12 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     }
     if (scenario_validate(sc, err) != 0) {
         fprintf(stderr, "%s\n", err);
+        status = EXIT_USAGE;
+        goto out_sc;
+    }
+    if (verify && real_training_applies(sc)) {
+        fprintf(stderr, "ddpprof: --verify checks the synthetic gradients of compute = model; the mlp with compute "
+                        "= real trains on real ones (tests/parity compares them with PyTorch)\n");
         status = EXIT_USAGE;
         goto out_sc;
     }

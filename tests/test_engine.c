@@ -248,10 +248,16 @@ static void test_database_contract(void **state)
     /* Buckets partition the parameters: bytes add up to the model. */
     assert_int_equal(query_int(s, "select sum(nbytes) from bucket where run_id = ? and version = 1", run),
                      query_int(s, "select sum(numel) * 4 from param where run_id = ?", run));
-    /* Iteration 0: one allreduce per rank; iterations 1..4: nb per rank. */
-    assert_int_equal(query_int(s, "select count(*) from span where run_id = ? and kind = 'allreduce' and iter = 0", run),
+    /* Iteration 0: one bucket allreduce per rank; iterations 1..4: nb per rank. */
+    assert_int_equal(query_int(s,
+                               "select count(*) from span where run_id = ? and kind = 'allreduce' and bucket is not null"
+                               " and iter = 0",
+                               run),
                      4);
-    assert_int_equal(query_int(s, "select count(*) from span where run_id = ? and kind = 'allreduce' and iter > 0", run),
+    assert_int_equal(query_int(s,
+                               "select count(*) from span where run_id = ? and kind = 'allreduce' and bucket is not null"
+                               " and iter > 0",
+                               run),
                      4 * 4 * nb);
     /* In-order launch: on every rank, bucket index increases with seq within an iteration. */
     assert_int_equal(query_int(s,
@@ -270,9 +276,13 @@ static void test_database_contract(void **state)
     /* Warm-up flagged; five iterations per rank in the stats. */
     assert_int_equal(query_int(s, "select count(*) from iteration_stats where run_id = ? and warmup = 1", run), 4);
     assert_int_equal(query_int(s, "select count(*) from iteration_stats where run_id = ? and warmup = 0", run), 16);
-    /* The rebuild broadcast happened once per rank, on the comm stream. */
-    assert_int_equal(
-        query_int(s, "select count(*) from span where run_id = ? and kind = 'broadcast' and stream = 'comm'", run), 4);
+    /* The rebuild happened once per rank, on the comm stream: PyTorch's two broadcasts
+     * (bucket indices, then bucket sizes). */
+    assert_int_equal(query_int(s,
+                               "select count(*) from span where run_id = ? and kind = 'broadcast' and stream = 'comm'"
+                               " and name like 'rebuild:%'",
+                               run),
+                     2 * 4);
     /* Exposed communication never exceeds communication, overlap never exceeds either. */
     assert_int_equal(query_int(s,
                                "select count(*) from iteration_stats where run_id = ? and (exposed_comm_ns > comm_ns "

@@ -86,7 +86,10 @@ static double max_rel_diff(const float *a, const float *b, int64_t n)
     return mag > 0 ? diff / mag : diff;
 }
 
-static void check_case(const char *loss, const char *reduction, const char *loss_scale)
+/* join: "" for none, else the steps per rank ("3,1") and whether to divide by the ranks
+ * still training. */
+static void check_join_case(const char *loss, const char *reduction, const char *loss_scale, const char *hook,
+                            const char *join, bool by_ranks_training)
 {
     if (access(PYTHON, X_OK) != 0)
         skip();
@@ -108,6 +111,14 @@ static void check_case(const char *loss, const char *reduction, const char *loss
     set(sc, "model.loss_scale", loss_scale);
     set(sc, "ddp.loss_reduction", reduction);
     set(sc, "ddp.bucket_cap_mb", "0.005");
+    set(sc, "ddp.comm_hook", hook);
+    char extra[128] = "";
+    if (join[0]) {
+        set(sc, "ddp.join", "true");
+        set(sc, "skew.rank_steps", join);
+        set(sc, "ddp.divide_by_initial_world_size", by_ranks_training ? "false" : "true");
+        snprintf(extra, sizeof extra, " --rank-steps %s%s", join, by_ranks_training ? " --divide-by-ranks-training" : "");
+    }
     char err[512];
     assert_int_equal(scenario_validate(sc, err), 0);
     model m;
@@ -133,13 +144,13 @@ static void check_case(const char *loss, const char *reduction, const char *loss
     store_close(db);
     remove_db(dbpath);
     assert_int_equal(rc, 0);
-    assert_int_equal(c.synced, steps);
+    assert_int_equal(c.synced, join[0] ? atoi(join) : steps);
 
     const char *pdir = getenv("PARITY_DIR") ? getenv("PARITY_DIR") : "tests/parity";
     snprintf(cmd, sizeof cmd,
              PYTHON " %s/mlp_ddp.py --world %d --layers 3 --width 32 --per-rank-batch %d --steps %d --loss %s"
-                    " --reduction %s --loss-scale %s --lr 0.01 --bucket-cap-mb 0.005 --data %s --out %s",
-             pdir, world, 16 / world, steps, loss, reduction, loss_scale, data, out);
+                    " --reduction %s --loss-scale %s --lr 0.01 --bucket-cap-mb 0.005 --hook %s --data %s --out %s%s",
+             pdir, world, 16 / world, steps, loss, reduction, loss_scale, hook, data, out, extra);
     int st = system(cmd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
         free(c.grad0), free(c.weights), model_free(&m), free(sc);
@@ -154,8 +165,8 @@ static void check_case(const char *loss, const char *reduction, const char *loss
     fclose(f);
     double dg = max_rel_diff(c.grad0, torch_out, m.total_numel);
     double dw = max_rel_diff(c.weights, torch_out + m.total_numel, m.total_numel);
-    print_message("%s %s x%s: averaged gradients %.3g, weights after %d steps %.3g (relative)\n", loss, reduction,
-                  loss_scale, dg, steps, dw);
+    print_message("%s %s x%s hook %s: averaged gradients %.3g, weights after %d steps %.3g (relative)\n", loss,
+                  reduction, loss_scale, hook, dg, steps, dw);
     assert_true(dg <= 1e-6);
     assert_true(dw <= 1e-6);
     unlink(data);
@@ -168,14 +179,29 @@ static void check_case(const char *loss, const char *reduction, const char *loss
     free(sc);
 }
 
-static void test_mse_mean(void **state) { (void)state; check_case("mse", "mean", "1"); }
-static void test_ce_sum_loss_scaled(void **state) { (void)state; check_case("cross_entropy", "sum", "2"); }
+static void check_case(const char *loss, const char *reduction, const char *loss_scale, const char *hook)
+{
+    check_join_case(loss, reduction, loss_scale, hook, "", false);
+}
+
+/* Uneven inputs: rank 1 has one step of data, rank 0 three; rank 0's final weights. */
+static void test_join_initial_world(void **state) { (void)state; check_join_case("mse", "mean", "1", "none", "3,1", false); }
+static void test_join_ranks_training(void **state) { (void)state; check_join_case("mse", "mean", "1", "none", "3,1", true); }
+
+static void test_mse_mean(void **state) { (void)state; check_case("mse", "mean", "1", "none"); }
+static void test_ce_sum_loss_scaled(void **state) { (void)state; check_case("cross_entropy", "sum", "2", "none"); }
+/* PyTorch's fp16 hook: cast, divide in 16 bits, sum, back to fp32.  (Its bf16 hook
+ * needs CUDA 11 and NCCL 2.10: PyTorch refuses it on gloo, so it has no CPU reference.) */
+static void test_fp16_hook(void **state) { (void)state; check_case("mse", "mean", "1", "fp16"); }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mse_mean),
         cmocka_unit_test(test_ce_sum_loss_scaled),
+        cmocka_unit_test(test_fp16_hook),
+        cmocka_unit_test(test_join_initial_world),
+        cmocka_unit_test(test_join_ranks_training),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "cpu_comm_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,17 @@ static void reduce_chunk_f32(cpu_comm *c, int rank, int64_t lo, int64_t hi)
     }
 }
 
+static void reduce_chunk_i32(cpu_comm *c, int rank, int64_t lo, int64_t hi)
+{
+    int32_t *own = (int32_t *)slot_data(c, rank, false);
+    for (int64_t i = lo; i < hi; i++) {
+        int64_t sum = 0;
+        for (int q = 0; q < c->st->world; q++)
+            sum += ((const int32_t *)slot_data(c, q, false))[i];
+        own[i] = (int32_t)sum;
+    }
+}
+
 static void reduce_chunk_half(cpu_comm *c, int rank, int64_t lo, int64_t hi, bool bf16)
 {
     uint16_t *own = (uint16_t *)slot_data(c, rank, true);
@@ -193,7 +205,9 @@ static int exchange(cpu_comm *c, int rank, int64_t count, size_t elem, bool half
 {
     int64_t lo, hi;
     chunk_bounds(count, c->st->world, rank, &lo, &hi);
-    if (!half)
+    if (c->st->slot[rank].dtype == DEV_I32)
+        reduce_chunk_i32(c, rank, lo, hi);
+    else if (!half)
         reduce_chunk_f32(c, rank, lo, hi);
     else
         reduce_chunk_half(c, rank, lo, hi, c->st->slot[rank].dtype == DEV_BF16);
@@ -234,8 +248,17 @@ static int stage_in(cpu_comm *c, int rank, const float *buf, int64_t count, dev_
         snprintf(err, errlen, "out of memory compressing a %lld-element bucket", (long long)count);
         return -1;
     }
-    for (int64_t i = 0; i < count; i++)
-        h[i] = dtype == DEV_BF16 ? f32_to_bf16(buf[i] * prescale) : f32_to_f16(buf[i] * prescale);
+    /* PyTorch's fp16 / bf16 hooks cast first, then divide by the world size in the
+     * 16-bit type (buffer.to(half).div_(world)): two roundings, and a gradient beyond
+     * the fp16 range is inf before the division.  prescale is 1 / world size. */
+    float divisor = prescale == 1.0f ? 1.0f : roundf(1.0f / prescale);
+    bool bf = dtype == DEV_BF16;
+    for (int64_t i = 0; i < count; i++) {
+        uint16_t v = bf ? f32_to_bf16(buf[i]) : f32_to_f16(buf[i]);
+        if (divisor != 1.0f)
+            v = bf ? f32_to_bf16(bf16_to_f32(v) / divisor) : f32_to_f16(f16_to_f32(v) / divisor);
+        h[i] = v;
+    }
     if (!c->st->processes)
         *half_out = h;
     return 0;
@@ -262,8 +285,8 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
     int64_t arrival = cpu_clock_ns();
     *arrival_ns = arrival;
     bool half = dtype == DEV_F16 || dtype == DEV_BF16;
-    if (!half && dtype != DEV_F32) {
-        snprintf(err, errlen, "allreduce supports f32, f16 and bf16");
+    if (!half && dtype != DEV_F32 && dtype != DEV_I32) {
+        snprintf(err, errlen, "allreduce supports f32, f16, bf16 and i32");
         return -1;
     }
     uint16_t *h = NULL;
@@ -302,7 +325,7 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
     return rc;
 }
 
-int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const cpu_coll_info *info,
+int cpu_broadcast_i32(cpu_comm *c, int rank, int root, int32_t *buf, int64_t count, const cpu_coll_info *info,
                       int64_t *arrival_ns, char *err, size_t errlen)
 {
     cpu_comm_state *st = c->st;
@@ -323,8 +346,8 @@ int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const 
     if (barrier(c, rank, info, "collective", true, err, errlen) != 0)
         return -1;
     int rc = check_agreement(c, rank, info, err, errlen);
-    if (rc == 0 && rank != 0)
-        memcpy(buf, slot_data(c, 0, false), (size_t)count * sizeof *buf);
+    if (rc == 0 && rank != root)
+        memcpy(buf, slot_data(c, root, false), (size_t)count * sizeof *buf);
     if (rc == 0)
         rc = barrier(c, rank, info, "end of the collective", false, err, errlen);
     return_lease(c, rc != 0);

@@ -57,7 +57,7 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
                   const cpu_coll_info *info, int64_t *arrival_ns, char *err, size_t errlen);
 
 /* Broadcast of `count` int32 from rank 0 into every rank's buf. */
-int cpu_broadcast_i32(cpu_comm *c, int rank, int32_t *buf, int64_t count, const cpu_coll_info *info,
+int cpu_broadcast_i32(cpu_comm *c, int rank, int root, int32_t *buf, int64_t count, const cpu_coll_info *info,
                       int64_t *arrival_ns, char *err, size_t errlen);
 
 /* Fails every current and future collective with `why` (first reason wins). */

@@ -147,7 +147,7 @@ static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
             rc = cpu_allreduce(w->comm, rank, op->u.coll.buf, op->u.coll.count, op->u.coll.dtype,
                                op->u.coll.prescale, &info, &start, err, errlen);
         else
-            rc = cpu_broadcast_i32(w->comm, rank, op->u.coll.buf, op->u.coll.count, &info, &start, err, errlen);
+            rc = cpu_broadcast_i32(w->comm, rank, op->u.coll.root, op->u.coll.buf, op->u.coll.count, &info, &start, err, errlen);
     } else {
         cpu_work_cancel cancel = {.stop = comm_aborted, .user = w->comm};
         rc = cpu_work_run(op, rank, &s->scratch, &cancel, err, errlen);

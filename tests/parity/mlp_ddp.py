@@ -24,6 +24,7 @@ try:
     import torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 except ImportError as e:
@@ -74,6 +75,16 @@ def hook_log(seen):
 
 
 def train(a, model, x, y, rank, world, steps, on_first=None):
+    if a.rank_steps:
+        # Uneven inputs: this rank has data for its own number of steps, inside join().
+        mine = int(a.rank_steps.split(",")[rank])
+        with model.join(divide_by_initial_world_size=not a.divide_by_ranks_training):
+            train_steps(a, model, x, y, rank, world, min(steps, mine), on_first)
+        return
+    train_steps(a, model, x, y, rank, world, steps, on_first)
+
+
+def train_steps(a, model, x, y, rank, world, steps, on_first=None):
     loader = DataLoader(TensorDataset(x, y), batch_size=a.per_rank_batch,
                         sampler=DistributedSampler(TensorDataset(x, y), num_replicas=world, rank=rank, shuffle=False))
     loss_fn = torch.nn.MSELoss(reduction=a.reduction) if a.loss == "mse" else \
@@ -98,9 +109,18 @@ def worker(rank, a):
     model = build(a)
     x, y = load(a, model)
     ddp = DDP(model, bucket_cap_mb=a.bucket_cap_mb)
+    if a.hook != "none":
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook if a.hook == "fp16"
+                               else default_hooks.bf16_compress_hook)
     grads = []
     train(a, ddp, x, y, rank, a.world, a.steps, lambda: grads.append(flat([p.grad for p in model.parameters()])))
     logging = ddp._get_ddp_logging_data()
+    if a.rank_steps:
+        if rank == 0:
+            np.concatenate([grads[0], flat(model.parameters())]).tofile(a.out)
+        dist.barrier()
+        dist.destroy_process_group()
+        return
     # A second model with a logging comm hook: which buckets are sent, in which order.
     model2 = build(a)
     load(a, model2)
@@ -133,6 +153,9 @@ def main():
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--json")
+    p.add_argument("--rank-steps", help="uneven inputs under join(): steps per rank, e.g. 3,1")
+    p.add_argument("--divide-by-ranks-training", action="store_true")
+    p.add_argument("--hook", choices=["none", "fp16", "bf16"], default="none")
     a = p.parse_args()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

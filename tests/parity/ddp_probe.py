@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+"""What PyTorch DDP (gloo, CPU processes) does, collective by collective, for the parity
+tests (tests/test_parity.c): the buckets (initial, from
+torch.distributed._compute_bucket_assignment_by_size, and rebuilt, from the reducer's
+logged bucket info), every collective DDP issues at construction and in each iteration
+(op, dtype, bytes; seen through a process group that wraps gloo's and logs each call),
+and the DDP logger's fields.  Writes JSON to --out.  Exits 77 when torch is missing.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from torch.nn.parallel import DistributedDataParallel as DDP
+except ImportError as e:
+    print("skip: %s" % e, file=sys.stderr)
+    sys.exit(77)
+
+
+class LoggingGroup(dist.ProcessGroup):
+    """Forwards every collective to gloo's group, recording op, dtype and bytes."""
+
+    def __init__(self, inner, log):
+        super().__init__(inner.rank(), inner.size())
+        self.inner, self.log = inner, log
+
+    def _rec(self, op, tensors):
+        for t in tensors:
+            self.log.append({"op": op, "dtype": str(t.dtype).replace("torch.", ""),
+                             "bytes": t.numel() * t.element_size()})
+
+    def allreduce(self, tensors, opts=dist.AllreduceOptions()):
+        self._rec("allreduce", tensors)
+        return self.inner.allreduce(tensors, opts)
+
+    def broadcast(self, tensors, opts=dist.BroadcastOptions()):
+        self._rec("broadcast", tensors)
+        return self.inner.broadcast(tensors, opts)
+
+    def allgather(self, outs, ins, opts=None):
+        self._rec("allgather", ins)
+        return self.inner.allgather(outs, ins)
+
+    def barrier(self, opts=dist.BarrierOptions()):
+        return self.inner.barrier(opts)
+
+    def getBackendName(self):
+        # Not "gloo": DDP's logger would cast this object to ProcessGroupGloo.
+        return "logging-gloo"
+
+
+def build(a):
+    if a.model == "resnet18":
+        import torchvision
+        return torchvision.models.resnet18()
+    mods = []
+    for i in range(a.layers):
+        mods.append(torch.nn.Linear(a.width, a.width))
+        if i < a.layers - 1:
+            mods.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*mods)
+
+
+def batch(a):
+    if a.model == "resnet18":
+        return torch.randn(a.batch, 3, 32, 32)
+    return torch.randn(a.batch, a.width)
+
+
+def worker(rank, a):
+    torch.set_num_threads(1)
+    torch.manual_seed(rank)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(a.port)
+    dist.init_process_group("gloo", rank=rank, world_size=a.world)
+    log = []
+    group = LoggingGroup(dist.group.WORLD, log)
+    # join() asks torch.distributed about the group: register it as the world's twin.
+    c10d = dist.distributed_c10d
+    c10d._pg_group_ranks[group] = {i: i for i in range(a.world)}
+    c10d._pg_map[group] = c10d._pg_map[c10d._get_default_group()]
+    model = build(a)
+    params = list(model.parameters())
+    cap = int(a.bucket_cap_mb * 1024 * 1024)
+    initial, _ = dist._compute_bucket_assignment_by_size(
+        params, [sys.maxsize] if (a.static_graph or not a.find_unused) else
+        [dist._DEFAULT_FIRST_BUCKET_BYTES, cap])
+    ddp = DDP(model, process_group=group, bucket_cap_mb=a.bucket_cap_mb, static_graph=a.static_graph,
+              find_unused_parameters=a.find_unused, broadcast_buffers=not a.no_broadcast_buffers,
+              gradient_as_bucket_view=a.grad_as_bucket_view)
+    if a.hook != "none":
+        ddp.register_comm_hook(group, default_hooks.fp16_compress_hook if a.hook == "fp16"
+                               else default_hooks.bf16_compress_hook)
+    phases = [{"phase": "construction", "collectives": list(log)}]
+    if a.rank_steps:
+        # Uneven inputs: this rank trains its own number of steps inside join().
+        steps = [int(x) for x in a.rank_steps.split(",")][rank]
+        with ddp.join(divide_by_initial_world_size=not a.divide_by_ranks_training):
+            for it in range(steps):
+                ddp(batch(a)).sum().backward()
+        with open("%s.rank%d" % (a.out, rank), "w") as f:
+            json.dump(log, f)
+        dist.barrier()
+        sys.stdout.flush()
+        os._exit(0)
+    for it in range(a.iters):
+        del log[:]
+        ddp(batch(a)).sum().backward()
+        phases.append({"phase": "iteration %d" % it, "collectives": list(log)})
+    # The logger takes its figures (and the rebuilt buckets) at the next forward.
+    ddp(batch(a))
+    data = ddp._get_ddp_logging_data()
+    if rank == 0:
+        out = {
+            "params": [{"name": n, "numel": p.numel()} for n, p in model.named_parameters()],
+            "initial_buckets": [list(map(int, b)) for b in reversed(initial)],
+            "bucket_sizes": [int(x) for x in data.get("bucket_sizes", "").split(",") if x.strip()],
+            "rebuilt_bucket_sizes": [int(x) for x in data.get("rebuilt_bucket_sizes", "").split(",") if x.strip()],
+            "rebuilt_per_bucket_param_indices": [list(map(int, b.split())) for b in
+                                                 data.get("rebuilt_per_bucket_param_indices", "").split(",")
+                                                 if b.strip()],
+            "logging": {k: v for k, v in data.items() if isinstance(v, (int, float, str))},
+            "phases": phases,
+        }
+        with open(a.out, "w") as f:
+            json.dump(out, f, indent=1)
+    dist.barrier()
+    # The reducer holds the Python process group; tearing both down at interpreter exit
+    # crashes torch 1.13, and there is nothing left to release: leave at once.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--model", choices=["mlp", "resnet18"], default="mlp")
+    p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--width", type=int, default=32)
+    p.add_argument("--batch", type=int, default=2)
+    p.add_argument("--world", type=int, default=2)
+    p.add_argument("--iters", type=int, default=3)
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0)
+    p.add_argument("--static-graph", action="store_true")
+    p.add_argument("--find-unused", action="store_true")
+    p.add_argument("--no-broadcast-buffers", action="store_true")
+    p.add_argument("--grad-as-bucket-view", action="store_true")
+    p.add_argument("--hook", choices=["none", "fp16", "bf16"], default="none")
+    p.add_argument("--rank-steps", help="uneven inputs under join(): steps per rank, e.g. 4,2,3; writes"
+                   " each rank's whole sequence of collectives to OUT.rankN")
+    p.add_argument("--divide-by-ranks-training", action="store_true",
+                   help="join(divide_by_initial_world_size=False)")
+    p.add_argument("--out", required=True)
+    a = p.parse_args()
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        a.port = s.getsockname()[1]
+    mp.spawn(worker, args=(a,), nprocs=a.world, join=True)
+
+
+if __name__ == "__main__":
+    main()
