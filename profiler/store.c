@@ -287,7 +287,8 @@ int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, ch
                  sqlite3_bind_int(s, 3, sp->iter) ||
                  sqlite3_bind_text(s, 4, span_stream_name(sp->stream), -1, SQLITE_STATIC) ||
                  sqlite3_bind_text(s, 5, span_kind_name(sp->kind), -1, SQLITE_STATIC) ||
-                 (nlen ? sqlite3_bind_text(s, 6, sp->name, (int)nlen, SQLITE_TRANSIENT)
+                 /* STATIC: spans[] outlives the step that reads it */
+                 (nlen ? sqlite3_bind_text(s, 6, sp->name, (int)nlen, SQLITE_STATIC)
                        : sqlite3_bind_null(s, 6)) ||
                  bind_opt(s, 7, sp->layer) || bind_opt(s, 8, sp->bucket) ||
                  bind_opt(s, 9, sp->seq) || bind_opt(s, 10, sp->bytes) ||
