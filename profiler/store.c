@@ -287,7 +287,8 @@ int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, ch
                  sqlite3_bind_int(s, 3, sp->iter) ||
                  sqlite3_bind_text(s, 4, span_stream_name(sp->stream), -1, SQLITE_STATIC) ||
                  sqlite3_bind_text(s, 5, span_kind_name(sp->kind), -1, SQLITE_STATIC) ||
-                 (nlen ? sqlite3_bind_text(s, 6, sp->name, (int)nlen, SQLITE_TRANSIENT)
+                 /* STATIC: spans[] outlives the step that reads it */
+                 (nlen ? sqlite3_bind_text(s, 6, sp->name, (int)nlen, SQLITE_STATIC)
                        : sqlite3_bind_null(s, 6)) ||
                  bind_opt(s, 7, sp->layer) || bind_opt(s, 8, sp->bucket) ||
                  bind_opt(s, 9, sp->seq) || bind_opt(s, 10, sp->bytes) ||
@@ -339,10 +340,31 @@ static int finish_update(store *st, int64_t run_id, const char *status, const ch
     }
 }
 
+int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    if (store_exec(st->db, "BEGIN IMMEDIATE", "starting statistics", err, errlen) < 0)
+        return -1;
+    if (store_compute_stats(st->db, run_id, err, errlen) < 0 ||
+        store_exec(st->db, "COMMIT", "committing statistics", err, errlen) < 0) {
+        sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL); /* the first error is reported */
+        return -1;
+    }
+    return 0;
+}
+
 int store_finish_run(store *st, int64_t run_id, const char *error, char *err, size_t errlen)
 {
     if (writable(st, err, errlen) < 0)
         return -1;
+    /* Before the status: a run that ended has its statistics.  Without them (a full
+     * disk, a lock held too long) reports aggregate the spans instead, so the run's
+     * end still matters more. */
+    char stats_err[256];
+    if (store_run_stats(st, run_id, stats_err, sizeof stats_err) < 0)
+        fprintf(stderr, "ddpprof: run %" PRId64 ": statistics not stored (%s); reports will"
+                        " compute them from the spans\n", run_id, stats_err);
     const char *status = error ? "failed" : "complete";
     int rc = finish_update(st, run_id, status, error, err, errlen);
     if (rc == SQLITE_FULL && error && strlen(error) > SHORT_ERROR_CHARS) {

@@ -13,7 +13,11 @@
  * iteration_stats, ddp_logging (see store_schema.c for their exact SQL; README states
  * them).  Schema 2 added run.writer_pid, writer_host, writer_start, writer_boot,
  * writer_pidns; files of schema 1 are upgraded by store_open and read as they are by
- * store_open_readonly.
+ * store_open_readonly.  Schema 4 added the tables run_stats, iteration_stat,
+ * collective_stat and bucket_ready_stat: a run's statistics, computed from its spans
+ * once when it ends (store_finish_run, or store_run_stats) with the views'
+ * definitions, so that reports of a run of millions of spans need not aggregate
+ * them; upgrading an older file computes them for every run that had ended.
  */
 #ifndef DDPPROF_STORE_H
 #define DDPPROF_STORE_H
@@ -24,7 +28,7 @@
 
 #include "span.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 
 typedef struct store store;
 
@@ -88,13 +92,18 @@ int store_finish_run(store *st, int64_t run_id, const char *error, char *err, si
 struct sqlite3;
 int store_ensure_equivalence_table(struct sqlite3 *db, char *err, size_t errlen);
 
+/* (Re)computes run `run_id`'s statistics from its spans and stores them (one
+ * transaction).  store_finish_run does this before marking the run ended; a failure
+ * there is not fatal (reports then aggregate the spans through the views). */
+int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen);
+
 /* The underlying connection, for readers (reports) sharing the handle. */
 struct sqlite3 *store_db(store *st);
 
 /* Opens an existing database for reading only (reports): never creates, upgrades,
  * locks or leaves a side file where none was, and needs no write access (see
- * store_open.c for how, and what a concurrent writer means then).  Schema 1 and 2
- * are read; anything else is refused.  Returns 0 or -1 with err. */
+ * store_open.c for how, and what a concurrent writer means then).  Schemas 1 to
+ * STORE_SCHEMA_VERSION are read; anything newer is refused.  Returns 0 or -1 with err. */
 int store_open_readonly(const char *path, store **out, char *err, size_t errlen);
 
 /* store_write_param with an explicit byte size (store_write_param assumes fp32). */

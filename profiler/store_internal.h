@@ -3,6 +3,7 @@
  * includes it; the public contract is store.h.
  *
  * Files: store_schema.c (view SQL, schema, migrations, recognising a ddpprof file),
+ * store_stats.c (a run's statistics, stored when it ends),
  * store_open.c (opening read-write or read-only, the handle's life), store.c (the
  * writes of a run), store_liveness.c (who wrote a run, and whether it still lives).
  * Every helper returns 0 or -1 with the reason in (err, errlen), like the public API.
@@ -47,6 +48,11 @@ int store_inspect(sqlite3 *db, store_file_kind *kind, int *version, char *err, s
 int store_check_not_newer(int version, char *err, size_t errlen);
 /* Brings the schema to STORE_SCHEMA_VERSION in one IMMEDIATE transaction. */
 int store_migrate(sqlite3 *db, char *err, size_t errlen);
+
+/* Run statistics (store_stats.c), inside the caller's transaction: one run's, or
+ * those of every run that has ended and has none. */
+int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen);
+int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen);
 
 int store_db_fail(sqlite3 *db, char *err, size_t errlen, const char *what);
 int store_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen);

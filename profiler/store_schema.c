@@ -293,7 +293,42 @@ static const char MIGRATE_V3[] =
     "ALTER TABLE rank ADD COLUMN clock_uncertainty_ns INTEGER;"
     "ALTER TABLE run ADD COLUMN ranks TEXT;";
 
-static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2, MIGRATE_V3};
+/* Version 4: a long run stays quick to report.  Each run's statistics are computed
+ * once when it ends (store_stats.c) into tables shaped like the views (which stay,
+ * for ad-hoc SQL, and for runs without statistics); run_stats lists the runs that
+ * have them.  The seq index only covers spans with a seq (the collectives), which
+ * is all its readers ask for, so other spans do not pay for it.  store_migrate
+ * computes the statistics of every run that had already ended.  IF NOT EXISTS: a
+ * file whose recorded version was set back may hold the tables already. */
+static const char MIGRATE_V4[] =
+    "CREATE TABLE IF NOT EXISTS run_stats("
+    " run_id INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,"
+    " spans INTEGER NOT NULL,"
+    " computed_at TEXT NOT NULL);"
+    "CREATE TABLE IF NOT EXISTS iteration_stat("
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, iter INTEGER NOT NULL, warmup INTEGER NOT NULL,"
+    " step_ns INTEGER NOT NULL, compute_ns INTEGER NOT NULL, comm_ns INTEGER NOT NULL,"
+    " overlap_ns INTEGER NOT NULL, exposed_comm_ns INTEGER NOT NULL, wait_ns INTEGER NOT NULL,"
+    " step_start_ns INTEGER NOT NULL, step_end_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, rank, iter)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS collective_stat("
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    " seq INTEGER NOT NULL, iter INTEGER NOT NULL, bucket INTEGER, bytes INTEGER,"
+    " first_arrival_ns INTEGER NOT NULL, last_arrival_ns INTEGER NOT NULL,"
+    " end_ns INTEGER NOT NULL, nranks INTEGER NOT NULL, arrival_skew_ns INTEGER NOT NULL,"
+    " transfer_ns INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, seq)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS bucket_ready_stat("
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL, iter INTEGER NOT NULL, bucket INTEGER NOT NULL,"
+    " ready_ns INTEGER NOT NULL, arrival_ns INTEGER,"
+    " PRIMARY KEY (run_id, bucket, rank, iter)) WITHOUT ROWID;"
+    "DROP INDEX IF EXISTS span_run_seq;"
+    "CREATE INDEX span_run_seq ON span(run_id, seq) WHERE seq IS NOT NULL;";
+
+static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2, MIGRATE_V3,
+                                                             MIGRATE_V4};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 
@@ -333,7 +368,10 @@ typedef struct {
 
 static int census(sqlite3 *db, table_census *c, char *err, size_t errlen)
 {
-    static const char *const ours[] = {"meta", "run", "rank", "param", "bucket", "span"};
+    static const char *const ours[] = {"meta",           "run",          "rank",
+                                       "param",          "bucket",       "span",
+                                       "run_stats",      "iteration_stat", "collective_stat",
+                                       "bucket_ready_stat"};
     memset(c, 0, sizeof *c);
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db,
@@ -491,6 +529,9 @@ int store_migrate(sqlite3 *db, char *err, size_t errlen)
         if (store_exec(db, MIGRATIONS[v], v ? "upgrading schema" : "creating schema", err,
                        errlen) < 0)
             goto fail;
+    /* Runs that ended before schema 4 get their statistics now, once. */
+    if (version >= 1 && version < 4 && store_compute_finished_stats(db, err, errlen) < 0)
+        goto fail;
     if (version < STORE_SCHEMA_VERSION) {
         char sql[128];
         snprintf(sql, sizeof sql,

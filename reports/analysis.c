@@ -179,6 +179,38 @@ out:
     return ret;
 }
 
+/* Whether the run's statistics were stored when it ended (schema 4, store_stats.c):
+ * then they are read instead of aggregating the spans through the views.  A run
+ * still recording, or whose writer is gone, is always read from its spans. */
+static int stats_stored(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    r->stored_stats = false;
+    if (!r->status || !strcmp(r->status, "running") || !strcmp(r->status, "abandoned"))
+        return 0;
+    sqlite3_stmt *s = NULL;
+    if (prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_stats'", &s,
+                err, errlen) < 0)
+        return -1;
+    int rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc == SQLITE_DONE)
+        return 0; /* an older schema, read as it is */
+    if (rc != SQLITE_ROW)
+        return db_fail(db, err, errlen, "reading schema");
+    if (prepare(db, "SELECT 1 FROM run_stats WHERE run_id = ?1", &s, err, errlen) < 0)
+        return -1;
+    if (bind_run(db, s, r->id, err, errlen) < 0) {
+        sqlite3_finalize(s);
+        return -1;
+    }
+    rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(db, err, errlen, "reading run_stats");
+    r->stored_stats = rc == SQLITE_ROW;
+    return 0;
+}
+
 /* ---- iterations and ranks ----------------------------------------------------------- */
 
 typedef struct {
@@ -187,15 +219,19 @@ typedef struct {
     int64_t step, compute, comm, overlap, exposed, wait, step_start;
 } its_row;
 
-static int load_its(sqlite3 *db, int64_t id, its_row **rows, size_t *nrows, char *err,
-                    size_t errlen)
+#define ITS_COLUMNS                                                                  \
+    "SELECT rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"            \
+    " exposed_comm_ns, wait_ns, step_start_ns"
+
+static int load_its(sqlite3 *db, const analysis_run *r, its_row **rows, size_t *nrows,
+                    char *err, size_t errlen)
 {
+    int64_t id = r->id;
     *rows = NULL;
     *nrows = 0;
-    char *sql = with_view("iteration_stats",
-                          "SELECT rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"
-                          " exposed_comm_ns, wait_ns, step_start_ns FROM iteration_stats"
-                          " ORDER BY rank, iter");
+    char *sql = r->stored_stats
+                    ? strdup(ITS_COLUMNS " FROM iteration_stat WHERE run_id = ?1 ORDER BY rank, iter")
+                    : with_view("iteration_stats", ITS_COLUMNS " FROM iteration_stats ORDER BY rank, iter");
     sqlite3_stmt *s = NULL;
     int ret = prepare(db, sql, &s, err, errlen);
     free(sql);
@@ -545,10 +581,12 @@ static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_
     s = NULL;
 
     /* Collective timings of the counted iterations. */
-    char *sql = with_view("collective",
-                          "SELECT bucket, COUNT(*), AVG(arrival_skew_ns), AVG(transfer_ns),"
-                          " AVG(bytes) FROM collective"
-                          " WHERE bucket IS NOT NULL AND (?2 OR iter >= ?3) GROUP BY bucket");
+#define COLLECTIVE_QUERY(TABLE, RUN)                                                    \
+    "SELECT bucket, COUNT(*), AVG(arrival_skew_ns), AVG(transfer_ns), AVG(bytes) FROM " TABLE \
+    " WHERE " RUN "bucket IS NOT NULL AND (?2 OR iter >= ?3) GROUP BY bucket"
+    char *sql = r->stored_stats ? strdup(COLLECTIVE_QUERY("collective_stat", "run_id = ?1 AND "))
+                                : with_view("collective", COLLECTIVE_QUERY("collective", ""));
+#undef COLLECTIVE_QUERY
     rc = prepare(db, sql, &s, err, errlen);
     free(sql);
     if (rc < 0)
@@ -585,7 +623,10 @@ static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_
      * gradient has been copied in; the rank arrives at its allreduce after that.  The
      * step start comes from the iteration_stats rows already read, rather than from a
      * second evaluation of the view. */
-    sql = with_view("collective_arrival",
+    sql = r->stored_stats
+              ? strdup("SELECT bucket, rank, iter, ready_ns, arrival_ns FROM bucket_ready_stat"
+                       " WHERE run_id = ?1 ORDER BY bucket")
+              : with_view("collective_arrival",
                     ", x AS ("
                     "  SELECT rank, iter, bucket, MAX(end_ns) AS ready_ns, NULL AS arrival_ns"
                     "  FROM span WHERE run_id = ?1 AND kind = 'copy_in' AND bucket IS NOT NULL"
@@ -671,7 +712,7 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
     its_row *rows = NULL;
     size_t n = 0;
     if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
-        load_its(db, id, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
+        stats_stored(db, r, err, errlen) < 0 || load_its(db, r, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
         rank_stats(db, r, rows, n, err, errlen) < 0 ||
         bucket_stats(db, r, rows, n, err, errlen) < 0) {
         free(rows);

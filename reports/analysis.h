@@ -1,7 +1,10 @@
 /* analysis.h — the figures of a ddpprof report, computed from a results database.
  *
- * Contract: analysis_load() reads one run (or every run) through the store's views
- * (store_view_select, restricted to the run) and fills plain structs; formatters
+ * Contract: analysis_load() reads one run (or every run) from the statistics stored
+ * when it ended (schema 4: iteration_stat, collective_stat, bucket_ready_stat), or,
+ * for a run without them (still running, abandoned, an older file), through the
+ * store's views (store_view_select, restricted to the run) — the same figures
+ * either way — and fills plain structs; formatters
  * (report_text.c, report_json.c) only print them.  Durations are milliseconds, sizes
  * bytes.  A figure that is undefined (no spans to measure it: no allreduce for an
  * overlap percentage, no copy_in span for a bucket's ready time) is NAN.
@@ -89,6 +92,7 @@ typedef struct {
     /* The counted iteration whose job step is closest to the median job step (the
      * lowest such iteration on a tie); -1 when steps == 0.  The timeline shows it. */
     int representative_iter;
+    bool stored_stats; /* read from the statistics stored at the run's end, not the views */
     size_t nranks;
     analysis_rank *ranks;
     size_t nbuckets;

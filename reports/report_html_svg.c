@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define SVG_W 1120
-#define LABEL_W 120
+#define LABEL_W 140
 #define PLOT_W (SVG_W - LABEL_W - 20)
 
 /* A round tick step giving about `target` ticks over `range`. */

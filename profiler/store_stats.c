@@ -1,0 +1,482 @@
+/* store_stats.c — a run's statistics computed once, when it ends, and stored in
+ * tables (schema 4), so that reports of a long run read thousands of rows instead
+ * of aggregating millions of spans.
+ *
+ * Contract (store.h): store_compute_stats() reads run `run_id`'s spans in one pass
+ * (through the (run_id, rank, iter) index) and replaces its rows in
+ * iteration_stat, collective_stat and bucket_ready_stat, then marks it in run_stats,
+ * all inside the caller's transaction.  The figures are exactly those of the views
+ * (store_schema.c gives the definitions): iteration_stat has the columns of
+ * iteration_stats, collective_stat those of collective; bucket_ready_stat holds per
+ * (rank, iter, bucket) the end of the bucket's last copy_in and the rank's first
+ * arrival at the bucket's allreduce among the collectives counted in that iteration
+ * (NULL when none), the pair report bucket figures need.  Unions are computed by
+ * sorting each rank-iteration's spans by (start, end) and sweeping, which is what
+ * the view's windowed sum does.
+ */
+#include "errmsg.h"
+#include "store_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { IS_C = 1, IS_M = 2 };
+
+typedef struct {
+    int64_t start, end;
+    int flags;
+} ival;
+
+typedef struct {
+    int rank, iter;
+    int64_t step_start, step_end, c, m, u, wait;
+} its_acc;
+
+typedef struct {
+    int64_t seq;
+    int rank, iter, bucket; /* bucket -1: NULL */
+    int64_t arrival, end, bytes; /* bytes -1: NULL */
+} coll_rec;
+
+typedef struct {
+    int rank, iter, bucket;
+    int64_t ready;
+} ready_rec;
+
+/* A growable array of `size`-byte elements. */
+typedef struct {
+    void *v;
+    size_t n, cap, size;
+} vec;
+
+static void *vec_push(vec *a)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 1024;
+        void *grown = realloc(a->v, cap * a->size);
+        if (!grown)
+            return NULL;
+        a->v = grown;
+        a->cap = cap;
+    }
+    return (char *)a->v + a->size * a->n++;
+}
+
+static int cmp_ival(const void *a, const void *b)
+{
+    const ival *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+static int cmp_coll(const void *a, const void *b)
+{
+    const coll_rec *x = a, *y = b;
+    if (x->seq != y->seq)
+        return x->seq < y->seq ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int cmp_rib(int r1, int i1, int b1, int r2, int i2, int b2)
+{
+    if (r1 != r2)
+        return r1 < r2 ? -1 : 1;
+    if (i1 != i2)
+        return i1 < i2 ? -1 : 1;
+    return (b1 > b2) - (b1 < b2);
+}
+
+static int cmp_ready(const void *a, const void *b)
+{
+    const ready_rec *x = a, *y = b;
+    return cmp_rib(x->rank, x->iter, x->bucket, y->rank, y->iter, y->bucket);
+}
+
+static int cmp_coll_rib(const void *a, const void *b)
+{
+    const coll_rec *x = a, *y = b;
+    return cmp_rib(x->rank, x->iter, x->bucket, y->rank, y->iter, y->bucket);
+}
+
+/* Union lengths of the C set, the M set and both, over spans sorted by start. */
+static void unions(const ival *v, size_t n, its_acc *a)
+{
+    int64_t last[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
+    int64_t *sum[3] = {&a->c, &a->m, &a->u};
+    for (size_t i = 0; i < n; i++) {
+        int in[3] = {v[i].flags & IS_C, v[i].flags & IS_M, v[i].flags != 0};
+        for (int s = 0; s < 3; s++) {
+            if (!in[s])
+                continue;
+            int64_t from = v[i].start > last[s] ? v[i].start : last[s];
+            if (v[i].end > from)
+                *sum[s] += v[i].end - from;
+            if (v[i].end > last[s])
+                last[s] = v[i].end;
+        }
+    }
+}
+
+typedef struct {
+    vec its, colls, readies, group, group_ready;
+    /* the open rank-iteration */
+    int rank, iter;
+    bool open, has_fwd, has_opt;
+    int64_t min_start, max_end, fwd_start, opt_end;
+} scan_state;
+
+static int close_group(scan_state *s)
+{
+    if (!s->open)
+        return 0;
+    its_acc *a = vec_push(&s->its);
+    if (!a)
+        return -1;
+    memset(a, 0, sizeof *a);
+    a->rank = s->rank;
+    a->iter = s->iter;
+    a->step_start = s->has_fwd ? s->fwd_start : s->min_start;
+    a->step_end = s->has_opt ? s->opt_end : s->max_end;
+    qsort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
+    unions(s->group.v, s->group.n, a);
+    s->group.n = 0;
+    /* the bucket's ready time: the end of its last copy_in in this rank-iteration */
+    ready_rec *g = s->group_ready.v;
+    qsort(g, s->group_ready.n, sizeof *g, cmp_ready);
+    for (size_t i = 0; i < s->group_ready.n;) {
+        ready_rec best = g[i];
+        size_t j = i;
+        for (; j < s->group_ready.n && g[j].bucket == g[i].bucket; j++)
+            if (g[j].ready > best.ready)
+                best.ready = g[j].ready;
+        ready_rec *r = vec_push(&s->readies);
+        if (!r)
+            return -1;
+        *r = best;
+        i = j;
+    }
+    s->group_ready.n = 0;
+    s->open = false;
+    return 0;
+}
+
+static int add_span(scan_state *s, sqlite3_stmt *q)
+{
+    int rank = sqlite3_column_int(q, 0), iter = sqlite3_column_int(q, 1);
+    if (s->open && (rank != s->rank || iter != s->iter) && close_group(s) < 0)
+        return -1;
+    const char *stream = (const char *)sqlite3_column_text(q, 2);
+    const char *kind = (const char *)sqlite3_column_text(q, 3);
+    int64_t start = sqlite3_column_int64(q, 6), end = sqlite3_column_int64(q, 7);
+    bool bucket_null = sqlite3_column_type(q, 4) == SQLITE_NULL;
+    int bucket = sqlite3_column_int(q, 4);
+    if (!s->open) {
+        s->open = true;
+        s->rank = rank;
+        s->iter = iter;
+        s->has_fwd = s->has_opt = false;
+        s->min_start = start;
+        s->max_end = end;
+    }
+    if (start < s->min_start)
+        s->min_start = start;
+    if (end > s->max_end)
+        s->max_end = end;
+    kind = kind ? kind : "";
+    if (!strcmp(kind, "forward") && (!s->has_fwd || start < s->fwd_start)) {
+        s->fwd_start = start;
+        s->has_fwd = true;
+    }
+    if (!strcmp(kind, "optimizer") && (!s->has_opt || end > s->opt_end)) {
+        s->opt_end = end;
+        s->has_opt = true;
+    }
+    int flags = (stream && !strcmp(stream, "compute") ? IS_C : 0) | (!strcmp(kind, "allreduce") ? IS_M : 0);
+    if (flags) {
+        ival *v = vec_push(&s->group);
+        if (!v)
+            return -1;
+        *v = (ival){start, end, flags};
+    }
+    if (!strcmp(kind, "allreduce") && sqlite3_column_type(q, 5) != SQLITE_NULL) {
+        coll_rec *c = vec_push(&s->colls);
+        if (!c)
+            return -1;
+        *c = (coll_rec){.seq = sqlite3_column_int64(q, 5), .rank = rank, .iter = iter,
+                        .bucket = bucket_null ? -1 : bucket, .arrival = start, .end = end,
+                        .bytes = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8)};
+    }
+    if (!strcmp(kind, "copy_in") && !bucket_null) {
+        ready_rec *r = vec_push(&s->group_ready);
+        if (!r)
+            return -1;
+        *r = (ready_rec){rank, iter, bucket, end};
+    }
+    return 0;
+}
+
+/* Folds the allreduce spans into one record per (seq, rank), as the views group. */
+static void fold_rank_collectives(vec *colls)
+{
+    coll_rec *c = colls->v;
+    qsort(c, colls->n, sizeof *c, cmp_coll);
+    size_t m = 0;
+    for (size_t i = 0; i < colls->n; i++) {
+        if (m > 0 && c[m - 1].seq == c[i].seq && c[m - 1].rank == c[i].rank) {
+            coll_rec *d = &c[m - 1];
+            d->iter = c[i].iter < d->iter ? c[i].iter : d->iter;
+            if (c[i].bucket >= 0 && (d->bucket < 0 || c[i].bucket < d->bucket))
+                d->bucket = c[i].bucket;
+            d->arrival = c[i].arrival < d->arrival ? c[i].arrival : d->arrival;
+            d->end = c[i].end > d->end ? c[i].end : d->end;
+            d->bytes = c[i].bytes > d->bytes ? c[i].bytes : d->bytes;
+        } else {
+            c[m++] = c[i];
+        }
+    }
+    colls->n = m;
+}
+
+static its_acc *find_its(vec *its, int rank, int iter)
+{
+    its_acc *a = its->v;
+    size_t lo = 0, hi = its->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].rank == rank && a[mid].iter == iter)
+            return &a[mid];
+        if (a[mid].rank < rank || (a[mid].rank == rank && a[mid].iter < iter))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+static int bind_opt(sqlite3_stmt *s, int i, int64_t v)
+{
+    return v < 0 ? sqlite3_bind_null(s, i) : sqlite3_bind_int64(s, i, v);
+}
+
+static int step_reset(sqlite3_stmt *s)
+{
+    int rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* collective_stat rows, and each rank's wait added to its iteration. */
+static int write_collectives(sqlite3 *db, int64_t run_id, vec *colls, vec *its)
+{
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO collective_stat(run_id, seq, iter, bucket, bytes, first_arrival_ns,"
+                           " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7)",
+                           -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    coll_rec *c = colls->v;
+    int ret = 0;
+    for (size_t i = 0; i < colls->n && ret == 0;) {
+        coll_rec agg = c[i];
+        int64_t first = c[i].arrival;
+        size_t j = i;
+        for (; j < colls->n && c[j].seq == c[i].seq; j++) {
+            agg.iter = c[j].iter < agg.iter ? c[j].iter : agg.iter;
+            if (c[j].bucket >= 0 && (agg.bucket < 0 || c[j].bucket < agg.bucket))
+                agg.bucket = c[j].bucket;
+            agg.bytes = c[j].bytes > agg.bytes ? c[j].bytes : agg.bytes;
+            first = c[j].arrival < first ? c[j].arrival : first;
+            agg.arrival = c[j].arrival > agg.arrival ? c[j].arrival : agg.arrival; /* the last */
+            agg.end = c[j].end > agg.end ? c[j].end : agg.end;
+        }
+        for (size_t k = i; k < j; k++) {
+            its_acc *a = find_its(its, c[k].rank, c[k].iter);
+            if (a)
+                a->wait += agg.arrival - c[k].arrival;
+        }
+        if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int64(ins, 2, agg.seq) ||
+            sqlite3_bind_int(ins, 3, agg.iter) || bind_opt(ins, 4, agg.bucket) || bind_opt(ins, 5, agg.bytes) ||
+            sqlite3_bind_int64(ins, 6, first) || sqlite3_bind_int64(ins, 7, agg.arrival) ||
+            sqlite3_bind_int64(ins, 8, agg.end) || sqlite3_bind_int64(ins, 9, (int64_t)(j - i)) ||
+            step_reset(ins) < 0)
+            ret = -1;
+        i = j;
+    }
+    sqlite3_finalize(ins);
+    return ret;
+}
+
+static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const vec *its)
+{
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO iteration_stat(run_id, rank, iter, warmup, step_ns, compute_ns,"
+                           " comm_ns, overlap_ns, exposed_comm_ns, wait_ns, step_start_ns, step_end_ns)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                           -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    const its_acc *a = its->v;
+    int ret = 0;
+    for (size_t i = 0; i < its->n && ret == 0; i++) {
+        const its_acc *w = &a[i];
+        if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int(ins, 2, w->rank) ||
+            sqlite3_bind_int(ins, 3, w->iter) || sqlite3_bind_int(ins, 4, w->iter < warmup) ||
+            sqlite3_bind_int64(ins, 5, w->step_end - w->step_start) || sqlite3_bind_int64(ins, 6, w->c) ||
+            sqlite3_bind_int64(ins, 7, w->m) || sqlite3_bind_int64(ins, 8, w->c + w->m - w->u) ||
+            sqlite3_bind_int64(ins, 9, w->u - w->c) || sqlite3_bind_int64(ins, 10, w->wait) ||
+            sqlite3_bind_int64(ins, 11, w->step_start) || sqlite3_bind_int64(ins, 12, w->step_end) ||
+            step_reset(ins) < 0)
+            ret = -1;
+    }
+    sqlite3_finalize(ins);
+    return ret;
+}
+
+/* Per (rank, iter, bucket) with a copy_in: ready, and the first arrival among the
+ * rank's collectives of that bucket counted in that iteration. */
+static int write_ready(sqlite3 *db, int64_t run_id, vec *readies, vec *colls)
+{
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "INSERT INTO bucket_ready_stat(run_id, rank, iter, bucket, ready_ns, arrival_ns)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                           -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    ready_rec *r = readies->v;
+    qsort(r, readies->n, sizeof *r, cmp_ready);
+    coll_rec *c = colls->v; /* re-sorted: done with the per-seq order */
+    qsort(c, colls->n, sizeof *c, cmp_coll_rib);
+    size_t j = 0;
+    int ret = 0;
+    for (size_t i = 0; i < readies->n && ret == 0; i++) {
+        while (j < colls->n && cmp_rib(c[j].rank, c[j].iter, c[j].bucket, r[i].rank, r[i].iter, r[i].bucket) < 0)
+            j++;
+        int64_t arrival = -1;
+        for (size_t k = j; k < colls->n && !cmp_rib(c[k].rank, c[k].iter, c[k].bucket, r[i].rank, r[i].iter,
+                                                      r[i].bucket); k++)
+            if (arrival < 0 || c[k].arrival < arrival)
+                arrival = c[k].arrival;
+        if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int(ins, 2, r[i].rank) ||
+            sqlite3_bind_int(ins, 3, r[i].iter) || sqlite3_bind_int(ins, 4, r[i].bucket) ||
+            sqlite3_bind_int64(ins, 5, r[i].ready) ||
+            (arrival < 0 ? sqlite3_bind_null(ins, 6) : sqlite3_bind_int64(ins, 6, arrival)) ||
+            step_reset(ins) < 0)
+            ret = -1;
+    }
+    sqlite3_finalize(ins);
+    return ret;
+}
+
+static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspans)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rank, iter, stream, kind, bucket, seq, start_ns, end_ns, bytes FROM span"
+                           " WHERE run_id = ?1 ORDER BY rank, iter",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_bind_int64(q, 1, run_id) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        return -1;
+    }
+    int rc;
+    *nspans = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (add_span(s, q) < 0) {
+            sqlite3_finalize(q);
+            return -1;
+        }
+        (*nspans)++;
+    }
+    sqlite3_finalize(q);
+    return rc == SQLITE_DONE ? close_group(s) : -1;
+}
+
+int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
+{
+    scan_state s = {.its = {.size = sizeof(its_acc)},
+                    .colls = {.size = sizeof(coll_rec)},
+                    .readies = {.size = sizeof(ready_rec)},
+                    .group = {.size = sizeof(ival)},
+                    .group_ready = {.size = sizeof(ready_rec)}};
+    int64_t nspans = 0, warmup = 0;
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "DELETE FROM iteration_stat WHERE run_id = %lld;"
+             "DELETE FROM collective_stat WHERE run_id = %lld;"
+             "DELETE FROM bucket_ready_stat WHERE run_id = %lld;"
+             "DELETE FROM run_stats WHERE run_id = %lld;",
+             (long long)run_id, (long long)run_id, (long long)run_id, (long long)run_id);
+    sqlite3_stmt *w = NULL;
+    int ret = -1;
+    if (store_exec(db, sql, "clearing run statistics", err, errlen) < 0)
+        goto out;
+    if (sqlite3_prepare_v2(db, "SELECT warmup FROM run WHERE id = ?1", -1, &w, NULL) != SQLITE_OK ||
+        sqlite3_bind_int64(w, 1, run_id) != SQLITE_OK || sqlite3_step(w) != SQLITE_ROW) {
+        set_err(err, errlen, "run statistics: no run %lld (%s)", (long long)run_id, sqlite3_errmsg(db));
+        goto out;
+    }
+    warmup = sqlite3_column_int64(w, 0);
+    if (scan_spans(db, run_id, &s, &nspans) < 0) {
+        store_db_fail(db, err, errlen, "run statistics: reading spans");
+        goto out;
+    }
+    fold_rank_collectives(&s.colls);
+    if (write_collectives(db, run_id, &s.colls, &s.its) < 0 ||
+        write_iterations(db, run_id, (int)warmup, &s.its) < 0 ||
+        write_ready(db, run_id, &s.readies, &s.colls) < 0) {
+        store_db_fail(db, err, errlen, "run statistics: writing");
+        goto out;
+    }
+    sqlite3_finalize(w);
+    w = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO run_stats(run_id, spans, computed_at) VALUES (?1, ?2, " NOW_UTC ")",
+                           -1, &w, NULL) != SQLITE_OK ||
+        sqlite3_bind_int64(w, 1, run_id) != SQLITE_OK || sqlite3_bind_int64(w, 2, nspans) != SQLITE_OK ||
+        sqlite3_step(w) != SQLITE_DONE) {
+        store_db_fail(db, err, errlen, "run statistics: marking");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(w);
+    free(s.its.v);
+    free(s.colls.v);
+    free(s.readies.v);
+    free(s.group.v);
+    free(s.group_ready.v);
+    return ret;
+}
+
+int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id FROM run WHERE status <> 'running'"
+                           " AND id NOT IN (SELECT run_id FROM run_stats) ORDER BY id",
+                           -1, &s, NULL) != SQLITE_OK)
+        return store_db_fail(db, err, errlen, "listing runs without statistics");
+    int64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(ids, cap * sizeof *ids);
+            if (!grown) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            ids = grown;
+        }
+        ids[n++] = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_finalize(s);
+    int ret = rc == SQLITE_DONE ? 0 : store_db_fail(db, err, errlen, "listing runs without statistics");
+    for (size_t i = 0; i < n && ret == 0; i++)
+        ret = store_compute_stats(db, ids[i], err, errlen);
+    free(ids);
+    return ret;
+}

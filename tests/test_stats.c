@@ -1,0 +1,254 @@
+/* test_stats.c — the statistics stored when a run ends (profiler/store_stats.c,
+ * schema 4) against the views they replace for reports.
+ *
+ * Contract checked: after store_finish_run, iteration_stat holds exactly the rows
+ * of the iteration_stats view and collective_stat those of the collective view
+ * (every column), on spans built to hit the edge cases (nested and overlapping
+ * compute spans, a collective recorded as two spans on one rank, a rank-iteration
+ * without a forward or an optimizer span, a copy_in whose bucket never reduces,
+ * NULL bucket and bytes, a failed run); the JSON report read from the stored
+ * statistics is byte for byte the one computed through the views; a run still
+ * running has none and is reported through the views; a schema-3 file is upgraded
+ * by store_open with the statistics of its ended runs computed, and reports the same
+ * figures before and after.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "report.h"
+#include "store.h"
+#include "tmp_store.h"
+
+typedef struct {
+    char path[64];
+    store *st;
+    char err[512];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    if (!f || open_tmp_store(f->path, sizeof f->path, "ddpprof_test_stats_", &f->st, f->err, sizeof f->err) != 0) {
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    store_close(f->st);
+    remove_db(f->path);
+    free(f);
+    return 0;
+}
+
+static int64_t scalar(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *s;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &s, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
+    int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+}
+
+/* Three ranks, four iterations (one warm-up), skewed arrivals, and the edge cases. */
+static int64_t write_run(fixture *f, const char *name, bool fail)
+{
+    double speeds[3] = {1.0, 1.0, 0.5};
+    store_run_info info = {.name = name, .source = "t.ini", .scenario_ini = "", .backend = "cpu", .model = "mlp",
+                           .world_size = 3, .iterations = 3, .warmup = 1, .total_params = 4,
+                           .bucket_cap_mb = 25, .rank_speed = speeds};
+    int64_t id;
+    assert_int_equal(store_begin_run(f->st, &info, &id, f->err, sizeof f->err), 0);
+    int p0[] = {0, 1}, p1[] = {2, 3};
+    store_bucket b[2] = {{.nbytes = 800, .size_limit = 1000, .nparams = 2, .params = p0},
+                         {.nbytes = 600, .size_limit = 1000, .nparams = 2, .params = p1}};
+    assert_int_equal(store_write_buckets(f->st, id, 0, b, 2, f->err, sizeof f->err), 0);
+    span sp[256];
+    size_t n = 0;
+    for (int it = 0; it < 4; it++)
+        for (int r = 0; r < 3; r++) {
+            int64_t t = it * 100000 + r * 1000;
+            if (!(it == 2 && r == 1)) /* no forward span: the step starts at the first span */
+                sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_FORWARD, -1, -1, 0, t, t + 5000);
+            sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_BACKWARD, -1, -1, 0, t + 5000, t + 15000);
+            sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_BACKWARD, -1, -1, 0, t + 6000, t + 9000); /* nested */
+            sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 0, -1, 800, t + 9000, t + 9500);
+            sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 0, -1, 800, t + 9400, t + 9800); /* overlaps */
+            sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 1, -1, 600, t + 14000, t + 15000);
+            sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 5, -1, 8, t + 14000, t + 14100); /* never reduced */
+            int64_t a0 = t + 10000 + (r == 2 ? 4000 : 0), end0 = it * 100000 + 2000 + 20000;
+            if (r == 1 && it == 1) { /* one collective as two spans on one rank */
+                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 2, 800, a0, a0 + 3000);
+                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 2, 800, a0 + 3000, end0);
+            } else {
+                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 2, 800, a0, end0);
+            }
+            span s = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, r == 0 ? -1 : 1, it * 2 + 1, r == 0 ? -1 : 600,
+                        end0 + r * 700, end0 + 9000);
+            sp[n++] = s;
+            if (!(it == 3 && r == 2)) /* no optimizer: the step ends at the last span */
+                sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_OPTIMIZER, -1, -1, 0, end0 + 9000, end0 + 9500);
+            sp[n++] = mk(r, it, STREAM_HOST, SPAN_WAIT, -1, -1, 0, t + 15000, end0 + 9600);
+        }
+    assert_true(n <= sizeof sp / sizeof *sp);
+    assert_int_equal(store_write_spans(f->st, id, sp, n, f->err, sizeof f->err), 0);
+    assert_int_equal(store_finish_run(f->st, id, fail ? "rank 2 died" : NULL, f->err, sizeof f->err), 0);
+    return id;
+}
+
+/* Rows of `a` not in `b` plus rows of `b` not in `a`. */
+static int64_t differing_rows(sqlite3 *db, const char *a, const char *b)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT (SELECT COUNT(*) FROM (%s EXCEPT %s)) + (SELECT COUNT(*) FROM (%s EXCEPT %s))",
+             a, b, b, a);
+    return scalar(db, sql);
+}
+
+static void assert_stats_equal_views(sqlite3 *db)
+{
+    assert_true(scalar(db, "SELECT COUNT(*) FROM iteration_stat") > 0);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM iteration_stat"), scalar(db, "SELECT COUNT(*) FROM iteration_stats"));
+    assert_int_equal(differing_rows(db,
+                                    "SELECT run_id, rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"
+                                    " exposed_comm_ns, wait_ns, step_start_ns, step_end_ns FROM iteration_stat",
+                                    "SELECT run_id, rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"
+                                    " exposed_comm_ns, wait_ns, step_start_ns, step_end_ns FROM iteration_stats"),
+                     0);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM collective_stat"), scalar(db, "SELECT COUNT(*) FROM collective"));
+    assert_int_equal(differing_rows(db,
+                                    "SELECT run_id, seq, iter, bucket, bytes, first_arrival_ns, last_arrival_ns,"
+                                    " end_ns, nranks, arrival_skew_ns, transfer_ns FROM collective_stat",
+                                    "SELECT run_id, seq, iter, bucket, bytes, first_arrival_ns, last_arrival_ns,"
+                                    " end_ns, nranks, arrival_skew_ns, transfer_ns FROM collective"),
+                     0);
+    /* The waits are not all zero, so the comparison above means something. */
+    assert_true(scalar(db, "SELECT SUM(wait_ns) FROM iteration_stat") > 0);
+}
+
+static char *json_report(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    assert_non_null(out);
+    if (report_write(db, run_id, REPORT_JSON, out, err, errlen) != 0)
+        fail_msg("report: %s", err);
+    assert_int_equal(fclose(out), 0);
+    return buf;
+}
+
+static void test_stats_equal_views(void **state)
+{
+    fixture *f = *state;
+    write_run(f, "a", false);
+    write_run(f, "b", true);
+    sqlite3 *db = store_db(f->st);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM run_stats"), 2);
+    assert_int_equal(scalar(db, "SELECT spans FROM run_stats WHERE run_id = 1"),
+                     scalar(db, "SELECT COUNT(*) FROM span WHERE run_id = 1"));
+    assert_stats_equal_views(db);
+}
+
+static void test_report_same_either_way(void **state)
+{
+    fixture *f = *state;
+    write_run(f, "a", false);
+    write_run(f, "b", true);
+    sqlite3 *db = store_db(f->st);
+    char *stored = json_report(db, -1, f->err, sizeof f->err);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM run_stats", NULL, NULL, NULL), SQLITE_OK);
+    char *viewed = json_report(db, -1, f->err, sizeof f->err);
+    assert_string_equal(stored, viewed);
+    assert_non_null(strstr(stored, "\"wait_ms\"")); /* a real report, not an empty one */
+    free(stored);
+    free(viewed);
+}
+
+static void test_running_run_has_none(void **state)
+{
+    fixture *f = *state;
+    double speeds[1] = {1.0};
+    store_run_info info = {.name = "live", .backend = "cpu", .world_size = 1, .iterations = 1, .rank_speed = speeds};
+    int64_t id;
+    assert_int_equal(store_begin_run(f->st, &info, &id, f->err, sizeof f->err), 0);
+    span s = mk(0, 0, STREAM_COMPUTE, SPAN_FORWARD, -1, -1, 0, 0, 1000);
+    assert_int_equal(store_write_spans(f->st, id, &s, 1, f->err, sizeof f->err), 0);
+    assert_int_equal(scalar(store_db(f->st), "SELECT COUNT(*) FROM run_stats"), 0);
+    char *text = json_report(store_db(f->st), id, f->err, sizeof f->err);
+    assert_non_null(strstr(text, "\"step_ms_mean\": 0.001"));
+    free(text);
+}
+
+/* A schema-4 file taken back to schema 3, as an older ddpprof left it. */
+static void downgrade_to_v3(sqlite3 *db)
+{
+    assert_int_equal(sqlite3_exec(db,
+                                  "BEGIN;"
+                                  "DROP TABLE run_stats; DROP TABLE iteration_stat; DROP TABLE collective_stat;"
+                                  "DROP TABLE bucket_ready_stat; DROP INDEX span_run_seq;"
+                                  "CREATE INDEX span_run_seq ON span(run_id, seq);"
+                                  "UPDATE meta SET value = '3' WHERE key = 'schema_version';"
+                                  "COMMIT;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+}
+
+static void test_upgrade_from_schema_3(void **state)
+{
+    fixture *f = *state;
+    write_run(f, "a", false);
+    write_run(f, "b", true);
+    char *before = json_report(store_db(f->st), -1, f->err, sizeof f->err);
+    downgrade_to_v3(store_db(f->st));
+    store_close(f->st);
+    f->st = NULL;
+
+    /* Read as it is (views) by a report: same figures, nothing written. */
+    store *ro;
+    assert_int_equal(store_open_readonly(f->path, &ro, f->err, sizeof f->err), 0);
+    char *old = json_report(store_db(ro), -1, f->err, sizeof f->err);
+    assert_string_equal(old, before);
+    assert_int_equal(scalar(store_db(ro), "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
+    store_close(ro);
+
+    assert_int_equal(store_open(f->path, &f->st, f->err, sizeof f->err), 0);
+    sqlite3 *db = store_db(f->st);
+    assert_int_equal(scalar(db, "SELECT value FROM meta WHERE key = 'schema_version'"), STORE_SCHEMA_VERSION);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM run_stats"), 2);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'span_run_seq'"
+                                " AND sql LIKE '%WHERE seq IS NOT NULL%'"),
+                     1);
+    assert_stats_equal_views(db);
+    char *after = json_report(db, -1, f->err, sizeof f->err);
+    assert_string_equal(after, before);
+    free(before);
+    free(old);
+    free(after);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_stats_equal_views, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_same_either_way, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_running_run_has_none, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_schema_3, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
