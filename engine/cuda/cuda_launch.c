@@ -132,6 +132,11 @@ static int run_collective(cuda_device *d, cudaStream_t s, const dev_op *op, cons
                           size_t errlen)
 {
     void *buf = op->u.coll.buf;
+    /* The communicator is gone once aborted (the device has failed by then). */
+    if (!d->comm_ok || cuda_device_failed(d) || atomic_load(&d->comm_aborted)) {
+        snprintf(err, errlen, "%s (seq %lld): the communicator was aborted", op->name, (long long)op->seq);
+        return -1;
+    }
     if (p->coll == CUDA_COLL_BROADCAST) {
         TRY_NCCL("ncclBroadcast", ncclBroadcast(buf, buf, (size_t)p->count, ncclInt32, 0, d->comm, s));
         return 0;

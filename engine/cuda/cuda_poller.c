@@ -88,12 +88,14 @@ static int retire(cuda_device *d, dev_stream s)
 static void watch(cuda_device *d)
 {
     if (atomic_load(&d->abort_requested)) {
-        cuda_comm_abort_once(d);
+        /* Failed first: no NCCL call starts after this (cuda_launch.c checks), so the
+         * abort can only meet a call already inside NCCL, which it is there to end. */
         pthread_mutex_lock(&d->mu);
         char why[512];
         text_copy(why, sizeof why, d->abort_why);
         pthread_mutex_unlock(&d->mu);
         cuda_device_fail(d, why);
+        cuda_comm_abort_once(d);
         return;
     }
     if (!d->comm_ok || atomic_load(&d->comm_aborted))
@@ -134,8 +136,8 @@ static void watch(cuda_device *d)
     in.nccl_text = ncclGetErrorString(async);
     char why[512];
     if (cuda_watch_decide(&in, why, sizeof why) != CUDA_WATCH_OK) {
-        cuda_comm_abort_once(d);
         cuda_device_fail(d, why);
+        cuda_comm_abort_once(d);
     }
 }
 
