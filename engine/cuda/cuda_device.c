@@ -222,7 +222,25 @@ static void *cuda_alloc(device *base, size_t bytes)
     cuda_device *d = (cuda_device *)base;
     void *p = NULL;
     char msg[512];
-    cudaError_t rc = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
+    /* Managed memory beyond what the GPU has free can hang the GPU, not just this
+     * process: refuse it (with room left for NCCL's and cuBLAS's own buffers). */
+    size_t free_b = 0, total_b = 0;
+    cudaError_t rc = cudaMemGetInfo(&free_b, &total_b);
+    if (rc != cudaSuccess) {
+        snprintf(msg, sizeof msg, "rank %d: cudaMemGetInfo: %s", d->base.rank, cudaGetErrorString(rc));
+        cuda_device_fail(d, msg);
+        return NULL;
+    }
+    const size_t reserve = (size_t)512 << 20;
+    if (bytes + reserve > free_b) {
+        snprintf(msg, sizeof msg,
+                 "rank %d: %zu MiB more on GPU %d, which has %zu MiB free of %zu (keeping %zu MiB for NCCL "
+                 "and cuBLAS): use a smaller model or fewer ranks per GPU",
+                 d->base.rank, bytes >> 20, d->gpu, free_b >> 20, total_b >> 20, reserve >> 20);
+        cuda_device_fail(d, msg);
+        return NULL;
+    }
+    rc = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
     if (rc != cudaSuccess) {
         snprintf(msg, sizeof msg, "rank %d: cudaMallocManaged(%zu bytes): %s", d->base.rank, bytes,
                  cudaGetErrorString(rc));
