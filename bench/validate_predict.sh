@@ -18,6 +18,8 @@
 #          PREDICT="ddpprof predict" (the command that predicts; e.g. PREDICT="./ddpprof run
 #          --backend cpu" checks this script's plumbing by comparing two cpu runs)
 #          CALIBRATE_ARGS="--ranks 2,4" (passed to ddpprof calibrate)
+#          RUNS=1: cpu runs of each scenario; with more, the measured figures are the
+#          median over the runs (per figure), which steadies them on a busy machine
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
 #          override: how far two measurements of one scenario differ on this machine now
 # Output: the table on stdout; the database, the calibration and every log under
@@ -34,6 +36,8 @@ if [ "$NOISE_FLOOR" = 1 ]; then
 fi
 PREDICT=${PREDICT:-$DDPPROF predict}
 CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
+RUNS=${RUNS:-1}
+case "$RUNS" in '' | *[!0-9]* | 0) echo "validate_predict: RUNS=$RUNS: want a positive integer" >&2; exit 2 ;; esac
 
 if [ $# -gt 0 ]; then
     SCENARIOS=("$@")
@@ -87,10 +91,12 @@ PAIRS=$OUT/pairs.tsv
 for scen in "${SCENARIOS[@]}"; do
     name=$(basename "$scen" .ini)
     before=$(max_id)
-    if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >"$OUT/$name.run.log" 2>&1; then
-        echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
-        exit 1
-    fi
+    for ((r = 1; r <= RUNS; r++)); do
+        if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >>"$OUT/$name.run.log" 2>&1; then
+            echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
+            exit 1
+        fi
+    done
     mid=$(max_id)
     link=calibrated
     overrides=("${DEV_OVERRIDES[@]}")
@@ -107,12 +113,16 @@ for scen in "${SCENARIOS[@]}"; do
         exit 1
     fi
     after=$(max_id)
-    if [ $((mid - before)) -ne $((after - mid)) ]; then
-        echo "validate_predict: $name: $((mid - before)) measured runs but $((after - mid)) predicted" >&2
+    points=$((after - mid))
+    if [ $((mid - before)) -ne $((points * RUNS)) ]; then
+        echo "validate_predict: $name: $((mid - before)) measured runs for $points predicted x $RUNS" >&2
         exit 1
     fi
-    for ((i = 1; i <= mid - before; i++)); do
-        printf '%s\t%s\t%d\t%d\n' "$name" "$link" $((before + i)) $((mid + i)) >>"$PAIRS"
+    # Point i was measured by runs before + r*points + i (r = 0 .. RUNS-1).
+    for ((i = 1; i <= points; i++)); do
+        ids=""
+        for ((r = 0; r < RUNS; r++)); do ids="$ids${ids:+,}$((before + r * points + i))"; done
+        printf '%s\t%s\t%s\t%d\n' "$name" "$link" "$ids" $((mid + i)) >>"$PAIRS"
     done
 done
 
@@ -121,34 +131,48 @@ what="predict vs measured"
 echo "## $what (cpu backend, $(nproc) cores; calibration: latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s})"
 echo
 "$PYTHON" - "$DDPPROF" "$DB" "$PAIRS" <<'PY'
-import json, subprocess, sys
+import json, statistics, subprocess, sys
 ddpprof, db, pairs = sys.argv[1:4]
 STEP_TARGET, OVERLAP_TARGET = 5.0, 5.0
+
+def compare(a, b):
+    out = subprocess.run([ddpprof, "compare", db, "--run", a, "--run", b, "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
 print("| scenario | link | runs (cpu / sim) | step measured ms | step predicted ms | step error | "
       "overlap measured % (per rank) | overlap predicted % | worst overlap error | within targets |")
 print("|---|---|---|---:|---:|---:|---|---|---:|---|")
 ok_all = True
 for line in open(pairs):
-    name, link, a, b = line.rstrip("\n").split("\t")
-    doc = json.loads(subprocess.run([ddpprof, "compare", db, "--run", a, "--run", b, "--json"],
-                                    check=True, capture_output=True, text=True).stdout)
-    label = doc["a"]["name"] or name
-    step = doc["step_ms"]
-    meas = [r["overlap_pct"]["a"] for r in doc["ranks"]]
-    pred = [r["overlap_pct"]["b"] for r in doc["ranks"]]
-    diffs = [abs(r["overlap_pct"]["diff"]) for r in doc["ranks"] if r["overlap_pct"]["diff"] is not None]
+    name, link, measured, b = line.rstrip("\n").split("\t")
+    docs = [compare(a, b) for a in measured.split(",")]
+    label = docs[0]["a"]["name"] or name
+    step_a = median([d["step_ms"]["a"] for d in docs])
+    step_b = docs[0]["step_ms"]["b"]
+    nr = len(docs[0]["ranks"])
+    meas = [median([d["ranks"][k]["overlap_pct"]["a"] for d in docs if k < len(d["ranks"])]) for k in range(nr)]
+    pred = [docs[0]["ranks"][k]["overlap_pct"]["b"] for k in range(nr)]
+    diffs = [abs(p - m) for m, p in zip(meas, pred) if m is not None and p is not None]
     fmt = lambda xs: " / ".join("-" if x is None else "%.1f" % x for x in xs)
-    step_err = step["rel_pct"]
+    step_err = None if not step_a or step_b is None else 100.0 * (step_b - step_a) / step_a
     worst = max(diffs) if diffs else None
     ok = step_err is not None and abs(step_err) <= STEP_TARGET and (worst is None or worst <= OVERLAP_TARGET)
     ok_all &= ok
-    print("| %s | %s | %s / %s | %.3f | %.3f | %s | %s | %s | %s | %s |" % (
-        label, link, a, b, step["a"], step["b"],
+    print("| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        label, link, measured.replace(",", " "), b, "-" if step_a is None else "%.3f" % step_a,
+        "-" if step_b is None else "%.3f" % step_b,
         "-" if step_err is None else "%+.1f%%" % step_err, fmt(meas), fmt(pred),
         "-" if worst is None else "%.1f pts" % worst, "yes" if ok else "**no**"))
 print()
-print("Targets: step time within %.0f%%, every rank's overlap within %.0f points. %s" % (
-    STEP_TARGET, OVERLAP_TARGET, "All met." if ok_all else "Not all met."))
+print("Targets: step time within %.0f%%, every rank's overlap within %.0f points%s. %s" % (
+    STEP_TARGET, OVERLAP_TARGET,
+    "; measured figures are medians over %d runs" % len(docs) if len(docs) > 1 else "",
+    "All met." if ok_all else "Not all met."))
 PY
 echo
 echo "(database, calibration and logs in ${OUT#"$ROOT"/})"
