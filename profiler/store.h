@@ -9,7 +9,8 @@
  * transaction.  A run still 'running' whose writer is gone is 'abandoned': readers
  * decide that with store_run_liveness, it is never stored.
  * One writer per file: a store handle is used from one thread at a time.
- * Tables: meta, run, rank, param, bucket, span.  Views: collective, collective_arrival,
+ * Tables: meta, run, rank, param, bucket, span, and (schema 4) run_stats,
+ * iteration_stat, collective_stat, bucket_ready_stat.  Views: collective, collective_arrival,
  * iteration_stats, ddp_logging (see store_schema.c for their exact SQL; README states
  * them).  Schema 2 added run.writer_pid, writer_host, writer_start, writer_boot,
  * writer_pidns; files of schema 1 are upgraded by store_open and read as they are by

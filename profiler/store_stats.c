@@ -63,6 +63,13 @@ static void *vec_push(vec *a)
     return (char *)a->v + a->size * a->n++;
 }
 
+/* qsort, which must not be given NULL even for nothing to sort. */
+static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(v, n, size, cmp);
+}
+
 static int cmp_ival(const void *a, const void *b)
 {
     const ival *x = a, *y = b;
@@ -139,12 +146,12 @@ static int close_group(scan_state *s)
     a->iter = s->iter;
     a->step_start = s->has_fwd ? s->fwd_start : s->min_start;
     a->step_end = s->has_opt ? s->opt_end : s->max_end;
-    qsort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
+    sort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
     unions(s->group.v, s->group.n, a);
     s->group.n = 0;
     /* the bucket's ready time: the end of its last copy_in in this rank-iteration */
     ready_rec *g = s->group_ready.v;
-    qsort(g, s->group_ready.n, sizeof *g, cmp_ready);
+    sort(g, s->group_ready.n, sizeof *g, cmp_ready);
     for (size_t i = 0; i < s->group_ready.n;) {
         ready_rec best = g[i];
         size_t j = i;
@@ -221,7 +228,7 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
 static void fold_rank_collectives(vec *colls)
 {
     coll_rec *c = colls->v;
-    qsort(c, colls->n, sizeof *c, cmp_coll);
+    sort(c, colls->n, sizeof *c, cmp_coll);
     size_t m = 0;
     for (size_t i = 0; i < colls->n; i++) {
         if (m > 0 && c[m - 1].seq == c[i].seq && c[m - 1].rank == c[i].rank) {
@@ -346,9 +353,9 @@ static int write_ready(sqlite3 *db, int64_t run_id, vec *readies, vec *colls)
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
     ready_rec *r = readies->v;
-    qsort(r, readies->n, sizeof *r, cmp_ready);
+    sort(r, readies->n, sizeof *r, cmp_ready);
     coll_rec *c = colls->v; /* re-sorted: done with the per-seq order */
-    qsort(c, colls->n, sizeof *c, cmp_coll_rib);
+    sort(c, colls->n, sizeof *c, cmp_coll_rib);
     size_t j = 0;
     int ret = 0;
     for (size_t i = 0; i < readies->n && ret == 0; i++) {

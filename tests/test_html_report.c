@@ -10,6 +10,8 @@
  * shows the JSON's representative iteration and has spans; the sweep and backend
  * sections are there; the screenshot is not blank (many colours, mostly not
  * background) and shows the allreduce wait colour, since the ranks are skewed.
+ * Without Chromium: --json with --html is refused (exit 2), and an output file that
+ * cannot be written fails (exit 1) leaving nothing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -363,9 +365,37 @@ static void test_html_report_in_chromium(void **state)
     check_screenshot(f->png);
 }
 
+static void test_html_usage(void **state)
+{
+    fixture *f = *state;
+    const char *ddpprof = getenv("DDPPROF");
+    if (!ddpprof)
+        fail_msg("DDPPROF must name ./ddpprof (make test sets it)");
+    char ini[128];
+    snprintf(ini, sizeof ini, "%s/one.ini", f->dir);
+    FILE *fp = fopen(ini, "w");
+    assert_non_null(fp);
+    fputs("[run]\nworld_size = 2\niterations = 1\nwarmup = 0\n[model]\npreset = mlp\nlayers = 2\n"
+          "hidden = 64\nbatch = 8\n",
+          fp);
+    assert_int_equal(fclose(fp), 0);
+    assert_int_equal(run(f, (const char *[]){ddpprof, "run", ini, "-o", f->db, "-q", NULL}, NULL), 0);
+    assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--json", "--html", NULL}, NULL), 2);
+    char bad[192];
+    snprintf(bad, sizeof bad, "%s/no/such/dir/r.html", f->dir);
+    assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--html", "-o", bad, NULL}, NULL), 1);
+    assert_int_equal(access(bad, F_OK), -1);
+    assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--html", "-o", f->html, NULL}, NULL), 0);
+    char *page = slurp(f->html, NULL);
+    assert_non_null(strstr(page, "</html>"));
+    assert_non_null(strstr(page, "class=\"timeline\""));
+    free(page);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_html_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_html_report_in_chromium, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
