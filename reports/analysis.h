@@ -73,6 +73,7 @@ typedef struct {
     char *name, *status, *status_detail, *error, *backend, *model, *source, *started_at,
         *finished_at;
     int world_size;
+    bool phase_spans; /* record.detail = phase: one compute span per phase, no bucket readiness */
     int64_t total_params;
     int iterations_planned; /* from the scenario */
     int warmup_planned;

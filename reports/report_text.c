@@ -101,7 +101,8 @@ static void print_header(FILE *out, const analysis_run *r)
         fprintf(out, "  status      %s\n", status);
     if (r->error)
         fprintf(out, "  error       %s\n", r->error);
-    fprintf(out, "  backend     %s, world size %d\n", or_dash(r->backend), r->world_size);
+    fprintf(out, "  backend     %s, world size %d%s\n", or_dash(r->backend), r->world_size,
+            r->phase_spans ? ", spans per phase (record.detail = phase: bucket readiness not recorded)" : "");
     fprintf(out, "  model       %s, %" PRId64 " params\n", or_dash(r->model), r->total_params);
     if (r->source && *r->source)
         fprintf(out, "  scenario    %s\n", r->source);
