@@ -26,14 +26,15 @@ OPS_PER_RANK_ITER=$(sqlite3 "$TMP/ops.db" "select count(*) * 1.0 / count(distinc
 
 echo "# sim_scale: $(nproc) cores, $(uptime | sed 's/.*load average/load average/')"
 echo "# ops per rank-iteration: $OPS_PER_RANK_ITER"
-read -r WALL_S KB < <(/usr/bin/time -f "%e %M" ./ddpprof predict "$SCEN" -q -o "$TMP/run.db" 2>&1 >/dev/null | tail -1)
+read -r WALL_S CPU_S KB < <(/usr/bin/time -f "%e %U+%S %M" ./ddpprof predict "$SCEN" -q -o "$TMP/run.db" 2>&1 >/dev/null | tail -1)
+CPU_S=$(awk "BEGIN { print $CPU_S }")
 SPANS=$(sqlite3 "$TMP/run.db" "select count(*) from span")
 RANKS_IN_DB=$(sqlite3 "$TMP/run.db" "select count(distinct rank) from span")
 REPORT_S=$( { /usr/bin/time -f "%e" ./ddpprof report "$TMP/run.db" >/dev/null; } 2>&1 | tail -1)
-awk -v wall="$WALL_S" -v kb="$KB" -v spans="$SPANS" -v ranks="$RANKS_IN_DB" -v opri="$OPS_PER_RANK_ITER" -v rep="$REPORT_S" 'BEGIN {
+awk -v wall="$WALL_S" -v cpu="$CPU_S" -v kb="$KB" -v spans="$SPANS" -v ranks="$RANKS_IN_DB" -v opri="$OPS_PER_RANK_ITER" -v rep="$REPORT_S" 'BEGIN {
     ops = opri * 4096 * 10;
-    printf "4096 ranks x 10 iterations: predict -q %.1f s (ddpprof report afterwards: %.1f s), peak RSS %.0f MiB, %d spans, %d ranks in the database\n", wall, rep, kb / 1024, spans, ranks;
-    printf "simulated ops: %.0f, %.2f M ops/s, %.0f spans/s written\n", ops, ops / wall / 1e6, spans / wall }'
+    printf "4096 ranks x 10 iterations: predict -q %.1f s wall, %.1f s CPU (simulation and span writer threads), ddpprof report afterwards %.1f s; peak RSS %.0f MiB, %d spans, %d ranks in the database\n", wall, cpu, rep, kb / 1024, spans, ranks;
+    printf "simulated ops: %.0f, %.2f M ops/s of wall time, %.0f spans/s written\n", ops, ops / wall / 1e6, spans / wall }'
 
 best=0
 w=4096

@@ -116,7 +116,9 @@ static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size
     sqlite3_stmt *s = NULL;
     if (prepare(db,
                 "SELECT name, status, error, backend, world_size, model, total_params,"
-                " iterations, warmup, bucket_cap_mb, source, started_at, finished_at, ranks"
+                " iterations, warmup, bucket_cap_mb, source, started_at, finished_at, ranks,"
+                /* [record] detail as the stored scenario (scenario_to_ini) says it */
+                " instr(scenario, char(10) || 'detail = phase') > 0"
                 " FROM run WHERE id = ?1",
                 &s, err, errlen) < 0)
         return -1;
@@ -144,6 +146,7 @@ static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size
     r->iterations_planned = sqlite3_column_int(s, 7);
     r->warmup_planned = sqlite3_column_int(s, 8);
     r->bucket_cap_mb = sqlite3_column_double(s, 9);
+    r->phase_spans = sqlite3_column_int(s, 14) != 0;
     ret = 0;
 out:
     sqlite3_finalize(s);

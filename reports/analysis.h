@@ -77,6 +77,7 @@ typedef struct {
         *finished_at;
     char *placement; /* where the ranks ran (run.ranks: "processes; 4 ranks share 1 GPU ..."), or NULL */
     int world_size;
+    bool phase_spans; /* record.detail = phase: one compute span per phase, no bucket readiness */
     int64_t total_params;
     int iterations_planned; /* from the scenario */
     int warmup_planned;

@@ -25,7 +25,8 @@
  * iterations, step_ms, compute_ms, comm_ms, overlap_pct, exposed_comm_ms, wait_ms,
  * attribution {compute_ms, exposed_transfer_ms, straggler_wait_ms, other_ms}),
  * buckets[] (idx, bytes, nparams, collectives, ready_samples, ready_ms,
- * launch_delay_ms, arrival_skew_ms, transfer_ms, busbw_gbps).
+ * launch_delay_ms, arrival_skew_ms, transfer_ms, busbw_gbps), record_detail ("op", or
+ * "phase" when compute spans were merged per phase: the text header says so too).
  */
 #ifndef DDPPROF_REPORT_H
 #define DDPPROF_REPORT_H

@@ -60,7 +60,7 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
     return json_pack_ex(
         je, 0,
         "{s:I, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:i, s:s?, s:I, s:s?, s:s?, s:s?,"
-        " s:i, s:i, s:o, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:i, s:o, s:o}",
+        " s:i, s:i, s:o, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:i, s:o, s:o, s:s}",
         "id", (json_int_t)r->id, "name", r->name, "status", r->status, "status_detail",
         r->status_detail, "error", r->error,
         "backend", r->backend, "placement", r->placement, "world_size", r->world_size, "model", r->model, "total_params",
@@ -71,7 +71,8 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
         "all_iterations", r->all_iterations, "buckets_initial", r->buckets_initial,
         "buckets_rebuilt", r->buckets_rebuilt, "bucket_version", r->bucket_version, "steps",
         r->steps, "step_ms_mean", num(r->step_ms_mean), "step_ms_min", num(r->step_ms_min),
-        "step_ms_max", num(r->step_ms_max), "representative_iter", r->representative_iter, "ranks", ranks, "buckets", buckets);
+        "step_ms_max", num(r->step_ms_max), "representative_iter", r->representative_iter, "ranks", ranks, "buckets",
+        buckets, "record_detail", r->phase_spans ? "phase" : "op");
 fail:
     json_decref(ranks);
     json_decref(buckets);

@@ -101,7 +101,8 @@ static void print_header(FILE *out, const analysis_run *r)
         fprintf(out, "  status      %s\n", status);
     if (r->error)
         fprintf(out, "  error       %s\n", r->error);
-    fprintf(out, "  backend     %s, world size %d\n", or_dash(r->backend), r->world_size);
+    fprintf(out, "  backend     %s, world size %d%s\n", or_dash(r->backend), r->world_size,
+            r->phase_spans ? ", spans per phase (record.detail = phase: bucket readiness not recorded)" : "");
     /* Only a note worth reading: plain "threads" / "processes" say nothing new. */
     if (r->placement && strchr(r->placement, ';'))
         fprintf(out, "  ranks       %s\n", r->placement);

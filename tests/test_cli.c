@@ -316,6 +316,36 @@ static void test_explain(void **state)
     assert_int_equal(r.status, 2);
 }
 
+/* predict: the sim backend through the command line, past the cpu backend's rank
+ * limit, every rank in the database; --verify has nothing to check there (usage error, nothing written). */
+static void test_predict(void **state)
+{
+    (void)state;
+    result r;
+    char db[300], scen[300];
+    path_in_tmp(db, sizeof db, "predict.sqlite");
+    snprintf(scen, sizeof scen, "%s/baseline.ini", getenv("SCENARIOS"));
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=2000", "-s", "run.iterations=2",
+                                  "-s", "record.detail=phase", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "backend     sim, world size 2000"));
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "select count(distinct rank), min(backend) from span join run on run.id = "
+                                           "span.run_id", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 2000); /* every rank is in the database */
+    assert_string_equal((const char *)sqlite3_column_text(q, 1), "sim");
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "--verify", NULL});
+    assert_int_equal(r.status, 2);
+    ddpprof(&r, (const char *[]){"run", scen, "-o", db, "--backend", "sim", "--verify", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "only models time"));
+}
+
 static void test_bench_allreduce(void **state)
 {
     (void)state;
@@ -370,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_sweep_runs_each_point),
         cmocka_unit_test(test_failed_run_is_recorded),
         cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_predict),
         cmocka_unit_test(test_bench_allreduce),
         cmocka_unit_test(test_shipped_scenarios_load),
     };

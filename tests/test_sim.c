@@ -489,6 +489,8 @@ static void test_phase_detail_keeps_the_figures(void **state)
     };
     expect_spans(db, phases, want, sizeof want / sizeof want[0]);
     analysis_run *a = load(db, ops), *b = load(db, phases);
+    assert_false(a->phase_spans);
+    assert_true(b->phase_spans); /* the report says which detail it reads */
     assert_ms(b->step_ms_mean, 30000);
     assert_true(a->step_ms_mean == b->step_ms_mean);
     for (int r = 0; r < 2; r++) {
