@@ -322,7 +322,7 @@ static void test_error_unknown_key(void **state)
     expect_load_error(state, "key.ini", "[run]\nworld_size = 2\n[ddp]\nbucket_cap = 5\n",
                       "4: unknown key \"bucket_cap\" in [ddp] (keys: bucket_cap_mb, "
                       "first_bucket_mb, gradient_as_bucket_view, no_sync_every, comm_hook, "
-                      "find_unused_parameters, static_graph, loss_reduction)");
+                      "find_unused_parameters, static_graph, loss_reduction, sync, broadcast_buffers, join, divide_by_initial_world_size)");
 }
 
 static void test_error_unknown_section(void **state)
@@ -814,7 +814,7 @@ static void test_sweep_errors(void **state)
     expect_load_error(state, "swkey.ini", "[sweep]\nddp.bucket = 1, 2\n",
                       "2: [sweep] unknown key \"bucket\" in [ddp] (keys: bucket_cap_mb, "
                       "first_bucket_mb, gradient_as_bucket_view, no_sync_every, comm_hook, "
-                      "find_unused_parameters, static_graph, loss_reduction) (sweep keys are "
+                      "find_unused_parameters, static_graph, loss_reduction, sync, broadcast_buffers, join, divide_by_initial_world_size) (sweep keys are "
                       "section.key names of other sections)");
     expect_load_error(state, "swdup.ini", "[sweep]\nrun.seed = 1, 2\nrun.seed = 3\n",
                       "3: duplicate key run.seed in [sweep] (first given on line 2)");
