@@ -23,7 +23,8 @@ static int grow_scratch(reducer *r, int64_t n, char *err, size_t errlen)
         snprintf(err, errlen, "rank %d: out of memory for a %lld-byte collective", r->dev->rank, (long long)n * 4);
         return -1;
     }
-    memset(p + r->scratch_len, 0, (size_t)(n - r->scratch_len) * sizeof *p);
+    /* Not cleared: a traffic-only broadcast's content is never read, and touching a
+     * model-sized buffer would hold an aborted run for a fraction of a second. */
     r->scratch = p;
     r->scratch_len = n;
     return 0;
@@ -141,6 +142,15 @@ int ddp_construction(reducer *r, char *err, size_t errlen)
     return 0;
 }
 
+/* _find_common_rank(): an int64 allreduce (MAX in PyTorch; the result is known here). */
+static int common_rank(reducer *r, char *err, size_t errlen)
+{
+    if (grow_scratch(r, 2, err, errlen) != 0)
+        return -1;
+    r->scratch[0] = r->scratch[1] = 0;
+    return collective(r, WORK_ALLREDUCE, r->scratch, 2, 8, "join: find common rank int64", err, errlen);
+}
+
 int ddp_sync_buffers(reducer *r, char *err, size_t errlen)
 {
     if (!r->sc->broadcast_buffers || r->sc->sync == SYNC_MANUAL || (r->m->buffer_f32_numel == 0 && r->m->buffer_i64_count == 0))
@@ -150,8 +160,7 @@ int ddp_sync_buffers(reducer *r, char *err, size_t errlen)
         /* Rank 0 may have joined with stale buffers: the ranks agree on the highest
          * rank still training (_find_common_rank, an int64 MAX allreduce). */
         root = join_authoritative_rank(r->sc, r->iter);
-        if (grow_scratch(r, 2, err, errlen) != 0 ||
-            collective(r, WORK_ALLREDUCE, r->scratch, 2, 8, "join: find common rank int64", err, errlen) != 0)
+        if (common_rank(r, err, errlen) != 0)
             return -1;
     }
     return broadcast_f32_states(r, root, false, false, "broadcast buffers", err, errlen);
@@ -159,8 +168,7 @@ int ddp_sync_buffers(reducer *r, char *err, size_t errlen)
 
 int ddp_sync_final_model(reducer *r, int root, char *err, size_t errlen)
 {
-    if (grow_scratch(r, 2, err, errlen) != 0 ||
-        collective(r, WORK_ALLREDUCE, r->scratch, 2, 8, "join: find common rank int64", err, errlen) != 0)
+    if (common_rank(r, err, errlen) != 0)
         return -1;
     return broadcast_f32_states(r, root, true, true, "join: sync final model", err, errlen);
 }

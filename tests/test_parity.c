@@ -23,6 +23,8 @@
 #include "tmp_store.h"
 
 #define PYTHON "/usr/bin/python3"
+/* A hung PyTorch run fails the test instead of the suite. */
+#define PYTHON_RUN "timeout 600 " PYTHON
 
 typedef struct {
     int64_t numel;
@@ -148,7 +150,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
 
     const char *pdir = getenv("PARITY_DIR") ? getenv("PARITY_DIR") : "tests/parity";
     snprintf(cmd, sizeof cmd,
-             PYTHON " %s/mlp_ddp.py --world %d --layers 3 --width 32 --per-rank-batch %d --steps %d --loss %s"
+             PYTHON_RUN " %s/mlp_ddp.py --world %d --layers 3 --width 32 --per-rank-batch %d --steps %d --loss %s"
                     " --reduction %s --loss-scale %s --lr 0.01 --bucket-cap-mb 0.005 --hook %s --data %s --out %s%s",
              pdir, world, 16 / world, steps, loss, reduction, loss_scale, hook, data, out, extra);
     int st = system(cmd);

@@ -23,6 +23,8 @@
 #include "tmp_store.h"
 
 #define PYTHON "/usr/bin/python3"
+/* A hung PyTorch run fails the test instead of the suite. */
+#define PYTHON_RUN "timeout 600 " PYTHON
 #define ITERS 3
 
 typedef struct {
@@ -152,7 +154,7 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     assert_non_null(mkdtemp(dir));
     snprintf(out, sizeof out, "%s/probe.json", dir);
     const char *pdir = getenv("PARITY_DIR") ? getenv("PARITY_DIR") : "tests/parity";
-    snprintf(cmd, sizeof cmd, PYTHON " %s/ddp_probe.py --world 2 --iters %d %s --out %s", pdir, ITERS, pc->probe_args,
+    snprintf(cmd, sizeof cmd, PYTHON_RUN " %s/ddp_probe.py --world 2 --iters %d %s --out %s", pdir, ITERS, pc->probe_args,
              out);
     int st = system(cmd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
@@ -226,7 +228,7 @@ static void test_mlp_join(void **state)
     snprintf(out, sizeof out, "%s/probe.json", dir);
     const char *pdir = getenv("PARITY_DIR") ? getenv("PARITY_DIR") : "tests/parity";
     snprintf(cmd, sizeof cmd,
-             PYTHON " %s/ddp_probe.py --world 3 --layers 2 --width 16 --rank-steps 4,2,3 --out %s 2>/dev/null", pdir,
+             PYTHON_RUN " %s/ddp_probe.py --world 3 --layers 2 --width 16 --rank-steps 4,2,3 --out %s 2>/dev/null", pdir,
              out);
     int st = system(cmd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
