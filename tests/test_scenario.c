@@ -268,11 +268,11 @@ static void test_error_not_a_number(void **state)
 static void test_error_out_of_range(void **state)
 {
     expect_load_error(state, "range.ini", "[run]\nworld_size = 0\n",
-                      "2: run.world_size 0 is out of range [1, 64]");
+                      "2: run.world_size 0 is out of range [1, 65536]");
     expect_load_error(state, "range2.ini", "[skew]\njitter = 0.75\n",
                       "2: skew.jitter 0.75 is out of range [0, 0.5]");
     expect_load_error(state, "overflow.ini", "[run]\n\nworld_size = 99999999999999999999999\n",
-                      "3: run.world_size 99999999999999999999999 is out of range [1, 64]");
+                      "3: run.world_size 99999999999999999999999 is out of range [1, 65536]");
     expect_load_error(state, "dbl_overflow.ini", "[ddp]\nbucket_cap_mb = 1e999\n",
                       "2: ddp.bucket_cap_mb: \"1e999\" is not a finite number");
 }
@@ -330,14 +330,14 @@ static void test_error_unknown_section(void **state)
     /* Reported even though the section has no keys at all. */
     expect_load_error(state, "section.ini", "[run]\nworld_size = 2\n\n[foo]\n",
                       "4: unknown section [foo] (sections: run, model, ddp, skew, network, "
-                      "device, fault, sweep)");
+                      "device, fault, record, sweep)");
 }
 
 static void test_error_key_outside_section(void **state)
 {
     expect_load_error(state, "nosection.ini", "; header\nworld_size = 2\n[run]\n",
                       "2: key \"world_size\" is outside any section (sections: run, model, ddp, "
-                      "skew, network, device, fault, sweep)");
+                      "skew, network, device, fault, record, sweep)");
 }
 
 static void test_error_duplicate_key(void **state)
@@ -516,9 +516,9 @@ static void test_validate_refuses_corrupt_structs(void **state)
     scenario *sc = new_scenario();
     char err[SCENARIO_ERR] = "";
     scenario_defaults(sc);
-    sc->nspeed = 1000;
+    sc->nspeed = 2000;
     assert_int_equal(scenario_validate(sc, err), -1);
-    assert_string_equal(err, "corrupt scenario: skew.speed has 1000 elements");
+    assert_string_equal(err, "corrupt scenario: skew.speed has 2000 elements");
     scenario_defaults(sc);
     sc->fault = (fault_mode)7;
     assert_int_equal(scenario_validate(sc, err), -1);
@@ -677,8 +677,8 @@ static void test_overrides(void **state)
     assert_int_equal(scenario_set(sc, "network.algorithm", "tree", err), 0);
     assert_int_equal(sc->algorithm, NET_TREE);
 
-    assert_int_equal(scenario_override(sc, "run.world_size=65", err), -1);
-    assert_string_equal(err, "-s run.world_size=65: run.world_size 65 is out of range [1, 64]");
+    assert_int_equal(scenario_override(sc, "run.world_size=65537", err), -1);
+    assert_string_equal(err, "-s run.world_size=65537: run.world_size 65537 is out of range [1, 65536]");
     assert_int_equal(scenario_override(sc, "run.world_size", err), -1);
     assert_string_equal(err, "-s run.world_size: expected section.key=value (e.g. "
                              "ddp.bucket_cap_mb=25)");
@@ -687,7 +687,7 @@ static void test_overrides(void **state)
                                 "bucket_cap_mb,"));
     assert_int_equal(scenario_override(sc, "foo.bar=3", err), -1);
     assert_string_equal(err, "-s foo.bar=3: unknown section [foo] (sections: run, model, ddp, "
-                             "skew, network, device, fault, sweep)");
+                             "skew, network, device, fault, record, sweep)");
     assert_int_equal(scenario_override(sc, "world_size=3", err), -1);
     assert_string_equal(err, "-s world_size=3: \"world_size\" is not a section.key name (e.g. "
                              "ddp.bucket_cap_mb)");
@@ -809,8 +809,8 @@ static void test_sweep_errors(void **state)
                       "[run]\nworld_size = 2\n[sweep]\nddp.bucket_cap_mb = 5, 25\n"
                       "run.world_size = 2, abc, 8\n",
                       "5: [sweep] run.world_size: \"abc\" is not an integer");
-    expect_load_error(state, "swrange.ini", "[sweep]\n\nrun.world_size = 2, 100\n",
-                      "3: [sweep] run.world_size 100 is out of range [1, 64]");
+    expect_load_error(state, "swrange.ini", "[sweep]\n\nrun.world_size = 2, 70000\n",
+                      "3: [sweep] run.world_size 70000 is out of range [1, 65536]");
     expect_load_error(state, "swkey.ini", "[sweep]\nddp.bucket = 1, 2\n",
                       "2: [sweep] unknown key \"bucket\" in [ddp] (keys: bucket_cap_mb, "
                       "first_bucket_mb, gradient_as_bucket_view, no_sync_every, comm_hook, "
@@ -924,7 +924,7 @@ static void test_explain(void **state)
     char *one = explain_to_string("run.world_size", &rc);
     assert_int_equal(rc, 0);
     assert_non_null(strstr(one, "run.world_size"));
-    assert_non_null(strstr(one, "[1, 64]"));
+    assert_non_null(strstr(one, "[1, 65536]"));
     assert_non_null(strstr(one, " 4 "));
     assert_non_null(strstr(one, "int"));
     int lines = 0;
