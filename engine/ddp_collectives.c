@@ -14,19 +14,34 @@ static int fail_dev(reducer *r, char *err, size_t errlen)
     return -1;
 }
 
+/* Device memory: the collective reads and writes it on the GPU.  Not kept: callers
+ * fill it after growing.  dev_alloc() of a model-sized buffer stays lazy on the heap
+ * (untouched pages cost nothing), so an aborted run is not held by clearing it. */
 static int grow_scratch(reducer *r, int64_t n, char *err, size_t errlen)
 {
     if (r->scratch_len >= n)
         return 0;
-    int32_t *p = realloc(r->scratch, (size_t)n * sizeof *p);
-    if (!p) {
+    dev_free(r->dev, r->scratch);
+    r->scratch_len = 0;
+    r->scratch = dev_alloc(r->dev, (size_t)n * sizeof *r->scratch);
+    if (!r->scratch) {
         snprintf(err, errlen, "rank %d: out of memory for a %lld-byte collective", r->dev->rank, (long long)n * 4);
         return -1;
     }
-    /* Not cleared: a traffic-only broadcast's content is never read, and touching a
-     * model-sized buffer would hold an aborted run for a fraction of a second. */
-    r->scratch = p;
     r->scratch_len = n;
+    return 0;
+}
+
+/* The buffer of a collective that only models DDP's traffic (its content is never
+ * read): none on a device that only models time, which moves no data. */
+static int traffic_buffer(reducer *r, int64_t count, int32_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (r->dev->no_buffers)
+        return 0;
+    if (grow_scratch(r, count, err, errlen) != 0)
+        return -1;
+    *out = r->scratch;
     return 0;
 }
 
@@ -59,9 +74,10 @@ static int collective(reducer *r, dev_work work, int32_t *buf, int64_t count, in
 static int broadcast_bytes(reducer *r, int root, int64_t bytes, const char *name, char *err, size_t errlen)
 {
     int64_t count = (bytes + 3) / 4;
-    if (grow_scratch(r, count, err, errlen) != 0)
+    int32_t *buf;
+    if (traffic_buffer(r, count, &buf, err, errlen) != 0)
         return -1;
-    return collective_from(r, WORK_BROADCAST, root, r->scratch, count, bytes, name, err, errlen);
+    return collective_from(r, WORK_BROADCAST, root, buf, count, bytes, name, err, errlen);
 }
 
 /* One float32 chunk holding parameters [p0, p1) and `bytes` in all (the buffers ride in
@@ -70,13 +86,17 @@ static int send_params(reducer *r, int root, int p0, int p1, int64_t bytes, bool
                        size_t errlen)
 {
     int64_t count = (bytes + 3) / 4;
-    if (grow_scratch(r, count, err, errlen) != 0)
+    values = values && !r->dev->no_buffers; /* a time-only device has no parameter data */
+    int32_t *buf;
+    if (values ? grow_scratch(r, count, err, errlen) : traffic_buffer(r, count, &buf, err, errlen))
         return -1;
-    float *f = (float *)r->scratch;
+    if (values)
+        buf = r->scratch;
+    float *f = (float *)buf;
     if (values && r->dev->rank == root)
         for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
             memcpy(f + off, r->params[p].data, (size_t)r->m->params[p].numel * sizeof *f);
-    if (collective_from(r, WORK_BROADCAST, root, r->scratch, count, bytes, name, err, errlen) != 0)
+    if (collective_from(r, WORK_BROADCAST, root, buf, count, bytes, name, err, errlen) != 0)
         return -1;
     if (values)
         for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
@@ -136,7 +156,7 @@ int ddp_construction(reducer *r, char *err, size_t errlen)
         broadcast_f32_states(r, 0, true, false, "sync module states", err, errlen) != 0)
         return -1;
     /* The chunk buffer can be large (the whole model): give it back once sent. */
-    free(r->scratch);
+    dev_free(r->dev, r->scratch);
     r->scratch = NULL;
     r->scratch_len = 0;
     return 0;

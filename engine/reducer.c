@@ -141,7 +141,7 @@ void reducer_free(reducer *r)
     free(r->ready_order);
     dev_free(r->dev, r->bcast);
     dev_free(r->dev, r->local_used);
-    free(r->scratch);
+    dev_free(r->dev, r->scratch);
     memset(r, 0, sizeof *r);
 }
 
