@@ -117,6 +117,11 @@ static int run_equivalence(const scenario *sc, const backend_ops *be, store *st,
         fprintf(stderr, "ddpprof: run.equivalence starts its own ranks; run it without a launcher\n");
         return EXIT_USAGE;
     }
+    if (be->run_ranks) {
+        fprintf(stderr, "ddpprof: run.equivalence compares trained weights, and the %s backend only models time "
+                        "(run it on cpu, or predict with -s run.equivalence=false)\n", be->name);
+        return EXIT_USAGE;
+    }
     launch_options opt = {.record = record, .progress = !quiet, .label = sc->name, .interrupted = interrupted};
     int64_t group = -1;
     char err[512];
