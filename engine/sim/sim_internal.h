@@ -33,6 +33,7 @@ typedef struct {
     uint64_t ticket; /* waits: the other stream's event */
     void *buf;       /* broadcasts: the rank's int32 buffer */
     int64_t count;
+    int32_t root;    /* broadcasts: the rank that sends */
     uint32_t name_off; /* into the stream's name arena (record.detail = op) */
 } sim_entry;
 
@@ -83,8 +84,7 @@ typedef struct {
     int64_t last_arrival_ns;
     int64_t end_ns; /* -1 until complete */
     uint8_t work;
-    void *root_buf; /* broadcasts: rank 0's buffer */
-    int64_t count;
+    int32_t root; /* broadcasts: the sending rank, as the first arrival named it */
 } sim_collective;
 
 struct sim_world {
