@@ -441,6 +441,56 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
     remove_db(path);
 }
 
+/* ddp.join with uneven inputs (skew.rank_steps = 1, 2: rank 0 runs out of data after
+ * iteration 0), warmup 0, two iterations.  join's scalars are float32 allreduces of 4
+ * bytes, 2*(1000 + 4/2000) = 2000.004 -> 2000, the common rank an int64 one, 2000; the
+ * final model is the 4 MB module broadcast, 5000.  The host waits for each.
+ *   construction [0, 8000].
+ *   it 0: "ranks training" [8000, 10000], "requires grad sync" [10000, 12000], then
+ *   the one-bucket step from 12000 until 31000.
+ *   it 1: both hosts at 31000: "ranks training" [31000, 33000], the rebuild's indices
+ *   [33000, 34000] and sizes [34000, 35000], "requires grad sync" [35000, 37000]: its
+ *   sum, 1 (rank 1 still trains), makes rank 0 shadow the backward's allreduces, which
+ *   it enqueues at 37000 and waits for.  Rank 1 runs the steady step from 37000: its
+ *   bucket 0 at 42000 (rank 0 has waited there since 37000) until 46000, bucket 1 at
+ *   46000 (rank 0's comm stream is free then too) until 50000, the step until 55000.
+ *   join's end, recorded in iteration 1: "ranks training" from rank 0 at 50000 and
+ *   rank 1 at 55000, until 57000; the common rank [57000, 59000]; the final model from
+ *   rank 1 (the last rank with data) [59000, 64000]. */
+static void test_join_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simjoin", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario(
+        (const char *[]){"run.warmup=0", "run.iterations=2", "ddp.join=true", "skew.rank_steps=1,2", NULL});
+    int64_t run = run_sim(st, sc);
+#define JOIN_START(r)                                                                                         \
+    CONSTRUCTION(r), {r, 0, "comm", "allreduce", "join: ranks training float32", 8000, 10000},               \
+        {r, 0, "comm", "allreduce", "join: requires grad sync float32", 10000, 12000},                       \
+        ONE_BUCKET(r, 0, 12000, 12000), {r, 1, "comm", "allreduce", "join: ranks training float32", 31000, 33000}, \
+        REBUILD(r, 1, 33000, 34000), {r, 1, "comm", "allreduce", "join: requires grad sync float32", 35000, 37000}
+#define JOIN_END(r, at)                                                                                       \
+    {r, 1, "comm", "allreduce", "join: ranks training float32", at, 57000},                                  \
+        {r, 1, "comm", "allreduce", "join: find common rank int64", 57000, 59000},                           \
+        {r, 1, "comm", "broadcast", "join: sync final model float32", 59000, 64000}
+    const want_span want[] = {
+        JOIN_START(0),
+        {0, 1, "comm", "allreduce", "bucket 0", 37000, 46000},
+        {0, 1, "comm", "allreduce", "bucket 1", 46000, 50000},
+        JOIN_END(0, 50000),
+        JOIN_START(1),
+        STEADY(1, 1, 37000, 37000),
+        JOIN_END(1, 55000),
+    };
+    sqlite3 *db = store_db(st);
+    expect_spans(db, run, want, sizeof want / sizeof want[0]);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The same scenario and seed give the same span table (every column but run_id), with
  * jitter, lognormal per-rank speeds and a fraction of slow ranks in play; another seed
  * gives another. */
@@ -690,16 +740,31 @@ static void test_failure_is_recorded(void **state)
     remove_db(path);
 }
 
-/* A broadcast through the sim's devices directly (device.h), 3 ranks: each rank names
- * roots[rank] as the root; the root's buffer holds 100..103, the others' -1. */
+/* Collectives through the sim's devices directly (device.h), 3 ranks: a broadcast for
+ * which each rank names roots[rank] as the root (the root's buffer holds 100..103, the
+ * others' -1), then two SUM allreduces: int32 {rank, 1} and float32 rank + 0.5. */
 typedef struct {
     const backend_ops *be;
     backend_world *w;
     int roots[3];
     int32_t buf[3][4];
+    int32_t isum[3][2];
+    float fsum[3];
     int rc[3];
     char err[3][256];
 } bcast_case;
+
+static int allreduce(device *d, int64_t seq, void *buf, int64_t count, dev_dtype dtype)
+{
+    dev_op op = {.kind = SPAN_ALLREDUCE, .iter = 0, .layer = -1, .bucket = -1, .seq = seq, .bytes = count * 4,
+                 .work = WORK_ALLREDUCE};
+    snprintf(op.name, sizeof op.name, "test allreduce");
+    op.u.coll.buf = buf;
+    op.u.coll.count = count;
+    op.u.coll.dtype = dtype;
+    op.u.coll.prescale = 1.0f;
+    return dev_enqueue(d, DEV_STREAM_COMM, &op) != 0 || dev_synchronize(d, DEV_STREAM_COMM) != 0 ? -1 : 0;
+}
 
 static void bcast_rank(void *user, int rank)
 {
@@ -727,6 +792,14 @@ static void bcast_rank(void *user, int rank)
      * scratch buffer is): the others must have their copy by then. */
     if (rank == root)
         memset(c->buf[rank], 0, sizeof c->buf[rank]);
+    c->isum[rank][0] = rank;
+    c->isum[rank][1] = 1;
+    c->fsum[rank] = (float)rank + 0.5f;
+    if (c->rc[rank] == 0 &&
+        (allreduce(d, 1, c->isum[rank], 2, DEV_I32) != 0 || allreduce(d, 2, &c->fsum[rank], 1, DEV_F32) != 0)) {
+        c->rc[rank] = -1;
+        snprintf(c->err[rank], sizeof c->err[rank], "%s", dev_error(d));
+    }
     c->be->device_destroy(d);
 }
 
@@ -751,8 +824,9 @@ static void run_bcast(bcast_case *c)
 
 /* The root's data reach every other rank whichever rank is the root (join broadcasts
  * from the last rank still training), even a root that arrives last and reuses its
- * buffer at once; ranks that name different roots fail the collective. */
-static void test_broadcast_from_any_root(void **state)
+ * buffer at once; ranks that name different roots fail the collective.  Allreduces
+ * with buffers leave the sum in each (join reads its counts): {0+1+2, 3} and 4.5. */
+static void test_collectives_carry_data(void **state)
 {
     (void)state;
     for (int root = 0; root < 3; root++) {
@@ -761,6 +835,9 @@ static void test_broadcast_from_any_root(void **state)
         for (int r = 0; r < 3; r++) {
             if (c.rc[r] != 0)
                 fail_msg("rank %d: %s", r, c.err[r]);
+            assert_int_equal(c.isum[r][0], 3);
+            assert_int_equal(c.isum[r][1], 3);
+            assert_true(c.fsum[r] == 4.5f);
             if (r == root)
                 continue;
             for (int k = 0; k < 4; k++)
@@ -791,12 +868,13 @@ int main(void)
         cmocka_unit_test(test_equal_ranks_by_hand),
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
+        cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_phase_detail_keeps_the_figures),
         cmocka_unit_test(test_sweep_summary_names_the_best),
         cmocka_unit_test(test_network_model),
         cmocka_unit_test(test_failure_is_recorded),
-        cmocka_unit_test(test_broadcast_from_any_root),
+        cmocka_unit_test(test_collectives_carry_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

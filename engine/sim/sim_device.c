@@ -182,6 +182,43 @@ static void deliver_broadcast(sim_world *w, int64_t seq, int root)
     }
 }
 
+/* A SUM allreduce's result in every rank's buffer, once all have arrived (the host may
+ * read it as soon as it sees the collective end: join's counts of ranks still
+ * training).  Buffers reach the sim only where the host reads them, small ones; bucket
+ * allreduces carry none.  false: a dtype the sim does not add. */
+static bool reduce_allreduce(sim_world *w, int64_t seq)
+{
+    sim_entry *acc = arrived_entry(w->devs[0], seq);
+    if (!acc || !acc->buf)
+        return true;
+    for (int r = 1; r < w->world_size; r++) {
+        const sim_entry *e = arrived_entry(w->devs[r], seq);
+        if (!e || !e->buf || e->count != acc->count)
+            return true; /* traffic only somewhere: nothing to add */
+    }
+    if (acc->dtype != DEV_F32 && acc->dtype != DEV_I32)
+        return false;
+    float *af = acc->buf;
+    int32_t *ai = acc->buf;
+    if (acc->dtype == DEV_F32 && acc->prescale != 1.0f)
+        for (int64_t i = 0; i < acc->count; i++)
+            af[i] *= acc->prescale;
+    for (int r = 1; r < w->world_size; r++) {
+        const sim_entry *e = arrived_entry(w->devs[r], seq);
+        const float *ef = e->buf;
+        const int32_t *ei = e->buf;
+        for (int64_t i = 0; i < acc->count; i++) {
+            if (acc->dtype == DEV_F32)
+                af[i] += ef[i] * e->prescale;
+            else
+                ai[i] += ei[i];
+        }
+    }
+    for (int r = 1; r < w->world_size; r++)
+        memcpy(arrived_entry(w->devs[r], seq)->buf, acc->buf, (size_t)acc->count * 4);
+    return true;
+}
+
 static void arrive(sim_device *d, const sim_entry *e, int64_t at)
 {
     sim_world *w = d->w;
@@ -216,8 +253,14 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
     double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
                                              : net_allreduce_ns(&w->net, (double)e->bytes);
     c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
-    if (e->work == WORK_BROADCAST)
+    if (e->work == WORK_BROADCAST) {
         deliver_broadcast(w, e->seq, c->root);
+    } else if (!reduce_allreduce(w, e->seq)) {
+        snprintf(why, sizeof why, "collective %lld (iteration %d): the sim adds only float32 and int32 buffers",
+                 (long long)e->seq, (int)e->iter);
+        sim_world_abort(w, why);
+        return;
+    }
     for (int r = 0; r < w->world_size; r++)
         if (r != d->base.rank)
             sim_world_push_work(w, r);
@@ -358,7 +401,9 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
                    .dur_ns = dur,
                    .buf = coll ? op->u.coll.buf : NULL,
                    .count = coll ? op->u.coll.count : 0,
-                   .root = op->work == WORK_BROADCAST ? op->u.coll.root : 0};
+                   .root = op->work == WORK_BROADCAST ? op->u.coll.root : 0,
+                   .dtype = coll ? (uint8_t)op->u.coll.dtype : 0,
+                   .prescale = coll ? op->u.coll.prescale : 1.0f};
     if (coll && op->seq < 0) {
         fail_device(d, "a collective without a sequence number");
         return -1;
