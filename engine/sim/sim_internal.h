@@ -34,13 +34,17 @@ typedef struct {
     int64_t seq, bytes;
     int64_t enq_ns;  /* host time of the enqueue: nothing starts before it */
     uint64_t dur_ns; /* ops */
-    uint64_t ticket; /* waits: the other stream's event */
+    union {
+        uint64_t ticket; /* waits: the other stream's event */
+        float prescale;  /* allreduces: each rank's float32 values times this before the sum */
+    };
     void *buf;       /* collectives: the rank's buffer (NULL: traffic only) */
     int64_t count;
     int32_t root;    /* broadcasts: the rank that sends */
-    float prescale;  /* allreduces: each rank's float32 values times this before the sum */
     uint32_t name_off; /* into the stream's name arena (record.detail = op, or a collective of no bucket) */
 } sim_entry;
+/* Queues hold an entry per op not yet timed, on thousands of ranks: every byte shows. */
+_Static_assert(sizeof(sim_entry) <= 80, "a sim_entry grew past 80 bytes");
 
 /* A recorded event of a stream: its time once the stream has completed `ticket` entries. */
 typedef struct {
