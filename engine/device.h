@@ -36,7 +36,7 @@ typedef enum {
     WORK_SCALE_COPY, /* dst[i] = src[i] * scale (src == dst: in place) */
     WORK_SGD,        /* every param -= lr * grad */
     WORK_ALLREDUCE,  /* SUM over ranks of buf (count elements of dtype), in place */
-    WORK_BROADCAST,  /* int32 buf from rank 0 to all */
+    WORK_BROADCAST,  /* int32 buf from rank u.coll.root to all */
     WORK_FAIL,       /* fails the stream: fault injection */
     /* Real training of the mlp preset (mlp_math.h); a backend that cannot run them
      * must refuse them at enqueue with a message saying so. */

@@ -86,7 +86,8 @@ static int zero_buckets(reducer *r, char *err, size_t errlen)
 {
     comm_hook_kind hook = r->sc->comm_hook;
     for (int b = 0; b < r->current.nbuckets; b++) {
-        memset(r->buckets[b].buf, 0, (size_t)r->buckets[b].numel * sizeof(float));
+        if (r->buckets[b].buf) /* none on a device that only models time */
+            memset(r->buckets[b].buf, 0, (size_t)r->buckets[b].numel * sizeof(float));
         dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = b, .seq = r->seq++,
                      .bytes = r->buckets[b].numel * (hook == COMM_HOOK_NONE ? 4 : 2), .work = WORK_ALLREDUCE};
         snprintf(op.name, sizeof op.name, "bucket %d", b);

@@ -1,14 +1,28 @@
 /* test_sim.c — the sim backend, worked out by hand: 2 ranks, a custom model of two
- * 500,000-element parameters (two layers), a device of 1 TFLOP/s at full efficiency
- * and 4000 GB/s, batch 1, links of 1000 GB/s and 1 us.  So, for a rank of speed 1:
- * forward of a layer 2*500000/1000 = 1000 ns, backward 2000 ns, a copy into or out of
- * a bucket 2*4*500000/4000 = 1000 ns, the SGD step 12*1e6/4000 = 3000 ns; a ring
- * allreduce of S bytes over 2 ranks 2*(1000 + S/2000) ns (the whole model, 4 MB: 6000;
- * one parameter, 2 MB: 4000), the rebuild's broadcast of 2 int32 ceil(log2 2)*1000 +
- * 8/1000 ns (1000 after rounding).  bucket_cap_mb = first_bucket_mb = 1 puts each
- * parameter in a bucket of its own after the rebuild (bucket 0 = the last layer's, by
- * ready order).  Every span's start and end, and the report's figures, follow from
- * these; the expected tables below are derived in the comments beside them. */
+ * 500,000-element parameters (two layers, each parameter 1-D, no buffers), a device of
+ * 1 TFLOP/s at full efficiency and 4000 GB/s, batch 1, links of 1000 GB/s and 1 us.
+ * So, for a rank of speed 1: forward of a layer 2*500000/1000 = 1000 ns, backward 2000
+ * ns, a copy into or out of a bucket 2*4*500000/4000 = 1000 ns, the SGD step
+ * 12*1e6/4000 = 3000 ns.  netmodel.c, durations rounded to the ns:
+ *   ring allreduce of S bytes over 2 ranks 2*(1000 + S/2000): the whole model, 4 MB,
+ *   6000; one parameter, 2 MB, 4000; the 8-byte parameter count 2000.008 -> 2000;
+ *   broadcast of S bytes ceil(log2 2)*1000 + S/1000: the module states, 4 MB, 5000;
+ *   the sizes and strides, 2 x 2 dims x 8 = 32 bytes, 1000.032 -> 1000; the rebuild's
+ *   bucket indices, (2 + 1) int32 = 12 bytes, and bucket sizes, 2 int32 = 8 bytes,
+ *   1000 each.
+ * DDP's construction (ddp_collectives.c, from reducer_init) puts three collectives on
+ * the comm stream before iteration 0, each recorded in iteration 0 and each waited for
+ * by the host before it enqueues the next: the allgather of the parameter count
+ * (recorded as an allreduce) [0, 2000], the broadcast of sizes and strides [2000,
+ * 3000], the module states in one float32 chunk (4 MB < 250 MiB; no buffers, so no
+ * int64 chunk and no broadcast of buffers before the forwards) [3000, 8000].  Collectives
+ * take no compute, so skew does not move them; the first forward starts at 8000.  The
+ * rebuild, before the forward after the first synchronised step, is two broadcasts the
+ * host waits for in turn: the indices, from the last rank's arrival, then the sizes.
+ * bucket_cap_mb = first_bucket_mb = 1 puts each parameter in a bucket of its own after
+ * the rebuild (bucket 0 = the last layer's, by ready order).  Every span's start and
+ * end, and the report's figures, follow from these; the expected tables below are
+ * derived in the comments beside them. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +36,7 @@
 #include <sqlite3.h>
 
 #include "analysis.h"
+#include "backend.h"
 #include "launcher.h"
 #include "model_zoo.h"
 #include "netmodel.h"
@@ -163,23 +178,39 @@ static void assert_ms(double got, int64_t want_ns)
         {r, it, "compute", "copy_out", "param0", t0 + 14000, t0 + 15000},                                    \
         {r, it, "compute", "optimizer", "sgd step", t0 + 15000, t0 + 18000}
 
-/* Iteration 0: one bucket holds the whole model (4 MB): it is launched after the last
- * copy_in (8000) and takes 6000; copies out in bucket order (param0, param1). */
-#define FIRST(r)                                                                                             \
-    {r, 0, "compute", "forward", "layer0", 0, 1000}, {r, 0, "host", "wait", "end of step", 0, 19000},        \
-        {r, 0, "compute", "forward", "layer1", 1000, 2000},                                                  \
-        {r, 0, "compute", "backward", "layer1", 2000, 4000},                                                 \
-        {r, 0, "compute", "copy_in", "param1", 4000, 5000},                                                  \
-        {r, 0, "compute", "backward", "layer0", 5000, 7000},                                                 \
-        {r, 0, "compute", "copy_in", "param0", 7000, 8000},                                                  \
-        {r, 0, "comm", "allreduce", "bucket 0", 8000, 14000},                                                \
-        {r, 0, "compute", "copy_out", "param0", 14000, 15000},                                               \
-        {r, 0, "compute", "copy_out", "param1", 15000, 16000},                                               \
-        {r, 0, "compute", "optimizer", "sgd step", 16000, 19000}
+/* DDP's construction on rank r (the file's comment): iteration 0's first spans. */
+#define CONSTRUCTION(r)                                                                                      \
+    {r, 0, "comm", "allreduce", "verify params: allgather count int64", 0, 2000},                           \
+        {r, 0, "comm", "broadcast", "verify params: broadcast sizes and strides int64", 2000, 3000},        \
+        {r, 0, "comm", "broadcast", "sync module states float32", 3000, 8000}
 
-/* Three iterations of equal ranks: the first with one bucket, then the rebuild (rank
- * 0's ready order broadcast at 19000, when the host enqueues it, until 20000: the host
- * waits for it, so iteration 1 starts at 20000), then two steady steps. */
+/* The rebuild before iteration `it`: the indices from the last arrival `at` until
+ * `ready`, then the sizes, enqueued by every host at `ready`, 1000 more. */
+#define REBUILD(r, it, at, ready)                                                                            \
+    {r, it, "comm", "broadcast", "rebuild: bucket indices int32", at, ready},                               \
+        {r, it, "comm", "broadcast", "rebuild: bucket sizes int32", ready, ready + 1000}
+
+/* A synchronised step of equal ranks with one bucket holding the whole model (4 MB),
+ * from t0 = its first forward: it is launched after the last copy_in (+8000) and takes
+ * 6000; copies out in bucket order (param0, param1). */
+#define ONE_BUCKET(r, it, t0, hs)                                                                            \
+    {r, it, "host", "wait", "end of step", hs, t0 + 19000},                                                 \
+        {r, it, "compute", "forward", "layer0", t0, t0 + 1000},                                              \
+        {r, it, "compute", "forward", "layer1", t0 + 1000, t0 + 2000},                                       \
+        {r, it, "compute", "backward", "layer1", t0 + 2000, t0 + 4000},                                      \
+        {r, it, "compute", "copy_in", "param1", t0 + 4000, t0 + 5000},                                       \
+        {r, it, "compute", "backward", "layer0", t0 + 5000, t0 + 7000},                                      \
+        {r, it, "compute", "copy_in", "param0", t0 + 7000, t0 + 8000},                                       \
+        {r, it, "comm", "allreduce", "bucket 0", t0 + 8000, t0 + 14000},                                     \
+        {r, it, "compute", "copy_out", "param0", t0 + 14000, t0 + 15000},                                    \
+        {r, it, "compute", "copy_out", "param1", t0 + 15000, t0 + 16000},                                    \
+        {r, it, "compute", "optimizer", "sgd step", t0 + 16000, t0 + 19000}
+
+/* Three iterations of equal ranks: the construction [0, 8000]; iteration 0 with one
+ * bucket from 8000 to 27000 (its host wait starts when construction's last broadcast
+ * returns, 8000); the rebuild (both hosts enqueue the indices at 27000: [27000, 28000],
+ * the sizes [28000, 29000]), so iteration 1 starts at 29000; then two steady steps,
+ * 29000-47000 and 47000-65000. */
 static void test_equal_ranks_by_hand(void **state)
 {
     (void)state;
@@ -189,21 +220,26 @@ static void test_equal_ranks_by_hand(void **state)
     scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
-        FIRST(0),
-        {0, 1, "comm", "broadcast", "rebuild buckets", 19000, 20000},
-        STEADY(0, 1, 20000, 20000),
-        STEADY(0, 2, 38000, 38000),
-        FIRST(1),
-        {1, 1, "comm", "broadcast", "rebuild buckets", 19000, 20000},
-        STEADY(1, 1, 20000, 20000),
-        STEADY(1, 2, 38000, 38000),
+        CONSTRUCTION(0),
+        ONE_BUCKET(0, 0, 8000, 8000),
+        REBUILD(0, 1, 27000, 28000),
+        STEADY(0, 1, 29000, 29000),
+        STEADY(0, 2, 47000, 47000),
+        CONSTRUCTION(1),
+        ONE_BUCKET(1, 0, 8000, 8000),
+        REBUILD(1, 1, 27000, 28000),
+        STEADY(1, 1, 29000, 29000),
+        STEADY(1, 2, 47000, 47000),
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
 
-    /* Measured iterations 1 and 2, each 18000 ns.  Per iteration: C = [t0, t0+8000] +
-     * [t0+13000, t0+18000] = 13000; M = [t0+5000, t0+13000] = 8000; M ∩ C = [t0+5000,
-     * t0+8000] = 3000: overlap 37.5 %, exposed 5000, no wait. */
+    /* Measured iterations 1 and 2, each 18000 ns from the first forward (t0 = 29000,
+     * 47000) to the step's end; iteration 1's rebuild broadcasts come before its first
+     * forward and are neither compute nor allreduce.  Per iteration: C = [t0, t0+8000]
+     * + [t0+13000, t0+18000] = 13000; M = [t0+5000, t0+13000] = 8000; M ∩ C =
+     * [t0+5000, t0+8000] = 3000: overlap 37.5 %, exposed 5000, no wait (the ranks
+     * arrive together at every allreduce). */
     analysis_run *a = load(db, run);
     assert_string_equal(a->backend, "sim");
     assert_int_equal(a->steps, 2);
@@ -228,15 +264,17 @@ static void test_equal_ranks_by_hand(void **state)
 
 /* Rank 1 twice as slow (slow_ranks = 1, slowdown = 2: its compute and copies take twice
  * as long), iterations 0 and 1 (the rebuild's), iteration 1 measured.
- *   Iteration 0: rank 0 arrives at the one bucket at 8000, rank 1 at 16000 (forward
- *   0-4000, backward layer1 4000-8000, copy_in 8000-10000, backward layer0 10000-14000,
- *   copy_in 14000-16000); it ends at 16000 + 6000 = 22000.  Rank 0 then copies out and
- *   steps until 27000, rank 1 until 22000 + 2*2000 + 6000 = 32000.
- *   Rebuild: rank 0 arrives at the broadcast at 27000, rank 1 at 32000: ends 33000.
- *   Iteration 1 from 33000: rank 0 arrives at bucket 0 at 38000, rank 1 at 43000 (ends
- *   47000); rank 0 at bucket 1 when its comm stream is free, 47000, rank 1 at 49000
- *   (backward 43000-47000, copy_in 47000-49000): ends 53000.  Copies out and the step:
- *   rank 0 53000-58000, rank 1 53000-63000. */
+ *   Construction: as with equal ranks, [0, 8000] on both (collectives take no compute).
+ *   Iteration 0 from 8000: rank 0 arrives at the one bucket at 16000, rank 1 at 24000
+ *   (forward 8000-12000, backward layer1 12000-16000, copy_in 16000-18000, backward
+ *   layer0 18000-22000, copy_in 22000-24000); it ends at 24000 + 6000 = 30000.  Rank 0
+ *   then copies out and steps until 35000, rank 1 until 30000 + 2*2000 + 6000 = 40000.
+ *   Rebuild: rank 0 arrives at the indices broadcast at 35000, rank 1 at 40000: ends
+ *   41000; both hosts then enqueue the sizes: 41000-42000.
+ *   Iteration 1 from 42000: rank 0 arrives at bucket 0 at 47000, rank 1 at 52000 (ends
+ *   56000); rank 0 at bucket 1 when its comm stream is free, 56000, rank 1 at 58000
+ *   (backward 52000-56000, copy_in 56000-58000): ends 62000.  Copies out and the step:
+ *   rank 0 62000-67000, rank 1 62000-72000. */
 static void test_skewed_rank_by_hand(void **state)
 {
     (void)state;
@@ -247,63 +285,66 @@ static void test_skewed_rank_by_hand(void **state)
         (const char *[]){"run.warmup=1", "run.iterations=1", "skew.slow_ranks=1", "skew.slowdown=2", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
-        {0, 0, "compute", "forward", "layer0", 0, 1000},
-        {0, 0, "host", "wait", "end of step", 0, 27000},
-        {0, 0, "compute", "forward", "layer1", 1000, 2000},
-        {0, 0, "compute", "backward", "layer1", 2000, 4000},
-        {0, 0, "compute", "copy_in", "param1", 4000, 5000},
-        {0, 0, "compute", "backward", "layer0", 5000, 7000},
-        {0, 0, "compute", "copy_in", "param0", 7000, 8000},
-        {0, 0, "comm", "allreduce", "bucket 0", 8000, 22000},
-        {0, 0, "compute", "copy_out", "param0", 22000, 23000},
-        {0, 0, "compute", "copy_out", "param1", 23000, 24000},
-        {0, 0, "compute", "optimizer", "sgd step", 24000, 27000},
-        {0, 1, "comm", "broadcast", "rebuild buckets", 27000, 33000},
-        {0, 1, "host", "wait", "end of step", 33000, 58000},
-        {0, 1, "compute", "forward", "layer0", 33000, 34000},
-        {0, 1, "compute", "forward", "layer1", 34000, 35000},
-        {0, 1, "compute", "backward", "layer1", 35000, 37000},
-        {0, 1, "compute", "copy_in", "param1", 37000, 38000},
-        {0, 1, "compute", "backward", "layer0", 38000, 40000},
-        {0, 1, "comm", "allreduce", "bucket 0", 38000, 47000},
-        {0, 1, "compute", "copy_in", "param0", 40000, 41000},
-        {0, 1, "comm", "allreduce", "bucket 1", 47000, 53000},
-        {0, 1, "compute", "copy_out", "param1", 53000, 54000},
-        {0, 1, "compute", "copy_out", "param0", 54000, 55000},
-        {0, 1, "compute", "optimizer", "sgd step", 55000, 58000},
-        {1, 0, "compute", "forward", "layer0", 0, 2000},
-        {1, 0, "host", "wait", "end of step", 0, 32000},
-        {1, 0, "compute", "forward", "layer1", 2000, 4000},
-        {1, 0, "compute", "backward", "layer1", 4000, 8000},
-        {1, 0, "compute", "copy_in", "param1", 8000, 10000},
-        {1, 0, "compute", "backward", "layer0", 10000, 14000},
-        {1, 0, "compute", "copy_in", "param0", 14000, 16000},
-        {1, 0, "comm", "allreduce", "bucket 0", 16000, 22000},
-        {1, 0, "compute", "copy_out", "param0", 22000, 24000},
-        {1, 0, "compute", "copy_out", "param1", 24000, 26000},
-        {1, 0, "compute", "optimizer", "sgd step", 26000, 32000},
-        {1, 1, "comm", "broadcast", "rebuild buckets", 32000, 33000},
-        {1, 1, "host", "wait", "end of step", 33000, 63000},
-        {1, 1, "compute", "forward", "layer0", 33000, 35000},
-        {1, 1, "compute", "forward", "layer1", 35000, 37000},
-        {1, 1, "compute", "backward", "layer1", 37000, 41000},
-        {1, 1, "compute", "copy_in", "param1", 41000, 43000},
-        {1, 1, "comm", "allreduce", "bucket 0", 43000, 47000},
-        {1, 1, "compute", "backward", "layer0", 43000, 47000},
-        {1, 1, "compute", "copy_in", "param0", 47000, 49000},
-        {1, 1, "comm", "allreduce", "bucket 1", 49000, 53000},
-        {1, 1, "compute", "copy_out", "param1", 53000, 55000},
-        {1, 1, "compute", "copy_out", "param0", 55000, 57000},
-        {1, 1, "compute", "optimizer", "sgd step", 57000, 63000},
+        CONSTRUCTION(0),
+        {0, 0, "compute", "forward", "layer0", 8000, 9000},
+        {0, 0, "host", "wait", "end of step", 8000, 35000},
+        {0, 0, "compute", "forward", "layer1", 9000, 10000},
+        {0, 0, "compute", "backward", "layer1", 10000, 12000},
+        {0, 0, "compute", "copy_in", "param1", 12000, 13000},
+        {0, 0, "compute", "backward", "layer0", 13000, 15000},
+        {0, 0, "compute", "copy_in", "param0", 15000, 16000},
+        {0, 0, "comm", "allreduce", "bucket 0", 16000, 30000},
+        {0, 0, "compute", "copy_out", "param0", 30000, 31000},
+        {0, 0, "compute", "copy_out", "param1", 31000, 32000},
+        {0, 0, "compute", "optimizer", "sgd step", 32000, 35000},
+        REBUILD(0, 1, 35000, 41000),
+        {0, 1, "host", "wait", "end of step", 42000, 67000},
+        {0, 1, "compute", "forward", "layer0", 42000, 43000},
+        {0, 1, "compute", "forward", "layer1", 43000, 44000},
+        {0, 1, "compute", "backward", "layer1", 44000, 46000},
+        {0, 1, "compute", "copy_in", "param1", 46000, 47000},
+        {0, 1, "compute", "backward", "layer0", 47000, 49000},
+        {0, 1, "comm", "allreduce", "bucket 0", 47000, 56000},
+        {0, 1, "compute", "copy_in", "param0", 49000, 50000},
+        {0, 1, "comm", "allreduce", "bucket 1", 56000, 62000},
+        {0, 1, "compute", "copy_out", "param1", 62000, 63000},
+        {0, 1, "compute", "copy_out", "param0", 63000, 64000},
+        {0, 1, "compute", "optimizer", "sgd step", 64000, 67000},
+        CONSTRUCTION(1),
+        {1, 0, "compute", "forward", "layer0", 8000, 10000},
+        {1, 0, "host", "wait", "end of step", 8000, 40000},
+        {1, 0, "compute", "forward", "layer1", 10000, 12000},
+        {1, 0, "compute", "backward", "layer1", 12000, 16000},
+        {1, 0, "compute", "copy_in", "param1", 16000, 18000},
+        {1, 0, "compute", "backward", "layer0", 18000, 22000},
+        {1, 0, "compute", "copy_in", "param0", 22000, 24000},
+        {1, 0, "comm", "allreduce", "bucket 0", 24000, 30000},
+        {1, 0, "compute", "copy_out", "param0", 30000, 32000},
+        {1, 0, "compute", "copy_out", "param1", 32000, 34000},
+        {1, 0, "compute", "optimizer", "sgd step", 34000, 40000},
+        REBUILD(1, 1, 40000, 41000),
+        {1, 1, "host", "wait", "end of step", 42000, 72000},
+        {1, 1, "compute", "forward", "layer0", 42000, 44000},
+        {1, 1, "compute", "forward", "layer1", 44000, 46000},
+        {1, 1, "compute", "backward", "layer1", 46000, 50000},
+        {1, 1, "compute", "copy_in", "param1", 50000, 52000},
+        {1, 1, "comm", "allreduce", "bucket 0", 52000, 56000},
+        {1, 1, "compute", "backward", "layer0", 52000, 56000},
+        {1, 1, "compute", "copy_in", "param0", 56000, 58000},
+        {1, 1, "comm", "allreduce", "bucket 1", 58000, 62000},
+        {1, 1, "compute", "copy_out", "param1", 62000, 64000},
+        {1, 1, "compute", "copy_out", "param0", 64000, 66000},
+        {1, 1, "compute", "optimizer", "sgd step", 66000, 72000},
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
 
-    /* Iteration 1.  Rank 0: step 58000-33000 = 25000; C = [33000, 41000] + [53000,
-     * 58000] = 13000; M = [38000, 53000] = 15000; M ∩ C = [38000, 41000] = 3000 (20 %);
-     * exposed 12000; wait (43000-38000) + (49000-47000) = 7000.  Rank 1: step 30000;
-     * C = [33000, 49000] + [53000, 63000] = 26000; M = [43000, 47000] + [49000, 53000]
-     * = 8000; M ∩ C = [43000, 47000] = 4000 (50 %); exposed 4000; wait 0.  The job's
+    /* Iteration 1.  Rank 0: step 67000-42000 = 25000; C = [42000, 50000] + [62000,
+     * 67000] = 13000; M = [47000, 62000] = 15000; M ∩ C = [47000, 50000] = 3000 (20 %);
+     * exposed 12000; wait (52000-47000) + (58000-56000) = 7000 (the 5000 rank 0 waits
+     * in the indices broadcast is no allreduce's).  Rank 1: step 72000-42000 = 30000;
+     * C = [42000, 58000] + [62000, 72000] = 26000; M = [52000, 56000] + [58000, 62000]
+     * = 8000; M ∩ C = [52000, 56000] = 4000 (50 %); exposed 4000; wait 0.  The job's
      * step: 30000. */
     analysis_run *a = load(db, run);
     assert_int_equal(a->steps, 1);
@@ -331,11 +372,11 @@ static void test_skewed_rank_by_hand(void **state)
  * forward and backward (no copies, no allreduce, no step); iteration 1 reduces the
  * whole model in one bucket, the rebuild comes before iteration 2 (a no_sync step) and
  * iteration 3 uses the two rebuilt buckets.
- *   it 0: F 0-2000, B 2000-6000; the host waits until 6000.
- *   it 1 (t0 = 6000): as iteration 0 of test_equal_ranks_by_hand, shifted by 6000:
- *   allreduce 14000-20000, SGD 22000-25000.
- *   it 2: broadcast 25000-26000; F 26000-28000, B 28000-32000.
- *   it 3 (t0 = 32000): the steady step. */
+ *   construction: [0, 8000], recorded in iteration 0.
+ *   it 0: F 8000-10000, B 10000-14000; the host waits from 8000 until 14000.
+ *   it 1 (t0 = 14000): the one-bucket step: allreduce 22000-28000, SGD 30000-33000.
+ *   it 2: indices 33000-34000, sizes 34000-35000; F 35000-37000, B 37000-41000.
+ *   it 3 (t0 = 41000): the steady step, until 59000. */
 static void test_no_sync_and_rebuild_by_hand(void **state)
 {
     (void)state;
@@ -351,45 +392,100 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
         {r, it, "compute", "forward", "layer1", t0 + 1000, t0 + 2000},                                       \
         {r, it, "compute", "backward", "layer1", t0 + 2000, t0 + 4000},                                      \
         {r, it, "compute", "backward", "layer0", t0 + 4000, t0 + 6000}
-#define SYNC_ONE_BUCKET(r)                                                                                   \
-    {r, 1, "compute", "forward", "layer0", 6000, 7000}, {r, 1, "host", "wait", "end of step", 6000, 25000},  \
-        {r, 1, "compute", "forward", "layer1", 7000, 8000},                                                  \
-        {r, 1, "compute", "backward", "layer1", 8000, 10000},                                                \
-        {r, 1, "compute", "copy_in", "param1", 10000, 11000},                                                \
-        {r, 1, "compute", "backward", "layer0", 11000, 13000},                                               \
-        {r, 1, "compute", "copy_in", "param0", 13000, 14000},                                                \
-        {r, 1, "comm", "allreduce", "bucket 0", 14000, 20000},                                               \
-        {r, 1, "compute", "copy_out", "param0", 20000, 21000},                                               \
-        {r, 1, "compute", "copy_out", "param1", 21000, 22000},                                               \
-        {r, 1, "compute", "optimizer", "sgd step", 22000, 25000}
     const want_span want[] = {
-        NOSYNC(0, 0, 0, 0),
-        SYNC_ONE_BUCKET(0),
-        {0, 2, "comm", "broadcast", "rebuild buckets", 25000, 26000},
-        NOSYNC(0, 2, 26000, 26000),
-        STEADY(0, 3, 32000, 32000),
-        NOSYNC(1, 0, 0, 0),
-        SYNC_ONE_BUCKET(1),
-        {1, 2, "comm", "broadcast", "rebuild buckets", 25000, 26000},
-        NOSYNC(1, 2, 26000, 26000),
-        STEADY(1, 3, 32000, 32000),
+        CONSTRUCTION(0),
+        NOSYNC(0, 0, 8000, 8000),
+        ONE_BUCKET(0, 1, 14000, 14000),
+        REBUILD(0, 2, 33000, 34000),
+        NOSYNC(0, 2, 35000, 35000),
+        STEADY(0, 3, 41000, 41000),
+        CONSTRUCTION(1),
+        NOSYNC(1, 0, 8000, 8000),
+        ONE_BUCKET(1, 1, 14000, 14000),
+        REBUILD(1, 2, 33000, 34000),
+        NOSYNC(1, 2, 35000, 35000),
+        STEADY(1, 3, 41000, 41000),
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
 
-    /* Steps 6000, 19000, 6000 (from the first forward at 26000) and 18000: mean
-     * 12250.  Overlap over the run: iteration 1's allreduce overlaps nothing (compute
-     * idles from 14000 to 20000), iteration 3's 3000 of 8000: 3000 / 14000. */
+    /* Per iteration (step from the first forward; a no_sync step ends at its last
+     * span, the host's wait):
+     *   it 0: step 14000-8000 = 6000; C = [8000, 14000] = 6000; M = the construction's
+     *   allgather, an allreduce span of iteration 0, [0, 2000] = 2000, overlapping
+     *   nothing (exposed 2000); the broadcasts are neither.
+     *   it 1: step 33000-14000 = 19000; C = [14000, 22000] + [28000, 33000] = 13000;
+     *   M = [22000, 28000] = 6000, overlapping nothing (compute idles): exposed 6000.
+     *   it 2: step 41000-35000 = 6000 (the rebuild before the forward is outside it);
+     *   C = 6000, M = 0.
+     *   it 3: step 18000, C 13000, M 8000 of which 3000 overlapped: exposed 5000.
+     * Steps 6000, 19000, 6000, 18000: mean 12250, min 6000, max 19000; per rank, means
+     * over the 4 iterations: compute 38000/4 = 9500, comm 16000/4 = 4000, exposed
+     * 13000/4 = 3250, overlap 3000/16000 = 18.75 %, wait 0 (equal arrivals). */
     analysis_run *a = load(db, run);
     assert_int_equal(a->steps, 4);
     assert_ms(a->step_ms_mean, 12250);
     assert_ms(a->step_ms_min, 6000);
     assert_ms(a->step_ms_max, 19000);
     for (int r = 0; r < 2; r++) {
-        assert_true(fabs(a->ranks[r].overlap_pct - 100.0 * 3000 / 14000) < 1e-9);
+        assert_ms(a->ranks[r].step_ms, 12250);
+        assert_ms(a->ranks[r].compute_ms, 9500);
+        assert_ms(a->ranks[r].comm_ms, 4000);
+        assert_ms(a->ranks[r].exposed_comm_ms, 3250);
+        assert_true(fabs(a->ranks[r].overlap_pct - 18.75) < 1e-9);
         assert_ms(a->ranks[r].wait_ms, 0);
     }
     analysis_free(a, 1);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
+/* ddp.join with uneven inputs (skew.rank_steps = 1, 2: rank 0 runs out of data after
+ * iteration 0), warmup 0, two iterations.  join's scalars are float32 allreduces of 4
+ * bytes, 2*(1000 + 4/2000) = 2000.004 -> 2000, the common rank an int64 one, 2000; the
+ * final model is the 4 MB module broadcast, 5000.  The host waits for each.
+ *   construction [0, 8000].
+ *   it 0: "ranks training" [8000, 10000], "requires grad sync" [10000, 12000], then
+ *   the one-bucket step from 12000 until 31000.
+ *   it 1: both hosts at 31000: "ranks training" [31000, 33000], the rebuild's indices
+ *   [33000, 34000] and sizes [34000, 35000], "requires grad sync" [35000, 37000]: its
+ *   sum, 1 (rank 1 still trains), makes rank 0 shadow the backward's allreduces, which
+ *   it enqueues at 37000 and waits for.  Rank 1 runs the steady step from 37000: its
+ *   bucket 0 at 42000 (rank 0 has waited there since 37000) until 46000, bucket 1 at
+ *   46000 (rank 0's comm stream is free then too) until 50000, the step until 55000.
+ *   join's end, recorded in iteration 1: "ranks training" from rank 0 at 50000 and
+ *   rank 1 at 55000, until 57000; the common rank [57000, 59000]; the final model from
+ *   rank 1 (the last rank with data) [59000, 64000]. */
+static void test_join_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simjoin", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario(
+        (const char *[]){"run.warmup=0", "run.iterations=2", "ddp.join=true", "skew.rank_steps=1,2", NULL});
+    int64_t run = run_sim(st, sc);
+#define JOIN_START(r)                                                                                         \
+    CONSTRUCTION(r), {r, 0, "comm", "allreduce", "join: ranks training float32", 8000, 10000},               \
+        {r, 0, "comm", "allreduce", "join: requires grad sync float32", 10000, 12000},                       \
+        ONE_BUCKET(r, 0, 12000, 12000), {r, 1, "comm", "allreduce", "join: ranks training float32", 31000, 33000}, \
+        REBUILD(r, 1, 33000, 34000), {r, 1, "comm", "allreduce", "join: requires grad sync float32", 35000, 37000}
+#define JOIN_END(r, at)                                                                                       \
+    {r, 1, "comm", "allreduce", "join: ranks training float32", at, 57000},                                  \
+        {r, 1, "comm", "allreduce", "join: find common rank int64", 57000, 59000},                           \
+        {r, 1, "comm", "broadcast", "join: sync final model float32", 59000, 64000}
+    const want_span want[] = {
+        JOIN_START(0),
+        {0, 1, "comm", "allreduce", "bucket 0", 37000, 46000},
+        {0, 1, "comm", "allreduce", "bucket 1", 46000, 50000},
+        JOIN_END(0, 50000),
+        JOIN_START(1),
+        STEADY(1, 1, 37000, 37000),
+        JOIN_END(1, 55000),
+    };
+    sqlite3 *db = store_db(st);
+    expect_spans(db, run, want, sizeof want / sizeof want[0]);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -455,39 +551,75 @@ static void test_phase_detail_keeps_the_figures(void **state)
     assert_int_equal(scenario_override(sc, "record.detail=phase", serr), 0);
     int64_t phases = run_sim(st, sc);
     sqlite3 *db = store_db(st);
-    /* Rank 0, iteration 1 (test_skewed_rank_by_hand): forward 33000-35000, backward with
-     * its copies 35000-41000, copies out 53000-55000, the step 55000-58000. */
+    /* The spans of test_skewed_rank_by_hand, each rank-iteration's compute ops merged
+     * per phase: rank 0, iteration 0: forward 8000-10000, backward with its copies in
+     * 10000-16000, copies out 30000-32000, the step 32000-35000; iteration 1: forward
+     * 42000-44000, backward 44000-50000, copies out 62000-64000, the step 64000-67000.
+     * Rank 1 (twice as long): iteration 0: 8000-12000, 12000-24000, 30000-34000,
+     * 34000-40000; iteration 1: 42000-46000, 46000-58000, 62000-66000, 66000-72000.
+     * Collectives stay one span each, with their names (those of no bucket are told
+     * apart by name alone). */
     const want_span want[] = {
-        {0, 0, "compute", "forward", "forward", 0, 2000},
-        {0, 0, "host", "wait", "end of step", 0, 27000},
-        {0, 0, "compute", "backward", "backward", 2000, 8000},
-        {0, 0, "comm", "allreduce", "bucket 0", 8000, 22000},
-        {0, 0, "compute", "copy_out", "copy_out", 22000, 24000},
-        {0, 0, "compute", "optimizer", "optimizer", 24000, 27000},
-        {0, 1, "comm", "broadcast", "rebuild buckets", 27000, 33000},
-        {0, 1, "host", "wait", "end of step", 33000, 58000},
-        {0, 1, "compute", "forward", "forward", 33000, 35000},
-        {0, 1, "compute", "backward", "backward", 35000, 41000},
-        {0, 1, "comm", "allreduce", "bucket 0", 38000, 47000},
-        {0, 1, "comm", "allreduce", "bucket 1", 47000, 53000},
-        {0, 1, "compute", "copy_out", "copy_out", 53000, 55000},
-        {0, 1, "compute", "optimizer", "optimizer", 55000, 58000},
-        {1, 0, "compute", "forward", "forward", 0, 4000},
-        {1, 0, "host", "wait", "end of step", 0, 32000},
-        {1, 0, "compute", "backward", "backward", 4000, 16000},
-        {1, 0, "comm", "allreduce", "bucket 0", 16000, 22000},
-        {1, 0, "compute", "copy_out", "copy_out", 22000, 26000},
-        {1, 0, "compute", "optimizer", "optimizer", 26000, 32000},
-        {1, 1, "comm", "broadcast", "rebuild buckets", 32000, 33000},
-        {1, 1, "host", "wait", "end of step", 33000, 63000},
-        {1, 1, "compute", "forward", "forward", 33000, 37000},
-        {1, 1, "compute", "backward", "backward", 37000, 49000},
-        {1, 1, "comm", "allreduce", "bucket 0", 43000, 47000},
-        {1, 1, "comm", "allreduce", "bucket 1", 49000, 53000},
-        {1, 1, "compute", "copy_out", "copy_out", 53000, 57000},
-        {1, 1, "compute", "optimizer", "optimizer", 57000, 63000},
+        CONSTRUCTION(0),
+        {0, 0, "compute", "forward", "forward", 8000, 10000},
+        {0, 0, "host", "wait", "end of step", 8000, 35000},
+        {0, 0, "compute", "backward", "backward", 10000, 16000},
+        {0, 0, "comm", "allreduce", "bucket 0", 16000, 30000},
+        {0, 0, "compute", "copy_out", "copy_out", 30000, 32000},
+        {0, 0, "compute", "optimizer", "optimizer", 32000, 35000},
+        REBUILD(0, 1, 35000, 41000),
+        {0, 1, "host", "wait", "end of step", 42000, 67000},
+        {0, 1, "compute", "forward", "forward", 42000, 44000},
+        {0, 1, "compute", "backward", "backward", 44000, 50000},
+        {0, 1, "comm", "allreduce", "bucket 0", 47000, 56000},
+        {0, 1, "comm", "allreduce", "bucket 1", 56000, 62000},
+        {0, 1, "compute", "copy_out", "copy_out", 62000, 64000},
+        {0, 1, "compute", "optimizer", "optimizer", 64000, 67000},
+        CONSTRUCTION(1),
+        {1, 0, "compute", "forward", "forward", 8000, 12000},
+        {1, 0, "host", "wait", "end of step", 8000, 40000},
+        {1, 0, "compute", "backward", "backward", 12000, 24000},
+        {1, 0, "comm", "allreduce", "bucket 0", 24000, 30000},
+        {1, 0, "compute", "copy_out", "copy_out", 30000, 34000},
+        {1, 0, "compute", "optimizer", "optimizer", 34000, 40000},
+        REBUILD(1, 1, 40000, 41000),
+        {1, 1, "host", "wait", "end of step", 42000, 72000},
+        {1, 1, "compute", "forward", "forward", 42000, 46000},
+        {1, 1, "compute", "backward", "backward", 46000, 58000},
+        {1, 1, "comm", "allreduce", "bucket 0", 52000, 56000},
+        {1, 1, "comm", "allreduce", "bucket 1", 58000, 62000},
+        {1, 1, "compute", "copy_out", "copy_out", 62000, 66000},
+        {1, 1, "compute", "optimizer", "optimizer", 66000, 72000},
     };
     expect_spans(db, phases, want, sizeof want / sizeof want[0]);
+    /* DDP logger's start of forward leaves construction out by the collectives' names:
+     * iteration 0 starts at its first forward (8000) on both ranks, iteration 1 at its
+     * indices broadcast (35000, 40000), in both runs alike; so does the start of the
+     * backward's communication (the first bucket: 16000, 24000; 47000, 52000). */
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "select a.rank, a.iter, a.forward_compute_time_start, "
+                                        "a.backward_comm_time_start, b.forward_compute_time_start, "
+                                        "b.backward_comm_time_start from ddp_logging a join ddp_logging b "
+                                        "on b.rank = a.rank and b.iter = a.iter and b.run_id = ?2 "
+                                        "where a.run_id = ?1 order by a.rank, a.iter",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, ops);
+    sqlite3_bind_int64(q, 2, phases);
+    const int64_t fwd_start[2][2] = {{8000, 35000}, {8000, 40000}}, comm_start[2][2] = {{16000, 47000}, {24000, 52000}};
+    int rows = 0;
+    for (; sqlite3_step(q) == SQLITE_ROW; rows++) {
+        int r = sqlite3_column_int(q, 0), it = sqlite3_column_int(q, 1);
+        assert_in_range(r, 0, 1);
+        assert_in_range(it, 0, 1);
+        assert_int_equal(sqlite3_column_int64(q, 2), fwd_start[r][it]);
+        assert_int_equal(sqlite3_column_int64(q, 3), comm_start[r][it]);
+        assert_int_equal(sqlite3_column_int64(q, 4), fwd_start[r][it]);
+        assert_int_equal(sqlite3_column_int64(q, 5), comm_start[r][it]);
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(rows, 4);
     analysis_run *a = load(db, ops), *b = load(db, phases);
     assert_false(a->phase_spans);
     assert_true(b->phase_spans); /* the report says which detail it reads */
@@ -608,17 +740,141 @@ static void test_failure_is_recorded(void **state)
     remove_db(path);
 }
 
+/* Collectives through the sim's devices directly (device.h), 3 ranks: a broadcast for
+ * which each rank names roots[rank] as the root (the root's buffer holds 100..103, the
+ * others' -1), then two SUM allreduces: int32 {rank, 1} and float32 rank + 0.5. */
+typedef struct {
+    const backend_ops *be;
+    backend_world *w;
+    int roots[3];
+    int32_t buf[3][4];
+    int32_t isum[3][2];
+    float fsum[3];
+    int rc[3];
+    char err[3][256];
+} bcast_case;
+
+static int allreduce(device *d, int64_t seq, void *buf, int64_t count, dev_dtype dtype)
+{
+    dev_op op = {.kind = SPAN_ALLREDUCE, .iter = 0, .layer = -1, .bucket = -1, .seq = seq, .bytes = count * 4,
+                 .work = WORK_ALLREDUCE};
+    snprintf(op.name, sizeof op.name, "test allreduce");
+    op.u.coll.buf = buf;
+    op.u.coll.count = count;
+    op.u.coll.dtype = dtype;
+    op.u.coll.prescale = 1.0f;
+    return dev_enqueue(d, DEV_STREAM_COMM, &op) != 0 || dev_synchronize(d, DEV_STREAM_COMM) != 0 ? -1 : 0;
+}
+
+static void bcast_rank(void *user, int rank)
+{
+    bcast_case *c = user;
+    device *d = c->be->device_create(c->w, rank, c->err[rank], sizeof c->err[rank]);
+    if (!d) {
+        c->rc[rank] = -1;
+        return;
+    }
+    int root = c->roots[rank];
+    for (int k = 0; k < 4; k++)
+        c->buf[rank][k] = rank == root ? 100 + k : -1;
+    dev_op op = {.kind = SPAN_BROADCAST, .iter = 0, .layer = -1, .bucket = -1, .seq = 0, .bytes = 16,
+                 .work = WORK_BROADCAST};
+    snprintf(op.name, sizeof op.name, "test broadcast int32");
+    op.u.coll.buf = c->buf[rank];
+    op.u.coll.count = 4;
+    op.u.coll.dtype = DEV_I32;
+    op.u.coll.prescale = 1.0f;
+    op.u.coll.root = root;
+    c->rc[rank] = dev_enqueue(d, DEV_STREAM_COMM, &op) != 0 || dev_synchronize(d, DEV_STREAM_COMM) != 0 ? -1 : 0;
+    if (c->rc[rank] != 0)
+        snprintf(c->err[rank], sizeof c->err[rank], "%s", dev_error(d));
+    /* The root may reuse its buffer once its host sees the broadcast end (as DDP's
+     * scratch buffer is): the others must have their copy by then. */
+    if (rank == root)
+        memset(c->buf[rank], 0, sizeof c->buf[rank]);
+    c->isum[rank][0] = rank;
+    c->isum[rank][1] = 1;
+    c->fsum[rank] = (float)rank + 0.5f;
+    if (c->rc[rank] == 0 &&
+        (allreduce(d, 1, c->isum[rank], 2, DEV_I32) != 0 || allreduce(d, 2, &c->fsum[rank], 1, DEV_F32) != 0)) {
+        c->rc[rank] = -1;
+        snprintf(c->err[rank], sizeof c->err[rank], "%s", dev_error(d));
+    }
+    c->be->device_destroy(d);
+}
+
+static void run_bcast(bcast_case *c)
+{
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=3", NULL});
+    c->be = backend_find("sim");
+    assert_non_null(c->be);
+    recorder *rec;
+    assert_int_equal(recorder_create(NULL, 0, c->be->span_rings, &rec), 0);
+    assert_int_equal(recorder_start(rec), 0);
+    backend_world_args wa = {.sc = sc, .rec = rec};
+    char err[256];
+    if (c->be->world_create(&wa, &c->w, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    c->be->run_ranks(c->w, 3, bcast_rank, NULL, c);
+    c->be->world_destroy(c->w);
+    assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
+    recorder_destroy(rec);
+    free(sc);
+}
+
+/* The root's data reach every other rank whichever rank is the root (join broadcasts
+ * from the last rank still training), even a root that arrives last and reuses its
+ * buffer at once; ranks that name different roots fail the collective.  Allreduces
+ * with buffers leave the sum in each (join reads its counts): {0+1+2, 3} and 4.5. */
+static void test_collectives_carry_data(void **state)
+{
+    (void)state;
+    for (int root = 0; root < 3; root++) {
+        bcast_case c = {.roots = {root, root, root}};
+        run_bcast(&c);
+        for (int r = 0; r < 3; r++) {
+            if (c.rc[r] != 0)
+                fail_msg("rank %d: %s", r, c.err[r]);
+            assert_int_equal(c.isum[r][0], 3);
+            assert_int_equal(c.isum[r][1], 3);
+            assert_true(c.fsum[r] == 4.5f);
+            if (r == root)
+                continue;
+            for (int k = 0; k < 4; k++)
+                assert_int_equal(c.buf[r][k], 100 + k);
+        }
+    }
+    bcast_case c = {.roots = {1, 1, 2}};
+    run_bcast(&c);
+    int failed = 0;
+    for (int r = 0; r < 3; r++) {
+        if (c.rc[r] == 0)
+            continue;
+        failed++;
+        assert_non_null(strstr(c.err[r], "names rank 2 its root where the ranks before it named 1"));
+    }
+    assert_int_equal(failed, 3);
+    bcast_case out = {.roots = {3, 3, 3}};
+    run_bcast(&out);
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(out.rc[r], -1);
+        assert_non_null(strstr(out.err[r], "outside the world of 3"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_ranks_by_hand),
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
+        cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_phase_detail_keeps_the_figures),
         cmocka_unit_test(test_sweep_summary_names_the_best),
         cmocka_unit_test(test_network_model),
         cmocka_unit_test(test_failure_is_recorded),
+        cmocka_unit_test(test_collectives_carry_data),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

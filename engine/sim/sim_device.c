@@ -60,10 +60,6 @@ static void entry_name(const sim_stream *st, const sim_entry *e, char *out, size
         text_copy(out, n, st->names + e->name_off);
     } else if (e->kind == SPAN_ALLREDUCE && e->bucket >= 0) {
         snprintf(out, n, "bucket %d", (int)e->bucket);
-    } else if (e->kind == SPAN_ALLREDUCE) {
-        text_copy(out, n, "local_used_map");
-    } else if (e->kind == SPAN_BROADCAST) {
-        text_copy(out, n, "rebuild buckets");
     } else {
         text_copy(out, n, span_kind_name((span_kind)e->kind));
     }
@@ -160,6 +156,69 @@ static sim_collective *collective(sim_world *w, int64_t seq)
     return &w->colls[seq];
 }
 
+/* Rank r's entry for collective `seq`: the head of the stream that arrived at it. */
+static sim_entry *arrived_entry(sim_device *d, int64_t seq)
+{
+    for (int s = 0; s < DEV_STREAM_COUNT; s++) {
+        sim_stream *st = &d->streams[s];
+        if (st->arrived && st->count > 0 && st->q[st->head].seq == seq)
+            return &st->q[st->head];
+    }
+    return NULL;
+}
+
+/* A broadcast's data, from the root's buffer to every other rank's, once all have
+ * arrived: the root may reuse its buffer as soon as its host sees the collective end,
+ * before the other ranks' streams are timed. */
+static void deliver_broadcast(sim_world *w, int64_t seq, int root)
+{
+    const sim_entry *src = arrived_entry(w->devs[root], seq);
+    if (!src || !src->buf)
+        return;
+    for (int r = 0; r < w->world_size; r++) {
+        sim_entry *dst = r == root ? NULL : arrived_entry(w->devs[r], seq);
+        if (dst && dst->buf)
+            memcpy(dst->buf, src->buf, (size_t)(dst->count < src->count ? dst->count : src->count) * sizeof(int32_t));
+    }
+}
+
+/* A SUM allreduce's result in every rank's buffer, once all have arrived (the host may
+ * read it as soon as it sees the collective end: join's counts of ranks still
+ * training).  Buffers reach the sim only where the host reads them, small ones; bucket
+ * allreduces carry none.  false: a dtype the sim does not add. */
+static bool reduce_allreduce(sim_world *w, int64_t seq)
+{
+    sim_entry *acc = arrived_entry(w->devs[0], seq);
+    if (!acc || !acc->buf)
+        return true;
+    for (int r = 1; r < w->world_size; r++) {
+        const sim_entry *e = arrived_entry(w->devs[r], seq);
+        if (!e || !e->buf || e->count != acc->count)
+            return true; /* traffic only somewhere: nothing to add */
+    }
+    if (acc->dtype != DEV_F32 && acc->dtype != DEV_I32)
+        return false;
+    float *af = acc->buf;
+    int32_t *ai = acc->buf;
+    if (acc->dtype == DEV_F32 && acc->prescale != 1.0f)
+        for (int64_t i = 0; i < acc->count; i++)
+            af[i] *= acc->prescale;
+    for (int r = 1; r < w->world_size; r++) {
+        const sim_entry *e = arrived_entry(w->devs[r], seq);
+        const float *ef = e->buf;
+        const int32_t *ei = e->buf;
+        for (int64_t i = 0; i < acc->count; i++) {
+            if (acc->dtype == DEV_F32)
+                af[i] += ef[i] * e->prescale;
+            else
+                ai[i] += ei[i];
+        }
+    }
+    for (int r = 1; r < w->world_size; r++)
+        memcpy(arrived_entry(w->devs[r], seq)->buf, acc->buf, (size_t)acc->count * 4);
+    return true;
+}
+
 static void arrive(sim_device *d, const sim_entry *e, int64_t at)
 {
     sim_world *w = d->w;
@@ -177,19 +236,31 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
         sim_world_abort(w, why);
         return;
     }
+    if (c->arrived > 0 && e->work == WORK_BROADCAST && c->root != e->root) {
+        snprintf(why, sizeof why,
+                 "broadcast %lld (iteration %d): rank %d names rank %d its root where the ranks before it named %d",
+                 (long long)e->seq, (int)e->iter, d->base.rank, (int)e->root, (int)c->root);
+        sim_world_abort(w, why);
+        return;
+    }
     c->bytes = e->bytes;
     c->work = e->work;
+    c->root = e->root;
     if (c->arrived == 0 || at > c->last_arrival_ns)
         c->last_arrival_ns = at;
-    if (d->base.rank == 0) {
-        c->root_buf = e->buf;
-        c->count = e->count;
-    }
     if (++c->arrived < w->world_size)
         return;
     double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
                                              : net_allreduce_ns(&w->net, (double)e->bytes);
     c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
+    if (e->work == WORK_BROADCAST) {
+        deliver_broadcast(w, e->seq, c->root);
+    } else if (!reduce_allreduce(w, e->seq)) {
+        snprintf(why, sizeof why, "collective %lld (iteration %d): the sim adds only float32 and int32 buffers",
+                 (long long)e->seq, (int)e->iter);
+        sim_world_abort(w, why);
+        return;
+    }
     for (int r = 0; r < w->world_size; r++)
         if (r != d->base.rank)
             sim_world_push_work(w, r);
@@ -226,8 +297,6 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             const sim_collective *c = &d->w->colls[e->seq];
             if (c->end_ns < 0)
                 break;
-            if (e->work == WORK_BROADCAST && d->base.rank != 0 && e->buf && c->root_buf)
-                memcpy(e->buf, c->root_buf, (size_t)e->count * sizeof(int32_t));
             emit(d, sid, e, st->arrival_ns, c->end_ns);
             st->free_ns = c->end_ns;
             st->arrived = false;
@@ -285,7 +354,11 @@ static int push(sim_device *d, dev_stream sid, const sim_entry *e, const char *n
     }
     st->q[at] = *e;
     st->q[at].name_off = UINT32_MAX;
-    if (name && d->w->detail == RECORD_OP) {
+    /* Phase detail drops op names (one span per phase); a collective stays a span of its
+     * own, and those of no bucket are told apart only by name (verify params, sync
+     * module states, rebuild, local_used_map, join). */
+    bool keep_name = d->w->detail == RECORD_OP || (e->type == SIM_COLL && e->bucket < 0);
+    if (name && keep_name) {
         size_t len = strlen(name) + 1;
         if (!grow((void **)&st->names, &st->names_cap, st->names_len + len, 1)) {
             fail_device(d, "out of memory growing a stream queue");
@@ -327,9 +400,19 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
                    .enq_ns = d->host_ns,
                    .dur_ns = dur,
                    .buf = coll ? op->u.coll.buf : NULL,
-                   .count = coll ? op->u.coll.count : 0};
+                   .count = coll ? op->u.coll.count : 0,
+                   .root = op->work == WORK_BROADCAST ? op->u.coll.root : 0,
+                   .dtype = coll ? (uint8_t)op->u.coll.dtype : 0,
+                   .prescale = coll ? op->u.coll.prescale : 1.0f};
     if (coll && op->seq < 0) {
         fail_device(d, "a collective without a sequence number");
+        return -1;
+    }
+    if (op->work == WORK_BROADCAST && (op->u.coll.root < 0 || op->u.coll.root >= d->base.world_size)) {
+        char msg[SPAN_NAME + 96];
+        snprintf(msg, sizeof msg, "rank %d: broadcast %s from rank %d, outside the world of %d", d->base.rank,
+                 op->name, op->u.coll.root, d->base.world_size);
+        fail_device(d, msg);
         return -1;
     }
     return push(d, s, &e, op->name);

@@ -7,6 +7,9 @@
  * stream not yet reached, and at a collective not every rank has arrived at.  The world
  * keeps one record per collective (by seq); the last rank to arrive completes it and puts
  * every rank on the worklist, which the scheduler (sim_backend.c) drains between fibers.
+ * Collectives with buffers (the small ones whose result the host reads: join's counts,
+ * the rebuilt bucket order) carry their data at completion, before any host can see the
+ * end: a broadcast the root's, an allreduce the sum (float32, int32).
  */
 #ifndef DDPPROF_SIM_INTERNAL_H
 #define DDPPROF_SIM_INTERNAL_H
@@ -26,15 +29,22 @@ typedef struct {
     uint8_t type;  /* sim_entry_type */
     uint8_t kind;  /* span_kind */
     uint8_t work;  /* dev_work of a collective */
+    uint8_t dtype; /* dev_dtype of a collective's buffer */
     int32_t iter, layer, bucket;
     int64_t seq, bytes;
     int64_t enq_ns;  /* host time of the enqueue: nothing starts before it */
     uint64_t dur_ns; /* ops */
-    uint64_t ticket; /* waits: the other stream's event */
-    void *buf;       /* broadcasts: the rank's int32 buffer */
+    union {
+        uint64_t ticket; /* waits: the other stream's event */
+        float prescale;  /* allreduces: each rank's float32 values times this before the sum */
+    };
+    void *buf;       /* collectives: the rank's buffer (NULL: traffic only) */
     int64_t count;
-    uint32_t name_off; /* into the stream's name arena (record.detail = op) */
+    int32_t root;    /* broadcasts: the rank that sends */
+    uint32_t name_off; /* into the stream's name arena (record.detail = op, or a collective of no bucket) */
 } sim_entry;
+/* Queues hold an entry per op not yet timed, on thousands of ranks: every byte shows. */
+_Static_assert(sizeof(sim_entry) <= 80, "a sim_entry grew past 80 bytes");
 
 /* A recorded event of a stream: its time once the stream has completed `ticket` entries. */
 typedef struct {
@@ -83,8 +93,7 @@ typedef struct {
     int64_t last_arrival_ns;
     int64_t end_ns; /* -1 until complete */
     uint8_t work;
-    void *root_buf; /* broadcasts: rank 0's buffer */
-    int64_t count;
+    int32_t root; /* broadcasts: the sending rank, as the first arrival named it */
 } sim_collective;
 
 struct sim_world {
