@@ -89,32 +89,64 @@ static void cross_entropy(mlp_step *s, const float *z)
     s->loss_value = sum * norm * s->loss_scale;
 }
 
-void mlp_forward_layer(mlp_step *s, int l, const float *weight, const float *bias)
+#define MLP_SLICE_FLOP 5e8
+
+static bool stopped(const mlp_cancel *cancel)
+{
+    return cancel && cancel->stop && cancel->stop(cancel->user);
+}
+
+/* Output rows per slice of a GEMM whose rows each cost 2 x n x k flops. */
+static int slice_rows(int n, int k)
+{
+    double rows = MLP_SLICE_FLOP / (2.0 * (double)n * (double)k);
+    return rows < 1 ? 1 : rows > 1e9 ? 1000000000 : (int)rows;
+}
+
+/* C[m x n] = alpha op(A) op(B) + beta C over row slices of C, stopping between them.
+ * A row slice of op(A) starts at row r of A (no transpose) or at column r (transpose). */
+static int sliced_sgemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float *a, int lda,
+                        const float *b, int ldb, float beta, float *c, int ldc, const mlp_cancel *cancel)
+{
+    int step = slice_rows(n, k);
+    for (int r = 0; r < m; r += step) {
+        if (stopped(cancel))
+            return -1;
+        int rows = m - r < step ? m - r : step;
+        const float *a_r = ta == CblasNoTrans ? a + (int64_t)r * lda : a + r;
+        cblas_sgemm(CblasRowMajor, ta, tb, rows, n, k, 1.0f, a_r, lda, b, ldb, beta, c + (int64_t)r * ldc, ldc);
+    }
+    return 0;
+}
+
+int mlp_forward_layer(mlp_step *s, int l, const float *weight, const float *bias, const mlp_cancel *cancel)
 {
     int w = s->width, b = s->batch;
     float *out = s->act[l];
     for (int i = 0; i < b; i++)
         memcpy(out + (int64_t)i * w, bias, (size_t)w * sizeof *bias);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, b, w, w, 1.0f, layer_input(s, l), w, weight, w, 1.0f, out,
-                w);
+    if (sliced_sgemm(CblasNoTrans, CblasTrans, b, w, w, layer_input(s, l), w, weight, w, 1.0f, out, w, cancel) != 0)
+        return -1;
     if (l < s->nlayers - 1) {
         for (int64_t i = 0; i < (int64_t)b * w; i++)
             out[i] = out[i] > 0.0f ? out[i] : 0.0f;
-        return;
+        return 0;
     }
     if (s->loss == LOSS_FN_CROSS_ENTROPY)
         cross_entropy(s, out);
     else
         mse(s, out);
+    return 0;
 }
 
-void mlp_backward_layer(mlp_step *s, int l, const float *weight, float *grad_weight, float *grad_bias,
-                        bool accumulate)
+int mlp_backward_layer(mlp_step *s, int l, const float *weight, float *grad_weight, float *grad_bias,
+                       bool accumulate, const mlp_cancel *cancel)
 {
     int w = s->width, b = s->batch;
     /* dW = delta^T x input, [out][in] like the weight */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w, w, b, 1.0f, s->delta, w, layer_input(s, l), w,
-                accumulate ? 1.0f : 0.0f, grad_weight, w);
+    if (sliced_sgemm(CblasTrans, CblasNoTrans, w, w, b, s->delta, w, layer_input(s, l), w, accumulate ? 1.0f : 0.0f,
+                     grad_weight, w, cancel) != 0)
+        return -1;
     for (int j = 0; j < w; j++) {
         float sum = 0;
         for (int i = 0; i < b; i++)
@@ -122,10 +154,11 @@ void mlp_backward_layer(mlp_step *s, int l, const float *weight, float *grad_wei
         grad_bias[j] = accumulate ? grad_bias[j] + sum : sum;
     }
     if (l == 0)
-        return;
+        return 0;
     /* delta of layer l-1 = (delta x W) masked by the ReLU that followed layer l-1 */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, b, w, w, 1.0f, s->delta, w, weight, w, 0.0f,
-                s->delta_next, w);
+    if (sliced_sgemm(CblasNoTrans, CblasNoTrans, b, w, w, s->delta, w, weight, w, 0.0f, s->delta_next, w, cancel) !=
+        0)
+        return -1;
     const float *a = s->act[l - 1];
     for (int64_t i = 0; i < (int64_t)b * w; i++)
         if (!(a[i] > 0.0f))
@@ -133,4 +166,5 @@ void mlp_backward_layer(mlp_step *s, int l, const float *weight, float *grad_wei
     float *t = s->delta;
     s->delta = s->delta_next;
     s->delta_next = t;
+    return 0;
 }

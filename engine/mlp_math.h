@@ -38,8 +38,17 @@ int mlp_step_init(mlp_step *s, int nlayers, int width, int batch, loss_fn_kind l
                   float loss_scale);
 void mlp_step_free(mlp_step *s);
 
-void mlp_forward_layer(mlp_step *s, int l, const float *weight, const float *bias);
-void mlp_backward_layer(mlp_step *s, int l, const float *weight, float *grad_weight, float *grad_bias,
-                        bool accumulate);
+/* Asked between slices of each GEMM (about 0.5 GFLOP each): true stops the layer, which
+ * then returns -1 with its outputs unspecified.  NULL: never stop.  Slicing splits a GEMM
+ * along rows of its output only: each element sums the same terms (BLAS may block them
+ * differently, so a large layer can differ from one call in the last bits). */
+typedef struct {
+    bool (*stop)(void *user);
+    void *user;
+} mlp_cancel;
+
+int mlp_forward_layer(mlp_step *s, int l, const float *weight, const float *bias, const mlp_cancel *cancel);
+int mlp_backward_layer(mlp_step *s, int l, const float *weight, float *grad_weight, float *grad_bias,
+                       bool accumulate, const mlp_cancel *cancel);
 
 #endif

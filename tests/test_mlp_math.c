@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "dataset.h"
 #include "mlp_math.h"
 
@@ -39,7 +41,7 @@ static void net_init(net *n, loss_fn_kind loss, loss_reduction_kind red, float s
 static double loss_of(net *n)
 {
     for (int l = 0; l < L; l++)
-        mlp_forward_layer(&n->s, l, n->w[l], n->b[l]);
+        assert_int_equal(mlp_forward_layer(&n->s, l, n->w[l], n->b[l], NULL), 0);
     return n->s.loss_value;
 }
 
@@ -47,7 +49,7 @@ static void backward(net *n, bool acc)
 {
     loss_of(n);
     for (int l = L - 1; l >= 0; l--)
-        mlp_backward_layer(&n->s, l, n->w[l], n->gw[l], n->gb[l], acc);
+        assert_int_equal(mlp_backward_layer(&n->s, l, n->w[l], n->gw[l], n->gb[l], acc, NULL), 0);
 }
 
 /* Central differences over every weight and bias, relative to the largest gradient. */
@@ -174,6 +176,68 @@ static void test_uniform_exact(void **state)
     assert_true(dataset_uniform(1, 1, 5) != dataset_uniform(2, 1, 5));
 }
 
+/* A layer wide enough to be cut into several GEMM slices (about 0.5 GFLOP each) gives
+ * one cblas_sgemm's result over the whole batch to fp32 rounding (OpenBLAS blocks a
+ * 238-row GEMM differently from a 1024-row one), forward and both backward GEMMs. */
+static void assert_close(const float *got, const float *want, int64_t n)
+{
+    double worst = 0, scale = 0;
+    for (int64_t i = 0; i < n; i++) {
+        worst = fmax(worst, fabs((double)got[i] - want[i]));
+        scale = fmax(scale, fabs((double)want[i]));
+    }
+    assert_true(scale > 0);
+    if (worst > 1e-5 * scale)
+        fail_msg("sliced GEMM off by %g (scale %g)", worst, scale);
+}
+
+static bool stop_on_second(void *user)
+{
+    int *calls = user;
+    return ++*calls >= 2;
+}
+
+static void test_sliced_gemms_same_bits_and_stop(void **state)
+{
+    (void)state;
+    enum { LW = 1024, LB = 1024 }; /* 2 GFLOP per GEMM: four slices */
+    mlp_step s;
+    assert_int_equal(mlp_step_init(&s, 2, LW, LB, LOSS_FN_MSE, LOSS_MEAN, 1.0f), 0);
+    float *w = malloc(sizeof(float) * LW * LW), *bias = calloc(LW, sizeof(float));
+    float *gw = malloc(sizeof(float) * LW * LW), *gb = malloc(sizeof(float) * LW);
+    float *want = malloc(sizeof(float) * LB * LW), *want_gw = malloc(sizeof(float) * LW * LW);
+    assert_non_null(w), assert_non_null(bias), assert_non_null(gw), assert_non_null(gb);
+    assert_non_null(want), assert_non_null(want_gw);
+    for (int64_t i = 0; i < (int64_t)LW * LW; i++)
+        w[i] = dataset_init_weight(3, 0, i, LW);
+    for (int64_t i = 0; i < (int64_t)LB * LW; i++)
+        s.input[i] = dataset_init_weight(3, 1, i, LW);
+    assert_int_equal(mlp_forward_layer(&s, 0, w, bias, NULL), 0);
+    memset(want, 0, sizeof(float) * LB * LW); /* the bias, zero, preloaded as the layer does */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, LB, LW, LW, 1.0f, s.input, LW, w, LW, 1.0f, want, LW);
+    for (int64_t i = 0; i < (int64_t)LB * LW; i++)
+        want[i] = want[i] > 0.0f ? want[i] : 0.0f;
+    assert_close(s.act[0], want, (int64_t)LB * LW);
+
+    assert_int_equal(mlp_forward_layer(&s, 1, w, bias, NULL), 0);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, LW, LW, LB, 1.0f, s.delta, LW, s.act[0], LW, 0.0f, want_gw,
+                LW);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, LB, LW, LW, 1.0f, s.delta, LW, w, LW, 0.0f, want, LW);
+    for (int64_t i = 0; i < (int64_t)LB * LW; i++)
+        if (!(s.act[0][i] > 0.0f))
+            want[i] = 0.0f;
+    assert_int_equal(mlp_backward_layer(&s, 1, w, gw, gb, false, NULL), 0);
+    assert_close(gw, want_gw, (int64_t)LW * LW);
+    assert_close(s.delta, want, (int64_t)LB * LW); /* layer 0's delta */
+
+    int calls = 0;
+    mlp_cancel cancel = {.stop = stop_on_second, .user = &calls};
+    assert_int_equal(mlp_forward_layer(&s, 0, w, bias, &cancel), -1);
+    assert_int_equal(calls, 2); /* asked before each slice, stopped at the second */
+    mlp_step_free(&s);
+    free(w), free(bias), free(gw), free(gb), free(want), free(want_gw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,7 +245,7 @@ int main(void)
         cmocka_unit_test(test_fd_ce_mean),         cmocka_unit_test(test_fd_ce_sum_scaled),
         cmocka_unit_test(test_mean_is_scaled_sum), cmocka_unit_test(test_accumulate_adds),
         cmocka_unit_test(test_sampler_split),      cmocka_unit_test(test_per_rank_batch),
-        cmocka_unit_test(test_uniform_exact),
+        cmocka_unit_test(test_uniform_exact),      cmocka_unit_test(test_sliced_gemms_same_bits_and_stop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -140,6 +140,7 @@ int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_wor
 {
     if (run_gemm(op, scratch, cancel, err, errlen) != 0)
         return -1;
+    const mlp_cancel mlp_stop = {.stop = cancel ? cancel->stop : NULL, .user = cancel ? cancel->user : NULL};
     switch (op->work) {
     case WORK_NONE:
         return 0;
@@ -150,12 +151,10 @@ int cpu_work_run(const dev_op *op, int rank, cpu_scratch *scratch, const cpu_wor
     case WORK_SGD:
         return run_sgd(op, cancel);
     case WORK_MLP_FORWARD:
-        mlp_forward_layer(op->u.mlp.step, op->u.mlp.layer, op->u.mlp.weight, op->u.mlp.bias);
-        return 0;
+        return mlp_forward_layer(op->u.mlp.step, op->u.mlp.layer, op->u.mlp.weight, op->u.mlp.bias, &mlp_stop);
     case WORK_MLP_BACKWARD:
-        mlp_backward_layer(op->u.mlp.step, op->u.mlp.layer, op->u.mlp.weight, op->u.mlp.grad_weight,
-                           op->u.mlp.grad_bias, op->u.mlp.accumulate);
-        return 0;
+        return mlp_backward_layer(op->u.mlp.step, op->u.mlp.layer, op->u.mlp.weight, op->u.mlp.grad_weight,
+                                  op->u.mlp.grad_bias, op->u.mlp.accumulate, &mlp_stop);
     case WORK_FAIL:
         snprintf(err, errlen, "%s failed (injected fault)", op->name);
         return -1;
