@@ -94,6 +94,25 @@ static int measure_copies(const calib_plan *p, calib_data *d, FILE *progress, ch
     return 0;
 }
 
+static int measure_dispatch(const calib_plan *p, calib_data *d, FILE *progress, char *err, size_t errlen)
+{
+    int ranks = max_ranks(p);
+    double t[CALIB_MAX_REPEATS];
+    for (int r = 0; r < p->repeats; r++)
+        if (p->be->bench_dispatch(ranks, CALIB_DISPATCH_MODEL_NS, CALIB_DISPATCH_OPS, CALIB_DISPATCH_WARMUP, &t[r],
+                                  err, errlen) != 0)
+            return -1;
+    d->dispatchers = ranks;
+    d->dispatch_us = median(t, p->repeats);
+    d->dispatch_measured = true;
+    if (progress) {
+        fprintf(progress, "  dispatch %2d ranks, ops of %d us: %12.1f us per op beyond the model\n", ranks,
+                CALIB_DISPATCH_MODEL_NS / 1000, d->dispatch_us);
+        fflush(progress);
+    }
+    return 0;
+}
+
 int calib_measure(const calib_plan *p, calib_data *d, FILE *progress, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -106,6 +125,8 @@ int calib_measure(const calib_plan *p, calib_data *d, FILE *progress, char *err,
     if (check_memory(p, err, errlen) != 0)
         return -1;
     if (measure_allreduce(p, d, progress, err, errlen) != 0)
+        return -1;
+    if (p->be->bench_dispatch && measure_dispatch(p, d, progress, err, errlen) != 0)
         return -1;
     if (p->ncopy == 0) {
         snprintf(d->copies_skipped, sizeof d->copies_skipped, "no copy sizes asked for");
