@@ -53,14 +53,16 @@ typedef struct {
     bool copies_measured;
     char copies_skipped[256]; /* why, when !copies_measured */
     /* The backend's bench_dispatch: the mean cost of one compute-stream op beyond its
-     * model, with as many ranks at once as the largest world size. */
+     * model, with as many ranks at once as the largest world size: ops of no length
+     * (the hand-off alone) and ops timed to CALIB_DISPATCH_MODEL_NS (hand-off and the
+     * wake-up after the deadline). */
     bool dispatch_measured;
     int dispatchers;
-    double dispatch_us;
+    double dispatch_us, timed_dispatch_us;
 } calib_data;
 
-/* The dispatch probe: ops of this modelled length (the order of a layer's op), this
- * many per repetition after the warm-up. */
+/* The timed dispatch probe: ops of this modelled length (the order of a layer's op);
+ * either probe runs this many ops per repetition after the warm-up. */
 #define CALIB_DISPATCH_MODEL_NS 200000
 #define CALIB_DISPATCH_OPS 200
 #define CALIB_DISPATCH_WARMUP 20

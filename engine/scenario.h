@@ -170,7 +170,8 @@ typedef struct scenario {
     double peak_tflops;     /* fp32 peak (preset fills it; custom sets it) */
     double mem_bw_gbps;
     double efficiency; /* achieved fraction of peak */
-    double op_overhead_us; /* predict only: per stream op, the hand-off and wake-up a real stream pays */
+    double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
+    double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

@@ -27,6 +27,8 @@ int calib_fit_all(const calib_data *d, calib_fit *f, char *err, size_t errlen)
         /* A timer that fires early can make the excess a hair negative: no op is
          * faster than its model. */
         f->op_overhead_us = d->dispatch_us > 0 ? d->dispatch_us : 0;
+        double wake = d->timed_dispatch_us - f->op_overhead_us;
+        f->op_wakeup_us = wake > 0 ? wake : 0;
         f->have_dispatch = true;
     }
     if (!d->copies_measured)
@@ -77,9 +79,11 @@ void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const cali
                     w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
     }
     if (f->have_dispatch)
-        fprintf(out, "\n# dispatch: %d ranks at once, each running %d ops of %d us on its compute stream\n"
-                     "fit: op_overhead = %.3f us per op beyond its model\n",
-                d->dispatchers, CALIB_DISPATCH_OPS, CALIB_DISPATCH_MODEL_NS / 1000, f->op_overhead_us);
+        fprintf(out, "\n# dispatch: %d ranks at once, each running %d ops of 0 us (%.1f us beyond the model), "
+                     "then of %d us (%.1f us beyond) on its compute stream\n"
+                     "fit: op_overhead = %.3f us per op, op_wakeup = %.3f us more per op timed to a deadline\n",
+                d->dispatchers, CALIB_DISPATCH_OPS, d->dispatch_us, CALIB_DISPATCH_MODEL_NS / 1000,
+                d->timed_dispatch_us, f->op_overhead_us, f->op_wakeup_us);
     if (!d->copies_measured) {
         fprintf(out, "copies not measured: %s\n", d->copies_skipped);
         return;
@@ -160,9 +164,11 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
         add(&t, "[device]\nmem_bw_gbps = %.4f\n", f->mem_bw_gbps);
     }
     if (f->have_dispatch) {
-        add(&t, "\n; each compute-stream op beyond its model (hand-off, wake-up), %d ranks at once, ops of %d us\n",
+        add(&t, "\n; each compute-stream op beyond its model, %d ranks at once: the hand-off (ops of 0 us), and the "
+                "wake-up of an op timed to a deadline (ops of %d us)\n",
             d->dispatchers, CALIB_DISPATCH_MODEL_NS / 1000);
-        add(&t, "%sop_overhead_us = %.4f\n", f->have_copy ? "" : "[device]\n", f->op_overhead_us);
+        add(&t, "%sop_overhead_us = %.4f\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n", f->op_overhead_us,
+            f->op_wakeup_us);
     }
     if (t.failed) {
         free(t.s);

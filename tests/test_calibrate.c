@@ -226,16 +226,23 @@ static void test_dispatch_fit(void **state)
     d->dispatch_measured = true;
     d->dispatchers = 4;
     d->dispatch_us = 42.25;
+    d->timed_dispatch_us = 100;
     assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
     assert_true(f.have_dispatch && fabs(f.op_overhead_us - 42.25) < 1e-12);
+    assert_true(fabs(f.op_wakeup_us - 57.75) < 1e-12); /* the timed ops' excess beyond the hand-off */
     ini = calib_ini_text(&p, d, &f, "test machine");
     assert_non_null(ini);
-    assert_non_null(strstr(ini, "[device]\nop_overhead_us = 42.2500\n"));
+    assert_non_null(strstr(ini, "[device]\nop_overhead_us = 42.2500\nop_wakeup_us = 57.7500\n"));
     free(ini);
 
     d->dispatch_us = -3.0; /* a timer a hair early */
+    d->timed_dispatch_us = -5.0;
     assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
-    assert_true(f.have_dispatch && f.op_overhead_us == 0);
+    assert_true(f.have_dispatch && f.op_overhead_us == 0 && f.op_wakeup_us == 0);
+    d->dispatch_us = 30; /* timed ops that came out cheaper than untimed: no wake-up term */
+    d->timed_dispatch_us = 20;
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    assert_true(f.op_overhead_us == 30 && f.op_wakeup_us == 0);
     free(d);
 }
 
@@ -258,6 +265,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     d->dispatch_measured = true;
     d->dispatchers = 4;
     d->dispatch_us = 123.5;
+    d->timed_dispatch_us = 200;
     calib_fit f;
     char err[SCENARIO_ERR];
     assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
@@ -279,6 +287,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4);
     assert_true(fabs(sc->op_overhead_us - 123.5) < 1e-4);
+    assert_true(fabs(sc->op_wakeup_us - 76.5) < 1e-4);
     assert_int_equal(sc->algorithm, NET_RING);
     /* included by a scenario, which keeps the last word */
     snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
@@ -367,8 +376,10 @@ static void test_calibrate_cpu_end_to_end(void **state)
     const char *ovh = strstr(r->out, "fit: op_overhead = ");
     assert_non_null(ovh);
     double op_us = -1;
-    assert_int_equal(sscanf(ovh, "fit: op_overhead = %lf us", &op_us), 1);
+    double wake_us = -1;
+    assert_int_equal(sscanf(ovh, "fit: op_overhead = %lf us per op, op_wakeup = %lf us", &op_us, &wake_us), 2);
     assert_true(op_us >= 0 && fabs(op_us - sc->op_overhead_us) < 1e-3);
+    assert_true(wake_us >= 0 && fabs(wake_us - sc->op_wakeup_us) < 1e-3);
     /* the printed fit is the one written */
     const char *fit = strstr(r->out, "fit: alpha = ");
     assert_non_null(fit);

@@ -262,12 +262,13 @@ static void test_equal_ranks_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] op_overhead_us = 0.5: every compute-stream op takes 500 ns more than its
- * model; collectives keep theirs.  One iteration, one bucket (no rebuild follows):
- * construction [0, 8000] as before; F layer0 [8000, 9500], F layer1 [9500, 11000], B
- * layer1 [11000, 13500], copy_in param1 [13500, 15000], B layer0 [15000, 17500],
- * copy_in param0 [17500, 19000]; the bucket's allreduce 6000: [19000, 25000]; copy_out
- * param0 [25000, 26500], param1 [26500, 28000], SGD [28000, 31500]. */
+/* [device] op_overhead_us = 0.5 and op_wakeup_us = 0.25: every compute-stream op takes
+ * 500 ns more than its model, forwards and backwards 250 more again; collectives keep
+ * theirs.  One iteration, one bucket (no rebuild follows): construction [0, 8000] as
+ * before; F layer0 [8000, 9750], F layer1 [9750, 11500], B layer1 [11500, 14250],
+ * copy_in param1 [14250, 15750], B layer0 [15750, 18500], copy_in param0 [18500,
+ * 20000]; the bucket's allreduce 6000: [20000, 26000]; copy_out param0 [26000, 27500],
+ * param1 [27500, 29000], SGD [29000, 32500]. */
 static void test_op_overhead_by_hand(void **state)
 {
     (void)state;
@@ -275,23 +276,23 @@ static void test_op_overhead_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simovh", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario(
-        (const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", NULL});
+        (const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
         CONSTRUCTION(0),
         CONSTRUCTION(1),
 #define OVERHEAD_STEP(r)                                                                                     \
-    {r, 0, "host", "wait", "end of step", 8000, 31500},                                                     \
-        {r, 0, "compute", "forward", "layer0", 8000, 9500},                                                  \
-        {r, 0, "compute", "forward", "layer1", 9500, 11000},                                                 \
-        {r, 0, "compute", "backward", "layer1", 11000, 13500},                                               \
-        {r, 0, "compute", "copy_in", "param1", 13500, 15000},                                                \
-        {r, 0, "compute", "backward", "layer0", 15000, 17500},                                               \
-        {r, 0, "compute", "copy_in", "param0", 17500, 19000},                                                \
-        {r, 0, "comm", "allreduce", "bucket 0", 19000, 25000},                                               \
-        {r, 0, "compute", "copy_out", "param0", 25000, 26500},                                               \
-        {r, 0, "compute", "copy_out", "param1", 26500, 28000},                                               \
-        {r, 0, "compute", "optimizer", "sgd step", 28000, 31500}
+    {r, 0, "host", "wait", "end of step", 8000, 32500},                                                     \
+        {r, 0, "compute", "forward", "layer0", 8000, 9750},                                                  \
+        {r, 0, "compute", "forward", "layer1", 9750, 11500},                                                 \
+        {r, 0, "compute", "backward", "layer1", 11500, 14250},                                               \
+        {r, 0, "compute", "copy_in", "param1", 14250, 15750},                                                \
+        {r, 0, "compute", "backward", "layer0", 15750, 18500},                                               \
+        {r, 0, "compute", "copy_in", "param0", 18500, 20000},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 20000, 26000},                                               \
+        {r, 0, "compute", "copy_out", "param0", 26000, 27500},                                               \
+        {r, 0, "compute", "copy_out", "param1", 27500, 29000},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 29000, 32500}
         OVERHEAD_STEP(0),
         OVERHEAD_STEP(1),
 #undef OVERHEAD_STEP
