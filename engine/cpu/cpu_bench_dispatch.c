@@ -3,6 +3,7 @@
 #include "cpu_bench_dispatch.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +48,12 @@ static int enqueue_ops(device *dev, const dispatcher *d, int n, int iter)
     op.seq = -1;
     op.model_ns = (uint64_t)d->model_ns;
     snprintf(op.name, sizeof op.name, "dispatch probe");
+    /* Untimed ops go one at a time, the stream idle in between, as a backward pass's
+     * copies reach a stream that has run dry: each pays the stream's wake-up. */
+    bool one_by_one = d->model_ns == 0;
     for (int i = 0; i < n; i++)
-        if (dev_enqueue(dev, DEV_STREAM_COMPUTE, &op) != 0)
+        if (dev_enqueue(dev, DEV_STREAM_COMPUTE, &op) != 0 ||
+            (one_by_one && dev_synchronize(dev, DEV_STREAM_COMPUTE) != 0))
             return -1;
     return dev_synchronize(dev, DEV_STREAM_COMPUTE);
 }
