@@ -8,7 +8,9 @@
 # predicted, with the errors, against the targets (5% on step time, 5 points on overlap).
 #
 # The model learns this machine first: `ddpprof calibrate` runs once, and its fit is
-# given to every prediction with -s: [device] mem_bw_gbps (the reducer's copies) always,
+# given to every prediction with -s: [device] mem_bw_gbps (the reducer's copies) and
+# op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
+# measures it) always,
 # and [network] latency_us / bandwidth_gbps / algorithm = ring unless the scenario paces
 # its allreduces to a link of its own ([network] pace = true: the cpu run then follows
 # that link, and so must the prediction).  The cpu run itself gets no override.
@@ -85,6 +87,10 @@ MEM=$(value mem_bw_gbps)
 NET_OVERRIDES=(-s network.latency_us="$LAT" -s network.bandwidth_gbps="$BW" -s network.algorithm=ring)
 DEV_OVERRIDES=()
 [ -n "$MEM" ] && DEV_OVERRIDES=(-s device.mem_bw_gbps="$MEM")
+OVH=$(value op_overhead_us)
+[ -n "$OVH" ] && DEV_OVERRIDES+=(-s device.op_overhead_us="$OVH")
+WAKE=$(value op_wakeup_us)
+[ -n "$WAKE" ] && DEV_OVERRIDES+=(-s device.op_wakeup_us="$WAKE")
 if [ "$NOISE_FLOOR" = 1 ]; then
     NET_OVERRIDES=()
     DEV_OVERRIDES=()
@@ -134,7 +140,7 @@ done
 
 what="predict vs measured"
 [ "$NOISE_FLOOR" = 1 ] && what="noise floor: a second cpu run vs the first"
-echo "## $what (cpu backend, $(nproc) cores; calibration: latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s})"
+echo "## $what (cpu backend, $(nproc) cores; calibration: latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s}${OVH:+, op_overhead ${OVH} us}${WAKE:+, op_wakeup ${WAKE} us})"
 echo
 "$PYTHON" - "$DDPPROF" "$DB" "$PAIRS" <<'PY'
 import json, statistics, subprocess, sys

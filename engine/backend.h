@@ -77,6 +77,12 @@ typedef struct backend_ops {
      * copy.  NULL where the backend cannot time them. */
     int (*bench_copy)(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy,
                       char *err, size_t errlen);
+    /* Optional (NULL: not measured): what one compute-stream op costs beyond its model
+     * (host to stream hand-off, wake-up after the deadline, its span), `ranks` devices
+     * at once each running `ops` ops of model_ns without work after `warmup`; the mean
+     * excess per op in microseconds. */
+    int (*bench_dispatch)(int ranks, int64_t model_ns, int ops, int warmup, double *us_per_op, char *err,
+                          size_t errlen);
     /* Virtual time (NULL for backends whose ranks are threads or processes): runs the
      * host program of every rank, body(user, i) for i in [0, nranks), itself, on the
      * calling thread, and returns when all have ended; between rounds of the ranks it

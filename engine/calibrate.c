@@ -94,6 +94,29 @@ static int measure_copies(const calib_plan *p, calib_data *d, FILE *progress, ch
     return 0;
 }
 
+static int measure_dispatch(const calib_plan *p, calib_data *d, FILE *progress, char *err, size_t errlen)
+{
+    int ranks = max_ranks(p);
+    const int64_t model_ns[2] = {0, CALIB_DISPATCH_MODEL_NS};
+    double *out[2] = {&d->dispatch_us, &d->timed_dispatch_us};
+    for (int k = 0; k < 2; k++) {
+        double t[CALIB_MAX_REPEATS];
+        for (int r = 0; r < p->repeats; r++)
+            if (p->be->bench_dispatch(ranks, model_ns[k], CALIB_DISPATCH_OPS, CALIB_DISPATCH_WARMUP, &t[r], err,
+                                      errlen) != 0)
+                return -1;
+        *out[k] = median(t, p->repeats);
+        if (progress) {
+            fprintf(progress, "  dispatch %2d ranks, ops of %lld us: %12.1f us per op beyond the model\n", ranks,
+                    (long long)(model_ns[k] / 1000), *out[k]);
+            fflush(progress);
+        }
+    }
+    d->dispatchers = ranks;
+    d->dispatch_measured = true;
+    return 0;
+}
+
 int calib_measure(const calib_plan *p, calib_data *d, FILE *progress, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -106,6 +129,8 @@ int calib_measure(const calib_plan *p, calib_data *d, FILE *progress, char *err,
     if (check_memory(p, err, errlen) != 0)
         return -1;
     if (measure_allreduce(p, d, progress, err, errlen) != 0)
+        return -1;
+    if (p->be->bench_dispatch && measure_dispatch(p, d, progress, err, errlen) != 0)
         return -1;
     if (p->ncopy == 0) {
         snprintf(d->copies_skipped, sizeof d->copies_skipped, "no copy sizes asked for");

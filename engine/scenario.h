@@ -71,7 +71,7 @@
 #define SCENARIO_MAX_SWEEP_VALUES 32
 #define SCENARIO_STR 128
 #define SCENARIO_ERR 512
-#define SCENARIO_MAX_KEYS 64 /* room in key_line[] for every key of the table in scenario_keys.c */
+#define SCENARIO_MAX_KEYS 128 /* room in key_line[] for every key of the table in scenario_keys.c */
 #define SCENARIO_MAX_SWEEP_POINTS 4096           /* product of the [sweep] axes' lengths */
 #define SCENARIO_MAX_FILE_BYTES (1024 * 1024)    /* a scenario file, whole */
 #define SCENARIO_MAX_LINE 198                    /* bytes of one line (inih's 200-byte buffer) */
@@ -170,6 +170,8 @@ typedef struct scenario {
     double peak_tflops;     /* fp32 peak (preset fills it; custom sets it) */
     double mem_bw_gbps;
     double efficiency; /* achieved fraction of peak */
+    double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
+    double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

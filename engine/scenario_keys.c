@@ -238,6 +238,15 @@ const key_def scn_keys[] = {
      "memory bandwidth in GB/s (from device.preset unless set)", AT(mem_bw_gbps), 0, 0},
     {"device", "efficiency", K_DOUBLE, 0.01, 1, NULL, "0.5",
      "fraction of the peak that kernels achieve", AT(efficiency), 0, 0},
+    {"device", "op_overhead_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: microseconds added to every compute-stream op for its dispatch (host to stream "
+     "hand-off, span), as `ddpprof calibrate` measures it on a backend; 0 leaves each op its model",
+     AT(op_overhead_us), 0, 0},
+    {"device", "op_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: microseconds added to every forward and backward op, which a real stream sleeps "
+     "to its modelled deadline and wakes from late (memory-bound ops are busy to their end), as "
+     "`ddpprof calibrate` measures it; 0 leaves each op its model",
+     AT(op_wakeup_us), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

@@ -39,6 +39,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     double speed = scenario_rank_speed(sc, rank);
     t->flops_per_ns = sc->peak_tflops * 1e3 * sc->efficiency * speed;
     t->bytes_per_ns = sc->mem_bw_gbps * speed;
+    t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
+    t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -57,3 +59,8 @@ uint64_t timing_backward_ns(timing_model *t, const model_layer *layer)
 }
 
 uint64_t timing_memory_ns(timing_model *t, double bytes) { return (uint64_t)(bytes / t->bytes_per_ns * jitter_factor(t)); }
+
+uint64_t timing_stream_op_ns(const timing_model *t, uint64_t model_ns, bool timed)
+{
+    return model_ns + t->op_overhead_ns + (timed ? t->op_wakeup_ns : 0);
+}

@@ -17,6 +17,8 @@
 typedef struct {
     double flops_per_ns; /* achieved, this rank */
     double bytes_per_ns; /* memory bandwidth, this rank */
+    uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
+    uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double jitter;
     double batch;
     uint64_t rng;
@@ -31,5 +33,11 @@ uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
 uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
 /* A memory-bound op moving `bytes` (read plus write). */
 uint64_t timing_memory_ns(timing_model *t, double bytes);
+/* What a virtual-time stream op of modelled length `model_ns` occupies its stream for:
+ * the model plus the dispatch cost a real stream pays per op, plus, for an op that a
+ * real stream sleeps to its modelled deadline (`timed`: forward and backward, whose
+ * model is FLOPs), the wake-up after it.  Backends that run ops for real pay these
+ * costs themselves and use model_ns as is. */
+uint64_t timing_stream_op_ns(const timing_model *t, uint64_t model_ns, bool timed);
 
 #endif

@@ -23,6 +23,14 @@ int calib_fit_all(const calib_data *d, calib_fit *f, char *err, size_t errlen)
     memset(f, 0, sizeof *f);
     if (fit_ring(d->ar, d->nar, &f->ring, err, errlen) != 0)
         return -1;
+    if (d->dispatch_measured) {
+        /* A timer that fires early can make the excess a hair negative: no op is
+         * faster than its model. */
+        f->op_overhead_us = d->dispatch_us > 0 ? d->dispatch_us : 0;
+        double wake = d->timed_dispatch_us - f->op_overhead_us;
+        f->op_wakeup_us = wake > 0 ? wake : 0;
+        f->have_dispatch = true;
+    }
     if (!d->copies_measured)
         return 0;
     if (fit_copies(d, CALIB_COPY_IN, &f->copy_in_gbps, err, errlen) != 0 ||
@@ -70,6 +78,12 @@ void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const cali
             fprintf(out, "  %2d ranks alone: alpha = %.3f us, B = %.3f GB/s, RMS relative error %.1f%%\n", p->ranks[i],
                     w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
     }
+    if (f->have_dispatch)
+        fprintf(out, "\n# dispatch: %d ranks at once, each running %d ops of 0 us (%.1f us beyond the model), "
+                     "then of %d us (%.1f us beyond) on its compute stream\n"
+                     "fit: op_overhead = %.3f us per op, op_wakeup = %.3f us more per op timed to a deadline\n",
+                d->dispatchers, CALIB_DISPATCH_OPS, d->dispatch_us, CALIB_DISPATCH_MODEL_NS / 1000,
+                d->timed_dispatch_us, f->op_overhead_us, f->op_wakeup_us);
     if (!d->copies_measured) {
         fprintf(out, "copies not measured: %s\n", d->copies_skipped);
         return;
@@ -148,6 +162,13 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
                 "copy-out %.2f GB/s\n",
             d->ncp ? d->cp[0].copiers : 0, f->copy_in_gbps, f->copy_out_gbps);
         add(&t, "[device]\nmem_bw_gbps = %.4f\n", f->mem_bw_gbps);
+    }
+    if (f->have_dispatch) {
+        add(&t, "\n; each compute-stream op beyond its model, %d ranks at once: the hand-off (ops of 0 us), and the "
+                "wake-up of an op timed to a deadline (ops of %d us)\n",
+            d->dispatchers, CALIB_DISPATCH_MODEL_NS / 1000);
+        add(&t, "%sop_overhead_us = %.4f\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n", f->op_overhead_us,
+            f->op_wakeup_us);
     }
     if (t.failed) {
         free(t.s);

@@ -8,7 +8,10 @@
  * every measurement with the model's prediction and residual (absolute, relative) and
  * the fits.  calib_ini_text() is a scenario fragment any scenario can `include`:
  *   [network] algorithm = ring, latency_us, bandwidth_gbps
- *   [device]  mem_bw_gbps (only when copies were measured)
+ *   [device]  mem_bw_gbps (only when copies were measured),
+ *             op_overhead_us and op_wakeup_us (only when the dispatch cost was
+ *             measured: the excess per op of untimed ops, and what timed ops cost
+ *             beyond that; neither below 0)
  * with comments saying how and where it was measured.  Caller frees the text.
  */
 #ifndef DDPPROF_CALIB_REPORT_H
@@ -23,6 +26,8 @@ typedef struct {
     bool have_copy;
     double copy_in_gbps, copy_out_gbps, mem_bw_gbps; /* mem_bw: both kinds together */
     double copy_rms_rel;
+    bool have_dispatch;
+    double op_overhead_us, op_wakeup_us;
 } calib_fit;
 
 int calib_fit_all(const calib_data *d, calib_fit *f, char *err, size_t errlen);

@@ -25,7 +25,7 @@ static const char *const usage =
     "  measures in-place SUM allreduce at every (ranks, size), fits\n"
     "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
     "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
-    "  from the bucket copies) to FILE (default calibration.ini), for `include = FILE`\n"
+    "  from the bucket copies, op_overhead_us, op_wakeup_us from the streams' per-op cost) to FILE (default calibration.ini), for `include = FILE`\n"
     "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
     "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
 
@@ -231,8 +231,8 @@ int cli_calibrate(int argc, char **argv)
     if (!ini || write_file(o.out, ini) != 0)
         rc = EXIT_RUNTIME;
     else
-        printf("wrote %s ([network] latency_us, bandwidth_gbps%s): include it with `include = %s`\n", o.out,
-               f.have_copy ? "; [device] mem_bw_gbps" : "", o.out);
+        printf("wrote %s ([network] latency_us, bandwidth_gbps%s%s): include it with `include = %s`\n", o.out,
+               f.have_copy ? "; [device] mem_bw_gbps" : "", f.have_dispatch ? ", op_overhead_us, op_wakeup_us" : "", o.out);
     free(ini);
     free(d);
     return rc;

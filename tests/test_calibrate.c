@@ -203,6 +203,49 @@ static void test_copy_fit_and_harmonic_mean(void **state)
     free(d);
 }
 
+/* The dispatch cost is the measured excess per op, floored at 0, and reaches the
+ * fragment only when it was measured (without copies it opens [device] itself). */
+static void test_dispatch_fit(void **state)
+{
+    (void)state;
+    calib_data *d = calloc(1, sizeof *d);
+    assert_non_null(d);
+    d->nar = synth(d->ar, 13.0, 5.2, 0, 0);
+    calib_plan p = {.be = backend_find("cpu"), .ranks = {2, 3, 4, 8}, .nranks = 4, .iters = 1, .repeats = 1};
+    for (size_t i = 0; i < NS; i++)
+        p.sizes[p.nsizes++] = sizes[i];
+    calib_fit f;
+    char err[256];
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    assert_false(f.have_dispatch);
+    char *ini = calib_ini_text(&p, d, &f, "test machine");
+    assert_non_null(ini);
+    assert_null(strstr(ini, "op_overhead_us"));
+    free(ini);
+
+    d->dispatch_measured = true;
+    d->dispatchers = 4;
+    d->dispatch_us = 42.25;
+    d->timed_dispatch_us = 100;
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    assert_true(f.have_dispatch && fabs(f.op_overhead_us - 42.25) < 1e-12);
+    assert_true(fabs(f.op_wakeup_us - 57.75) < 1e-12); /* the timed ops' excess beyond the hand-off */
+    ini = calib_ini_text(&p, d, &f, "test machine");
+    assert_non_null(ini);
+    assert_non_null(strstr(ini, "[device]\nop_overhead_us = 42.2500\nop_wakeup_us = 57.7500\n"));
+    free(ini);
+
+    d->dispatch_us = -3.0; /* a timer a hair early */
+    d->timed_dispatch_us = -5.0;
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    assert_true(f.have_dispatch && f.op_overhead_us == 0 && f.op_wakeup_us == 0);
+    d->dispatch_us = 30; /* timed ops that came out cheaper than untimed: no wake-up term */
+    d->timed_dispatch_us = 20;
+    assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
+    assert_true(f.op_overhead_us == 30 && f.op_wakeup_us == 0);
+    free(d);
+}
+
 static void write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -219,6 +262,10 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     uint64_t seed = 42;
     d->nar = synth(d->ar, 13.0, 5.2, 0.02, seed);
     synth_copies(d);
+    d->dispatch_measured = true;
+    d->dispatchers = 4;
+    d->dispatch_us = 123.5;
+    d->timed_dispatch_us = 200;
     calib_fit f;
     char err[SCENARIO_ERR];
     assert_int_equal(calib_fit_all(d, &f, err, sizeof err), 0);
@@ -239,6 +286,8 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4);
+    assert_true(fabs(sc->op_overhead_us - 123.5) < 1e-4);
+    assert_true(fabs(sc->op_wakeup_us - 76.5) < 1e-4);
     assert_int_equal(sc->algorithm, NET_RING);
     /* included by a scenario, which keeps the last word */
     snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
@@ -247,6 +296,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4); /* explicit beats the preset */
+    assert_true(fabs(sc->op_overhead_us - 123.5) < 1e-4);
     assert_int_equal(sc->world_size, 2);
     free(sc);
     free(d);
@@ -322,6 +372,14 @@ static void test_calibrate_cpu_end_to_end(void **state)
     if (scenario_load_file(out, sc, err) != 0)
         fail_msg("the written file does not load: %s", err);
     assert_true(sc->bandwidth_gbps > 0 && sc->latency_us >= 0 && sc->mem_bw_gbps > 0);
+    /* the cpu backend measures its streams' per-op cost: printed and written alike */
+    const char *ovh = strstr(r->out, "fit: op_overhead = ");
+    assert_non_null(ovh);
+    double op_us = -1;
+    double wake_us = -1;
+    assert_int_equal(sscanf(ovh, "fit: op_overhead = %lf us per op, op_wakeup = %lf us", &op_us, &wake_us), 2);
+    assert_true(op_us >= 0 && fabs(op_us - sc->op_overhead_us) < 1e-3);
+    assert_true(wake_us >= 0 && fabs(wake_us - sc->op_wakeup_us) < 1e-3);
     /* the printed fit is the one written */
     const char *fit = strstr(r->out, "fit: alpha = ");
     assert_non_null(fit);
@@ -366,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_negative_alpha_is_clamped),
         cmocka_unit_test(test_degenerate_inputs_refused),
         cmocka_unit_test(test_copy_fit_and_harmonic_mean),
+        cmocka_unit_test(test_dispatch_fit),
         cmocka_unit_test(test_fragment_loads_back_with_fitted_values),
         cmocka_unit_test(test_calibrate_cpu_end_to_end),
         cmocka_unit_test(test_calibrate_refuses_degenerate_plans),

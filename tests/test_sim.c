@@ -262,6 +262,47 @@ static void test_equal_ranks_by_hand(void **state)
     remove_db(path);
 }
 
+/* [device] op_overhead_us = 0.5 and op_wakeup_us = 0.25: every compute-stream op takes
+ * 500 ns more than its model, forwards and backwards 250 more again; collectives keep
+ * theirs.  One iteration, one bucket (no rebuild follows): construction [0, 8000] as
+ * before; F layer0 [8000, 9750], F layer1 [9750, 11500], B layer1 [11500, 14250],
+ * copy_in param1 [14250, 15750], B layer0 [15750, 18500], copy_in param0 [18500,
+ * 20000]; the bucket's allreduce 6000: [20000, 26000]; copy_out param0 [26000, 27500],
+ * param1 [27500, 29000], SGD [29000, 32500]. */
+static void test_op_overhead_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simovh", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario(
+        (const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
+    int64_t run = run_sim(st, sc);
+    const want_span want[] = {
+        CONSTRUCTION(0),
+        CONSTRUCTION(1),
+#define OVERHEAD_STEP(r)                                                                                     \
+    {r, 0, "host", "wait", "end of step", 8000, 32500},                                                     \
+        {r, 0, "compute", "forward", "layer0", 8000, 9750},                                                  \
+        {r, 0, "compute", "forward", "layer1", 9750, 11500},                                                 \
+        {r, 0, "compute", "backward", "layer1", 11500, 14250},                                               \
+        {r, 0, "compute", "copy_in", "param1", 14250, 15750},                                                \
+        {r, 0, "compute", "backward", "layer0", 15750, 18500},                                               \
+        {r, 0, "compute", "copy_in", "param0", 18500, 20000},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 20000, 26000},                                               \
+        {r, 0, "compute", "copy_out", "param0", 26000, 27500},                                               \
+        {r, 0, "compute", "copy_out", "param1", 27500, 29000},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 29000, 32500}
+        OVERHEAD_STEP(0),
+        OVERHEAD_STEP(1),
+#undef OVERHEAD_STEP
+    };
+    expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* Rank 1 twice as slow (slow_ranks = 1, slowdown = 2: its compute and copies take twice
  * as long), iterations 0 and 1 (the rebuild's), iteration 1 measured.
  *   Construction: as with equal ranks, [0, 8000] on both (collectives take no compute).
@@ -867,6 +908,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equal_ranks_by_hand),
         cmocka_unit_test(test_skewed_rank_by_hand),
+        cmocka_unit_test(test_op_overhead_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

@@ -7,6 +7,7 @@
 
 #include "cpu_backend.h"
 #include "cpu_bench_copy.h"
+#include "cpu_bench_dispatch.h"
 #include "cpu_collectives.h"
 #include "cpu_comm_internal.h"
 #include "cpu_device.h"
@@ -188,4 +189,5 @@ const backend_ops cpu_backend_ops = {
     .max_world = CPU_COMM_MAX_WORLD,
     .bench_allreduce = bench_allreduce,
     .bench_copy = cpu_bench_copy,
+    .bench_dispatch = cpu_bench_dispatch,
 };

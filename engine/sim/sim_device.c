@@ -389,6 +389,8 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
     uint64_t dur = op->model_ns;
     if (dur == 0 && op->gemm.m > 0)
         dur = (uint64_t)(2.0 * (double)op->gemm.m * (double)op->gemm.n * (double)op->gemm.k / d->timing.flops_per_ns);
+    if (!coll)
+        dur = timing_stream_op_ns(&d->timing, dur, op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
     sim_entry e = {.type = coll ? SIM_COLL : SIM_OP,
                    .kind = (uint8_t)op->kind,
                    .work = (uint8_t)op->work,
