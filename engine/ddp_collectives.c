@@ -87,11 +87,14 @@ static int send_params(reducer *r, int root, int p0, int p1, int64_t bytes, bool
 {
     int64_t count = (bytes + 3) / 4;
     values = values && !r->dev->no_buffers; /* a time-only device has no parameter data */
-    int32_t *buf;
-    if (values ? grow_scratch(r, count, err, errlen) : traffic_buffer(r, count, &buf, err, errlen))
-        return -1;
-    if (values)
+    int32_t *buf = NULL;
+    if (values) {
+        if (grow_scratch(r, count, err, errlen) != 0)
+            return -1;
         buf = r->scratch;
+    } else if (traffic_buffer(r, count, &buf, err, errlen) != 0) {
+        return -1;
+    }
     float *f = (float *)buf;
     if (values && r->dev->rank == root)
         for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
