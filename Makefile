@@ -104,11 +104,11 @@ run-tests: $(DDPPROF_BIN) $(TEST_BIN)
 # Sanitizer builds go to their own directory and binary, leaving ./ddpprof alone.
 # nsys injects its own libraries ahead of the ASan runtime; the order check is moot there.
 sanitize: deps
-	STRESS_TRIAL_LIMIT_S=120 ASAN_OPTIONS=verify_asan_link_order=0 $(MAKE) BUILD=build-asan DDPPROF_BIN=build-asan/ddpprof CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" run-tests
+	STRESS_TRIAL_LIMIT_S=120 DDPPROF_TEST_SLOWDOWN=4 ASAN_OPTIONS=verify_asan_link_order=0 $(MAKE) BUILD=build-asan DDPPROF_BIN=build-asan/ddpprof CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" run-tests
 
 # Nsight Systems' injection library (loaded only in the nsys test) has races of its own.
 tsan: deps
-	STRESS_TRIAL_LIMIT_S=120 TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp $(MAKE) BUILD=build-tsan DDPPROF_BIN=build-tsan/ddpprof CFLAGS="-O1 -g -fsanitize=thread" run-tests
+	STRESS_TRIAL_LIMIT_S=120 DDPPROF_TEST_SLOWDOWN=4 TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp $(MAKE) BUILD=build-tsan DDPPROF_BIN=build-tsan/ddpprof CFLAGS="-O1 -g -fsanitize=thread" run-tests
 
 # Hundreds of runs aborted at random moments (signals and every [fault] mode), under
 # ASan+UBSan and under TSan; `make test` runs a bounded 40 of them on the plain build.
