@@ -21,7 +21,7 @@ static const char *const variant_names[V_COUNT] = {"reference", "ddp", "hand-wri
 /* Each rank's weights after its last synchronised step, flat in registration order. */
 typedef struct {
     int64_t numel;
-    float *w[SCENARIO_MAX_RANKS];
+    float *w[SCENARIO_MAX_RANK_LIST];
 } capture;
 
 static int capture_hook(void *user, int rank, int iter, int micro_first, int micro_last, const dev_param *params,
@@ -196,7 +196,7 @@ static int write_row(sqlite3 *db, int64_t group, int64_t run_id, const scenario 
 
 static void capture_free(capture *c)
 {
-    for (int r = 0; r < SCENARIO_MAX_RANKS; r++)
+    for (int r = 0; r < SCENARIO_MAX_RANK_LIST; r++)
         free(c->w[r]);
     memset(c, 0, sizeof *c);
 }

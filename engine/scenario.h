@@ -65,7 +65,6 @@
 
 #define SCENARIO_MAX_WORLD 65536   /* run.world_size (the cpu backend has its own, lower, limit) */
 #define SCENARIO_MAX_RANK_LIST 1024 /* entries of a per-rank list (skew.speed, skew.slow_ranks) */
-#define SCENARIO_MAX_RANKS SCENARIO_MAX_RANK_LIST
 #define SCENARIO_MAX_CUSTOM_PARAMS 4096
 #define SCENARIO_MAX_SWEEP_KEYS 8
 #define SCENARIO_MAX_SWEEP_VALUES 32
@@ -140,15 +139,15 @@ typedef struct scenario {
 
     /* [skew] */
     int nspeed;
-    double speed[SCENARIO_MAX_RANKS]; /* per-rank speed factor; empty = all 1 */
+    double speed[SCENARIO_MAX_RANK_LIST]; /* per-rank speed factor; empty = all 1 */
     int nslow;
-    int slow_ranks[SCENARIO_MAX_RANKS];
+    int slow_ranks[SCENARIO_MAX_RANK_LIST];
     double slowdown; /* slow ranks' compute takes this many times longer */
     double jitter;   /* relative std-dev of each kernel's duration */
     double slow_fraction; /* each rank is slow (skew.slowdown) with this probability, seeded */
     double speed_sigma;   /* > 0: speed factors drawn from a seeded lognormal, median 1 */
     int nrank_steps;
-    int rank_steps[SCENARIO_MAX_RANKS]; /* uneven inputs: steps of data per rank; empty = all */
+    int rank_steps[SCENARIO_MAX_RANK_LIST]; /* uneven inputs: steps of data per rank; empty = all */
 
     /* [network] */
     double bandwidth_gbps; /* GB/s (1e9) of each link */

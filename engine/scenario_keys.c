@@ -3,7 +3,7 @@
  * (contract in scenario_keys.h).
  *
  * Ranges are chosen so that every accepted value is one the engine can run: e.g. a
- * world size fits SCENARIO_MAX_RANKS, a custom parameter stays below 2^40 elements.
+ * world size fits SCENARIO_MAX_WORLD, a custom parameter stays below 2^40 elements.
  */
 #include "scenario_keys.h"
 
