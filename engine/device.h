@@ -112,7 +112,7 @@ typedef struct device_ops {
     const char *(*error)(device *d);
     /* Zeroed memory that this device's operations read and write and that the host may
      * read and write while the streams are idle (cuda: managed memory).  NULL: the heap
-     * (calloc / free), which is what the cpu backend's operations use. */
+     * (calloc / free). */
     void *(*alloc)(device *d, size_t bytes);
     void (*release)(device *d, void *p);
 } device_ops;

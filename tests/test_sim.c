@@ -303,6 +303,48 @@ static void test_op_overhead_by_hand(void **state)
     remove_db(path);
 }
 
+/* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
+ * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 + the 500 ns
+ * hand-off and no wake-up (it never sleeps to a deadline); forwards keep 1000 + 500 +
+ * 250.  Copies move 2 x 2 MB at 500 GB/s: 8000 + 500; SGD 12 B x 1e6 params: 24000 +
+ * 500.  From construction's end, 8000: F [8000, 9750], [9750, 11500]; B layer1 [11500,
+ * 16000]; copy_in param1 [16000, 24500]; B layer0 [24500, 29000]; copy_in param0
+ * [29000, 37500]; the one 4 MB bucket 6000: [37500, 43500]; copy_out param0 [43500,
+ * 52000], param1 [52000, 60500]; SGD [60500, 85000]. */
+static void test_memory_bound_backward_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simroof", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.mem_bw_gbps=500",
+                                                  "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
+    int64_t run = run_sim(st, sc);
+    const want_span want[] = {
+        CONSTRUCTION(0),
+        CONSTRUCTION(1),
+#define ROOFLINE_STEP(r)                                                                                     \
+    {r, 0, "host", "wait", "end of step", 8000, 85000},                                                     \
+        {r, 0, "compute", "forward", "layer0", 8000, 9750},                                                  \
+        {r, 0, "compute", "forward", "layer1", 9750, 11500},                                                 \
+        {r, 0, "compute", "backward", "layer1", 11500, 16000},                                               \
+        {r, 0, "compute", "copy_in", "param1", 16000, 24500},                                                \
+        {r, 0, "compute", "backward", "layer0", 24500, 29000},                                               \
+        {r, 0, "compute", "copy_in", "param0", 29000, 37500},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 37500, 43500},                                               \
+        {r, 0, "compute", "copy_out", "param0", 43500, 52000},                                               \
+        {r, 0, "compute", "copy_out", "param1", 52000, 60500},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 60500, 85000}
+        ROOFLINE_STEP(0),
+        ROOFLINE_STEP(1),
+#undef ROOFLINE_STEP
+    };
+    expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* Rank 1 twice as slow (slow_ranks = 1, slowdown = 2: its compute and copies take twice
  * as long), iterations 0 and 1 (the rebuild's), iteration 1 measured.
  *   Construction: as with equal ranks, [0, 8000] on both (collectives take no compute).
@@ -909,6 +951,7 @@ int main(void)
         cmocka_unit_test(test_equal_ranks_by_hand),
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_op_overhead_by_hand),
+        cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

@@ -74,26 +74,40 @@ static int run_gemm(const dev_op *op, cpu_scratch *s, const cpu_work_cancel *can
  * between them: a large layer's gradient or copy takes a good part of a second. */
 #define ELEM_SLICE ((int64_t)1 << 22)
 
+/* gradgen_value() depends on the element only through its residue mod 11, so a
+ * parameter's gradient is one short pattern repeated: filled by copying a block of
+ * whole periods, at memory speed, as a GPU's backward writes its gradients. */
+#define GRAD_PERIOD 11
+#define GRAD_BLOCK (GRAD_PERIOD * 96)
+
+static void fill_block(float *g, const float *pattern, int64_t n, bool accumulate)
+{
+    if (!accumulate) {
+        memcpy(g, pattern, (size_t)n * sizeof *g);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        g[i] += pattern[i];
+}
+
 static int run_grad(const dev_op *op, int rank, const cpu_work_cancel *cancel)
 {
+    float pattern[GRAD_BLOCK + GRAD_PERIOD];
     for (int j = 0; j < op->u.grad.np; j++) {
         float *g = op->u.grad.grad[j];
         int64_t n = op->u.grad.numel[j];
         int p = op->u.grad.p0 + j;
         float scale = op->u.grad.scale;
-        bool acc = op->u.grad.accumulate;
-        /* gradgen_value() with the element's residue mod 11 carried along, so the hot
-         * loop has no division. */
         int64_t base = (int64_t)(rank + 1) * 7 + (int64_t)op->u.grad.micro_step * 3 + (int64_t)p * 5;
+        for (int k = 0; k < GRAD_BLOCK + GRAD_PERIOD; k++)
+            pattern[k] = scale * (float)((base + k % GRAD_PERIOD) % 64 - 32);
         for (int64_t lo = 0; lo < n; lo += ELEM_SLICE) {
             if (cancelled(cancel))
                 return -1;
-            int64_t hi = n - lo < ELEM_SLICE ? n : lo + ELEM_SLICE, r11 = lo % 11;
-            for (int64_t i = lo; i < hi; i++) {
-                float v = scale * (float)((base + r11) % 64 - 32);
-                g[i] = acc ? g[i] + v : v;
-                if (++r11 == 11)
-                    r11 = 0;
+            int64_t hi = n - lo < ELEM_SLICE ? n : lo + ELEM_SLICE;
+            for (int64_t i = lo; i < hi; i += GRAD_BLOCK) {
+                int64_t len = hi - i < GRAD_BLOCK ? hi - i : GRAD_BLOCK;
+                fill_block(g + i, pattern + i % GRAD_PERIOD, len, op->u.grad.accumulate);
             }
         }
     }

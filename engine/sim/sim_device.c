@@ -389,8 +389,11 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
     uint64_t dur = op->model_ns;
     if (dur == 0 && op->gemm.m > 0)
         dur = (uint64_t)(2.0 * (double)op->gemm.m * (double)op->gemm.n * (double)op->gemm.k / d->timing.flops_per_ns);
-    if (!coll)
-        dur = timing_stream_op_ns(&d->timing, dur, op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
+    if (!coll) {
+        /* A backward writes its gradients (reads them too when it accumulates). */
+        double work_bytes = op->work == WORK_GRAD ? (double)op->bytes * (op->u.grad.accumulate ? 2.0 : 1.0) : 0.0;
+        dur = timing_stream_op_ns(&d->timing, dur, work_bytes, op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
+    }
     sim_entry e = {.type = coll ? SIM_COLL : SIM_OP,
                    .kind = (uint8_t)op->kind,
                    .work = (uint8_t)op->work,
