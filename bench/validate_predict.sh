@@ -11,7 +11,8 @@
 # given to every prediction with -s: [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
 # measures it) always,
-# and [network] latency_us / bandwidth_gbps / algorithm = ring unless the scenario paces
+# and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
+# latency_us / bandwidth_gbps for other world sizes and broadcasts) unless the scenario paces
 # its allreduces to a link of its own ([network] pace = true: the cpu run then follows
 # that link, and so must the prediction).  The cpu run itself gets no override.
 # A [sweep] scenario gives one row per point (runs paired in order).
@@ -80,11 +81,25 @@ CAL=$OUT/calibration.ini
     echo "validate_predict: ddpprof calibrate failed (see $OUT/calibrate.log)" >&2
     exit 1
 }
-value() { sed -n "s/^$1 *= *//p" "$CAL" | head -1; }
+# A key's value in the calibration; a list may continue on indented lines.
+value() {
+    awk -v key="$1" '
+        $0 ~ "^" key " *=" { sub("^" key " *= *", ""); v = $0; on = 1; next }
+        on && /^[ \t]+[^ \t;]/ { sub(/^[ \t]+/, ""); v = v " " $0; next }
+        { on = 0 }
+        END { print v }' "$CAL"
+}
 LAT=$(value latency_us)
 BW=$(value bandwidth_gbps)
 MEM=$(value mem_bw_gbps)
-NET_OVERRIDES=(-s network.latency_us="$LAT" -s network.bandwidth_gbps="$BW" -s network.algorithm=ring)
+NET_OVERRIDES=(-s network.latency_us="$LAT" -s network.bandwidth_gbps="$BW")
+ALG=$(value algorithm)
+if [ "$ALG" = measured ]; then
+    NET_OVERRIDES+=(-s network.algorithm=measured -s network.measured_ranks="$(value measured_ranks)"
+        -s network.measured_bytes="$(value measured_bytes)" -s network.measured_us="$(value measured_us)")
+else
+    NET_OVERRIDES+=(-s network.algorithm=ring)
+fi
 DEV_OVERRIDES=()
 [ -n "$MEM" ] && DEV_OVERRIDES=(-s device.mem_bw_gbps="$MEM")
 OVH=$(value op_overhead_us)
@@ -140,7 +155,7 @@ done
 
 what="predict vs measured"
 [ "$NOISE_FLOOR" = 1 ] && what="noise floor: a second cpu run vs the first"
-echo "## $what (cpu backend, $(nproc) cores; calibration: latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s}${OVH:+, op_overhead ${OVH} us}${WAKE:+, op_wakeup ${WAKE} us})"
+echo "## $what (cpu backend, $(nproc) cores; calibration: ${ALG:-ring} allreduce times, ring fit latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s}${OVH:+, op_overhead ${OVH} us}${WAKE:+, op_wakeup ${WAKE} us})"
 echo
 "$PYTHON" - "$DDPPROF" "$DB" "$PAIRS" <<'PY'
 import json, statistics, subprocess, sys

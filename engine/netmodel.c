@@ -45,6 +45,55 @@ bool net_preset(const char *name, double *bandwidth_gbps, double *latency_us)
     return false;
 }
 
+/* The points measured at this world size, sorted by size; repeated sizes averaged. */
+static void keep_measurements(net_model *nm, const scenario *sc)
+{
+    int n = sc->nmeasured_us;
+    if (sc->nmeasured_ranks != n || sc->nmeasured_bytes != n)
+        return; /* scenario_check refuses this; be safe if called on an unchecked scenario */
+    int count[SCENARIO_MAX_MEASURED] = {0};
+    for (int i = 0; i < n; i++) {
+        if (sc->measured_ranks[i] != sc->world_size || sc->measured_bytes[i] <= 0 || !(sc->measured_us[i] > 0))
+            continue;
+        double b = (double)sc->measured_bytes[i], t = sc->measured_us[i] * 1e3;
+        int at = 0;
+        while (at < nm->nmeasured && nm->measured_bytes[at] < b)
+            at++;
+        if (at < nm->nmeasured && nm->measured_bytes[at] == b) {
+            nm->measured_ns[at] = (nm->measured_ns[at] * count[at] + t) / (count[at] + 1);
+            count[at]++;
+            continue;
+        }
+        for (int j = nm->nmeasured; j > at; j--) {
+            nm->measured_bytes[j] = nm->measured_bytes[j - 1];
+            nm->measured_ns[j] = nm->measured_ns[j - 1];
+            count[j] = count[j - 1];
+        }
+        nm->measured_bytes[at] = b;
+        nm->measured_ns[at] = t;
+        count[at] = 1;
+        nm->nmeasured++;
+    }
+}
+
+bool net_uses_measurements(const net_model *nm) { return nm->nmeasured > 0; }
+
+/* Log-log interpolation between the nearest measured sizes (see netmodel.h). */
+static double measured_allreduce(const net_model *nm, double bytes)
+{
+    int n = nm->nmeasured;
+    const double *b = nm->measured_bytes, *t = nm->measured_ns;
+    if (bytes <= b[0])
+        return t[0];
+    if (bytes >= b[n - 1])
+        return t[n - 1] * bytes / b[n - 1];
+    int hi = 1;
+    while (b[hi] < bytes)
+        hi++;
+    double f = log(bytes / b[hi - 1]) / log(b[hi] / b[hi - 1]);
+    return exp(log(t[hi - 1]) + f * (log(t[hi]) - log(t[hi - 1])));
+}
+
 void net_model_init(net_model *nm, const scenario *sc)
 {
     memset(nm, 0, sizeof *nm);
@@ -58,6 +107,8 @@ void net_model_init(net_model *nm, const scenario *sc)
         nm->gpus_per_node = sc->gpus_per_node;
         nm->nodes = sc->world_size / sc->gpus_per_node;
     }
+    if (sc->algorithm == NET_MEASURED)
+        keep_measurements(nm, sc);
 }
 
 static double log2_ceil(int n)
@@ -80,6 +131,10 @@ static double flat_allreduce(net_algorithm alg, int n, double alpha, double bpns
 
 double net_allreduce_ns(const net_model *nm, double bytes)
 {
+    if (nm->ranks <= 1)
+        return 0;
+    if (nm->nmeasured > 0)
+        return measured_allreduce(nm, bytes);
     if (nm->gpus_per_node == 0)
         return flat_allreduce(nm->algorithm, nm->ranks, nm->alpha_ns, nm->bytes_per_ns, bytes);
     int g = nm->gpus_per_node;

@@ -15,6 +15,11 @@
  *                            then intra all-gather (g-1)(alpha_i + S/(g B_i))
  *   broadcast                ceil(log2 n) * alpha + S/B (pipelined tree), hierarchical:
  *                            over the nodes, then inside them
+ * Measured (algorithm = measured): the allreduce times measured at this world size
+ * (network.measured_*), interpolated linearly in log(bytes) -> log(time) between the
+ * nearest sizes; below the smallest size its time (latency-bound), above the largest in
+ * proportion to the bytes (bandwidth-bound).  A world size with no measurement, and
+ * every broadcast, take the alpha-beta costs above.
  * One rank: 0.  Bandwidths are GB/s of 1e9 bytes (1 GB/s = 1 byte/ns).
  * net_preset() gives the link figures of a named fabric (the table in netmodel.c cites
  * where each comes from).
@@ -33,12 +38,16 @@ typedef struct {
     int nodes, gpus_per_node; /* gpus_per_node 0: flat */
     double alpha_ns, bytes_per_ns;             /* the network (every link when flat) */
     double intra_alpha_ns, intra_bytes_per_ns; /* inside a node */
+    int nmeasured; /* measured points at this world size, by increasing bytes */
+    double measured_bytes[SCENARIO_MAX_MEASURED], measured_ns[SCENARIO_MAX_MEASURED];
 } net_model;
 
 void net_model_init(net_model *nm, const scenario *sc);
 /* Transfer time of a SUM allreduce of `bytes` per rank, once every rank has arrived. */
 double net_allreduce_ns(const net_model *nm, double bytes);
 double net_broadcast_ns(const net_model *nm, double bytes);
+/* True when allreduce times come from measurements at this world size. */
+bool net_uses_measurements(const net_model *nm);
 
 /* Effective bandwidth (GB/s) and per-step latency (us) of a named fabric; false for
  * "custom" or an unknown name. */

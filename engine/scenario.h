@@ -64,6 +64,7 @@
 #include <stdio.h>
 
 #define SCENARIO_MAX_WORLD 65536   /* run.world_size (the cpu backend has its own, lower, limit) */
+#define SCENARIO_MAX_MEASURED 256   /* points of a measured allreduce table (network.measured_*) */
 #define SCENARIO_MAX_RANK_LIST 1024 /* entries of a per-rank list (skew.speed, skew.slow_ranks) */
 #define SCENARIO_MAX_CUSTOM_PARAMS 4096
 #define SCENARIO_MAX_SWEEP_KEYS 8
@@ -79,7 +80,9 @@
 typedef enum { COMPUTE_MODEL = 0, COMPUTE_REAL } compute_mode;
 typedef enum { COMM_HOOK_NONE = 0, COMM_HOOK_FP16, COMM_HOOK_BF16 } comm_hook_kind;
 typedef enum { LOSS_MEAN = 0, LOSS_SUM } loss_reduction_kind;
-typedef enum { NET_RING = 0, NET_TREE } net_algorithm;
+/* NET_MEASURED: allreduce times interpolated from measured points (network.measured_*,
+ * what `ddpprof calibrate` writes), the ring's alpha-beta for world sizes not measured. */
+typedef enum { NET_RING = 0, NET_TREE, NET_MEASURED } net_algorithm;
 typedef enum { FAULT_NONE = 0, FAULT_HANG, FAULT_EXIT, FAULT_ERROR } fault_mode;
 typedef enum { RECORD_OP = 0, RECORD_PHASE } record_detail;
 typedef enum { LOSS_FN_MSE = 0, LOSS_FN_CROSS_ENTROPY } loss_fn_kind;
@@ -160,6 +163,12 @@ typedef struct scenario {
     int gpus_per_node;     /* 0: one flat network */
     double intra_bandwidth_gbps;
     double intra_latency_us;
+    /* network.algorithm = measured: allreduce of measured_bytes[i] among measured_ranks[i]
+     * ranks took measured_us[i] (three lists of one length) */
+    int nmeasured_ranks, nmeasured_bytes, nmeasured_us;
+    int measured_ranks[SCENARIO_MAX_MEASURED];
+    int64_t measured_bytes[SCENARIO_MAX_MEASURED];
+    double measured_us[SCENARIO_MAX_MEASURED];
 
     /* [record] */
     record_detail detail; /* every op as a span, or one span per phase (sim backend) */

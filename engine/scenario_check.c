@@ -128,6 +128,29 @@ static void rule_slow_ranks(const scenario *sc, result *r)
     }
 }
 
+/* algorithm = measured reads three lists, one entry per measurement; without it they
+ * are inert. */
+static void rule_measured(const scenario *sc, result *r)
+{
+    int nr = sc->nmeasured_ranks, nb = sc->nmeasured_bytes, nu = sc->nmeasured_us;
+    if (sc->algorithm != NET_MEASURED) {
+        if (nr || nb || nu)
+            report(r, RES_WARN, sc, K("network", nu ? "measured_us" : nb ? "measured_bytes" : "measured_ranks"),
+                   "network.measured_* has no effect with network.algorithm = %s (set it to measured)",
+                   sc->algorithm == NET_TREE ? "tree" : "ring");
+        return;
+    }
+    if (nu == 0)
+        report(r, RES_ERROR, sc, K("network", "algorithm"),
+               "network.algorithm = measured needs network.measured_ranks, measured_bytes and measured_us "
+               "(ddpprof calibrate writes them)");
+    else if (nr != nu || nb != nu)
+        report(r, RES_ERROR, sc, K("network", "measured_us"),
+               "network.measured_ranks, measured_bytes and measured_us have %d, %d and %d entries: one each per "
+               "measurement",
+               nr, nb, nu);
+}
+
 static void rule_fault_rank_range(const scenario *sc, result *r)
 {
     int ws = sc->world_size;
@@ -368,6 +391,7 @@ static const check checks[] = {
     {rule_speed_count, NULL},
     {rule_slow_ranks, NULL},
     {rule_nodes, NULL},
+    {rule_measured, NULL},
     {rule_fault_rank_range, NULL},
     {rule_fault_needs_rank, NULL},
     {NULL, &ctx_fault_rank},

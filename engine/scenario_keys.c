@@ -21,7 +21,7 @@ static const char *const dtype_choices[] = {"fp32", NULL};
 static const char *const compute_choices[] = {"model", "real", NULL};
 static const char *const hook_choices[] = {"none", "fp16", "bf16", NULL};
 static const char *const loss_choices[] = {"mean", "sum", NULL};
-static const char *const algorithm_choices[] = {"ring", "tree", NULL};
+static const char *const algorithm_choices[] = {"ring", "tree", "measured", NULL};
 static const char *const device_choices[] = {"v100", "a100", "h100", "h200", "custom", NULL};
 static const char *const fault_choices[] = {"none", "hang", "exit", "error", NULL};
 static const char *const net_preset_choices[] = {"custom", "nvlink4", "pcie4",  "pcie5",
@@ -198,8 +198,21 @@ const key_def scn_keys[] = {
      "gpus_per_node > 0); the alpha term of the alpha-beta model (a calibration fits it)",
      AT(latency_us), 0, 0},
     {"network", "algorithm", K_ENUM_INT, 0, 0, algorithm_choices, "ring",
-     "allreduce algorithm: ring (bandwidth-optimal) or tree (fewer latency-bound steps)",
+     "allreduce algorithm: ring (bandwidth-optimal), tree (fewer latency-bound steps), or "
+     "measured (times interpolated from network.measured_ranks / measured_bytes / "
+     "measured_us, as ddpprof calibrate writes them; the ring with latency_us and "
+     "bandwidth_gbps for a world size not measured, and for broadcasts)",
      AT(algorithm), 0, 0},
+    {"network", "measured_ranks", K_LIST_INT, 1, SCENARIO_MAX_WORLD, NULL, "",
+     "algorithm = measured: the world size of each measured allreduce",
+     LIST_AT(measured_ranks, nmeasured_ranks)},
+    {"network", "measured_bytes", K_LIST_I64, 1, 1e15, NULL, "",
+     "algorithm = measured: the bytes per rank of each measured allreduce",
+     LIST_AT(measured_bytes, nmeasured_bytes)},
+    {"network", "measured_us", K_LIST_DOUBLE, 0.001, 1e12, NULL, "",
+     "algorithm = measured: the time in microseconds of each measured allreduce (from the "
+     "last rank's arrival to its end)",
+     LIST_AT(measured_us, nmeasured_us)},
     {"network", "pace", K_BOOL, 0, 0, NULL, "false",
      "hold each allreduce to the modelled link time, so measured overlap matches the network",
      AT(pace), 0, 0},
@@ -239,12 +252,14 @@ const key_def scn_keys[] = {
     {"device", "efficiency", K_DOUBLE, 0.01, 1, NULL, "0.5",
      "fraction of the peak that kernels achieve", AT(efficiency), 0, 0},
     {"device", "op_overhead_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: microseconds added to every compute-stream op for its dispatch (host to stream "
-     "hand-off, span), as `ddpprof calibrate` measures it on a backend; 0 leaves each op its model",
+     "predict only: microseconds of idle stream time before every op and collective, the hand-off "
+     "from the host to the stream's worker, as `ddpprof calibrate` measures it on a backend; 0 "
+     "starts each op as soon as its stream and its inputs are ready",
      AT(op_overhead_us), 0, 0},
     {"device", "op_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: microseconds added to every forward and backward op, which a real stream sleeps "
-     "to its modelled deadline and wakes from late (memory-bound ops are busy to their end), as "
+     "predict only: microseconds added to every forward and backward op that a real stream sleeps "
+     "to its modelled deadline and wakes from late (one whose gradient write outlasts the model is "
+     "busy to its end and has none), as "
      "`ddpprof calibrate` measures it; 0 leaves each op its model",
      AT(op_wakeup_us), 0, 0},
 

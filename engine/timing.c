@@ -64,6 +64,6 @@ uint64_t timing_stream_op_ns(const timing_model *t, uint64_t model_ns, double wo
 {
     uint64_t work_ns = work_bytes > 0 ? (uint64_t)(work_bytes / t->bytes_per_ns) : 0;
     if (work_ns >= model_ns)
-        return work_ns + t->op_overhead_ns; /* the work outlasts the model: no sleep, no wake-up */
-    return model_ns + t->op_overhead_ns + (timed ? t->op_wakeup_ns : 0);
+        return work_ns; /* the work outlasts the model: no sleep, no wake-up */
+    return model_ns + (timed ? t->op_wakeup_ns : 0);
 }

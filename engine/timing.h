@@ -33,14 +33,15 @@ uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
 uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
 /* A memory-bound op moving `bytes` (read plus write). */
 uint64_t timing_memory_ns(timing_model *t, double bytes);
-/* What a virtual-time stream op of modelled length `model_ns` occupies its stream for,
- * as a real stream runs it: its own work first (`work_bytes` written and read at the
- * rank's memory bandwidth: the gradients a backward writes), then, if the model is
- * longer, a sleep to the modelled deadline; plus the dispatch cost a real stream pays
- * per op, and for an op that sleeps to its deadline (`timed`: forward and backward,
- * whose model is FLOPs) the wake-up after it.  The result is at least the roofline
- * max(model, memory time).  Backends that run ops for real pay these costs themselves
- * and use model_ns as is. */
+/* How long a virtual-time stream op of modelled length `model_ns` lasts, as a real
+ * stream runs it: its own work first (`work_bytes` written and read at the rank's
+ * memory bandwidth: the gradients a backward writes), then, if the model is longer, a
+ * sleep to the modelled deadline and, for an op that sleeps so (`timed`: forward and
+ * backward, whose model is FLOPs), the wake-up after it.  The result is at least the
+ * roofline max(model, memory time).  The dispatch cost (op_overhead_ns) is not in it:
+ * a real stream pays it before the op starts, as idle time between ops, and the sim
+ * puts it there.  Backends that run ops for real pay these costs themselves and use
+ * model_ns as is. */
 uint64_t timing_stream_op_ns(const timing_model *t, uint64_t model_ns, double work_bytes, bool timed);
 
 #endif

@@ -138,6 +138,26 @@ static void add(text *t, const char *fmt, ...)
     t->len += (size_t)need;
 }
 
+/* network.measured_*: three lists, one entry per measurement, in measurement order. */
+/* Entry i of a list: ", " between entries, a new indented line every 8 (a scenario
+ * line holds at most 198 characters; an indented line continues the list). */
+static const char *list_sep(size_t i) { return i == 0 ? " " : i % 8 == 0 ? ",\n    " : ", "; }
+
+/* network.measured_*: three lists, one entry per measurement, in measurement order. */
+static void add_measurements(text *t, const calib_data *d)
+{
+    add(t, "measured_ranks =");
+    for (size_t i = 0; i < d->nar; i++)
+        add(t, "%s%d", list_sep(i), d->ar[i].ranks);
+    add(t, "\nmeasured_bytes =");
+    for (size_t i = 0; i < d->nar; i++)
+        add(t, "%s%lld", list_sep(i), (long long)d->ar[i].bytes);
+    add(t, "\nmeasured_us =");
+    for (size_t i = 0; i < d->nar; i++)
+        add(t, "%s%.1f", list_sep(i), d->ar[i].us);
+    add(t, "\n");
+}
+
 char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *f, const char *about)
 {
     text t = {0};
@@ -155,8 +175,17 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
             add(&t, ";   %d ranks alone: latency %.4f us, bandwidth %.4f GB/s (RMS relative error %.1f%%)\n",
                 p->ranks[i], w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
     }
-    add(&t, "[network]\nalgorithm = ring\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n", f->ring.alpha_us,
-        f->ring.bandwidth_gbps);
+    /* The measurements themselves are the model at the world sizes measured: the ring fit
+     * misses some of them by tens of percent (caches, cores shared by the ranks); the fit
+     * stays for other world sizes and for broadcasts. */
+    bool table = d->nar > 0 && d->nar <= SCENARIO_MAX_MEASURED;
+    if (table)
+        add(&t, "; allreduce times: interpolated between these measurements at the world sizes measured, the ring "
+                "fit\n; at any other world size and for broadcasts\n");
+    add(&t, "[network]\nalgorithm = %s\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n", table ? "measured" : "ring",
+        f->ring.alpha_us, f->ring.bandwidth_gbps);
+    if (table)
+        add_measurements(&t, d);
     if (f->have_copy) {
         add(&t, "\n; the reducer's bucket copies, %d copiers at once, read + write counted: copy-in %.2f GB/s, "
                 "copy-out %.2f GB/s\n",

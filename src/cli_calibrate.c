@@ -29,7 +29,7 @@ static const char *const usage =
     "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
     "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
 
-#define DEFAULT_SIZES "64K,256K,1M,4M,16M,64M,100M"
+#define DEFAULT_SIZES "4K,64K,256K,1M,4M,16M,64M,100M"
 
 typedef struct {
     const char *backend, *out;

@@ -288,7 +288,16 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4);
     assert_true(fabs(sc->op_overhead_us - 123.5) < 1e-4);
     assert_true(fabs(sc->op_wakeup_us - 76.5) < 1e-4);
-    assert_int_equal(sc->algorithm, NET_RING);
+    /* the measurements themselves, one entry per point, in order (lists wrap lines) */
+    assert_int_equal(sc->algorithm, NET_MEASURED);
+    assert_int_equal(sc->nmeasured_us, (int)d->nar);
+    assert_int_equal(sc->nmeasured_ranks, (int)d->nar);
+    assert_int_equal(sc->nmeasured_bytes, (int)d->nar);
+    for (size_t i = 0; i < d->nar; i++) {
+        assert_int_equal(sc->measured_ranks[i], d->ar[i].ranks);
+        assert_int_equal(sc->measured_bytes[i], d->ar[i].bytes);
+        assert_true(fabs(sc->measured_us[i] - d->ar[i].us) <= 0.05 + 1e-9);
+    }
     /* included by a scenario, which keeps the last word */
     snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
     write_text(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");

@@ -262,13 +262,23 @@ static void test_equal_ranks_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] op_overhead_us = 0.5 and op_wakeup_us = 0.25: every compute-stream op takes
- * 500 ns more than its model, forwards and backwards 250 more again; collectives keep
- * theirs.  One iteration, one bucket (no rebuild follows): construction [0, 8000] as
- * before; F layer0 [8000, 9750], F layer1 [9750, 11500], B layer1 [11500, 14250],
- * copy_in param1 [14250, 15750], B layer0 [15750, 18500], copy_in param0 [18500,
- * 20000]; the bucket's allreduce 6000: [20000, 26000]; copy_out param0 [26000, 27500],
- * param1 [27500, 29000], SGD [29000, 32500]. */
+/* DDP's construction when every op and collective waits 500 ns for its stream's
+ * worker (op_overhead_us = 0.5): the allgather arrives at 500, ends 2500; the host then
+ * enqueues the broadcast (arrives 3000, ends 4000), then the module states (arrives
+ * 4500, ends 9500). */
+#define CONSTRUCTION_GAP(r)                                                                                  \
+    {r, 0, "comm", "allreduce", "verify params: allgather count int64", 500, 2500},                         \
+        {r, 0, "comm", "broadcast", "verify params: broadcast sizes and strides int64", 3000, 4000},        \
+        {r, 0, "comm", "broadcast", "sync module states float32", 4500, 9500}
+
+/* [device] op_overhead_us = 0.5 and op_wakeup_us = 0.25: every op and collective starts
+ * 500 ns after its stream and inputs are ready (the hand-off is idle time between
+ * spans), forwards and backwards last 250 ns more than their model (the wake-up after
+ * the deadline).  One iteration, one bucket (no rebuild follows): construction as in
+ * CONSTRUCTION_GAP; from 9500: F layer0 [10000, 11250], F layer1 [11750, 13000], B
+ * layer1 [13500, 15750], copy_in param1 [16250, 17250], B layer0 [17750, 20000],
+ * copy_in param0 [20500, 21500]; the bucket's allreduce arrives 22000, 6000: [22000,
+ * 28000]; copy_out param0 [28500, 29500], param1 [30000, 31000], SGD [31500, 34500]. */
 static void test_op_overhead_by_hand(void **state)
 {
     (void)state;
@@ -279,20 +289,20 @@ static void test_op_overhead_by_hand(void **state)
         (const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
-        CONSTRUCTION(0),
-        CONSTRUCTION(1),
+        CONSTRUCTION_GAP(0),
+        CONSTRUCTION_GAP(1),
 #define OVERHEAD_STEP(r)                                                                                     \
-    {r, 0, "host", "wait", "end of step", 8000, 32500},                                                     \
-        {r, 0, "compute", "forward", "layer0", 8000, 9750},                                                  \
-        {r, 0, "compute", "forward", "layer1", 9750, 11500},                                                 \
-        {r, 0, "compute", "backward", "layer1", 11500, 14250},                                               \
-        {r, 0, "compute", "copy_in", "param1", 14250, 15750},                                                \
-        {r, 0, "compute", "backward", "layer0", 15750, 18500},                                               \
-        {r, 0, "compute", "copy_in", "param0", 18500, 20000},                                                \
-        {r, 0, "comm", "allreduce", "bucket 0", 20000, 26000},                                               \
-        {r, 0, "compute", "copy_out", "param0", 26000, 27500},                                               \
-        {r, 0, "compute", "copy_out", "param1", 27500, 29000},                                               \
-        {r, 0, "compute", "optimizer", "sgd step", 29000, 32500}
+    {r, 0, "host", "wait", "end of step", 9500, 34500},                                                     \
+        {r, 0, "compute", "forward", "layer0", 10000, 11250},                                                \
+        {r, 0, "compute", "forward", "layer1", 11750, 13000},                                                \
+        {r, 0, "compute", "backward", "layer1", 13500, 15750},                                               \
+        {r, 0, "compute", "copy_in", "param1", 16250, 17250},                                                \
+        {r, 0, "compute", "backward", "layer0", 17750, 20000},                                               \
+        {r, 0, "compute", "copy_in", "param0", 20500, 21500},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 22000, 28000},                                               \
+        {r, 0, "compute", "copy_out", "param0", 28500, 29500},                                               \
+        {r, 0, "compute", "copy_out", "param1", 30000, 31000},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 31500, 34500}
         OVERHEAD_STEP(0),
         OVERHEAD_STEP(1),
 #undef OVERHEAD_STEP
@@ -304,13 +314,14 @@ static void test_op_overhead_by_hand(void **state)
 }
 
 /* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
- * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 + the 500 ns
- * hand-off and no wake-up (it never sleeps to a deadline); forwards keep 1000 + 500 +
- * 250.  Copies move 2 x 2 MB at 500 GB/s: 8000 + 500; SGD 12 B x 1e6 params: 24000 +
- * 500.  From construction's end, 8000: F [8000, 9750], [9750, 11500]; B layer1 [11500,
- * 16000]; copy_in param1 [16000, 24500]; B layer0 [24500, 29000]; copy_in param0
- * [29000, 37500]; the one 4 MB bucket 6000: [37500, 43500]; copy_out param0 [43500,
- * 52000], param1 [52000, 60500]; SGD [60500, 85000]. */
+ * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 and has no
+ * wake-up (it never sleeps to a deadline); forwards keep 1000 + 250.  Copies move 2 x
+ * 2 MB at 500 GB/s: 8000; SGD 12 B x 1e6 params: 24000; every op and collective starts
+ * 500 ns after it could.  Construction as in CONSTRUCTION_GAP; from 9500: F [10000,
+ * 11250], [11750, 13000]; B layer1 [13500, 17500]; copy_in param1 [18000, 26000]; B
+ * layer0 [26500, 30500]; copy_in param0 [31000, 39000]; the one 4 MB bucket, 6000:
+ * [39500, 45500]; copy_out param0 [46000, 54000], param1 [54500, 62500]; SGD [63000,
+ * 87000]. */
 static void test_memory_bound_backward_by_hand(void **state)
 {
     (void)state;
@@ -321,20 +332,20 @@ static void test_memory_bound_backward_by_hand(void **state)
                                                   "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
-        CONSTRUCTION(0),
-        CONSTRUCTION(1),
+        CONSTRUCTION_GAP(0),
+        CONSTRUCTION_GAP(1),
 #define ROOFLINE_STEP(r)                                                                                     \
-    {r, 0, "host", "wait", "end of step", 8000, 85000},                                                     \
-        {r, 0, "compute", "forward", "layer0", 8000, 9750},                                                  \
-        {r, 0, "compute", "forward", "layer1", 9750, 11500},                                                 \
-        {r, 0, "compute", "backward", "layer1", 11500, 16000},                                               \
-        {r, 0, "compute", "copy_in", "param1", 16000, 24500},                                                \
-        {r, 0, "compute", "backward", "layer0", 24500, 29000},                                               \
-        {r, 0, "compute", "copy_in", "param0", 29000, 37500},                                                \
-        {r, 0, "comm", "allreduce", "bucket 0", 37500, 43500},                                               \
-        {r, 0, "compute", "copy_out", "param0", 43500, 52000},                                               \
-        {r, 0, "compute", "copy_out", "param1", 52000, 60500},                                               \
-        {r, 0, "compute", "optimizer", "sgd step", 60500, 85000}
+    {r, 0, "host", "wait", "end of step", 9500, 87000},                                                     \
+        {r, 0, "compute", "forward", "layer0", 10000, 11250},                                                \
+        {r, 0, "compute", "forward", "layer1", 11750, 13000},                                                \
+        {r, 0, "compute", "backward", "layer1", 13500, 17500},                                               \
+        {r, 0, "compute", "copy_in", "param1", 18000, 26000},                                                \
+        {r, 0, "compute", "backward", "layer0", 26500, 30500},                                               \
+        {r, 0, "compute", "copy_in", "param0", 31000, 39000},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 39500, 45500},                                               \
+        {r, 0, "compute", "copy_out", "param0", 46000, 54000},                                               \
+        {r, 0, "compute", "copy_out", "param1", 54500, 62500},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 63000, 87000}
         ROOFLINE_STEP(0),
         ROOFLINE_STEP(1),
 #undef ROOFLINE_STEP
@@ -791,6 +802,37 @@ static void test_network_model(void **state)
     free(sc);
 }
 
+/* algorithm = measured: the points of this world size, log-log between neighbours
+ * (1000 B: 10 us, 100000 B: 1000 us, so 10000 B: sqrt(10 * 1000) = 100 us), the
+ * smallest time below them, proportional above (200000 B: 2000 us); a repeated size is
+ * averaged; another world size, and broadcasts, keep the ring. */
+static void test_measured_network(void **state)
+{
+    (void)state;
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=4", "network.bandwidth_gbps=10",
+                                                  "network.latency_us=2", "network.algorithm=measured",
+                                                  "network.measured_ranks=2,4,4,4,4",
+                                                  "network.measured_bytes=1000,100000,1000,4000,4000",
+                                                  "network.measured_us=7,1000,10,30,50", NULL});
+    net_model nm;
+    net_model_init(&nm, sc);
+    assert_true(net_uses_measurements(&nm));
+    assert_true(fabs(net_allreduce_ns(&nm, 1000) - 10000) < 1e-6);
+    assert_true(fabs(net_allreduce_ns(&nm, 4) - 10000) < 1e-6);
+    assert_true(fabs(net_allreduce_ns(&nm, 4000) - 40000) < 1e-6);
+    /* between 4000 (40 us) and 100000 (1000 us): 20000 B is log(5)/log(25) = 1/2 of the way */
+    assert_true(fabs(net_allreduce_ns(&nm, 20000) - sqrt(40000.0 * 1e6)) < 1e-3);
+    assert_true(fabs(net_allreduce_ns(&nm, 200000) - 2e6) < 1e-6);
+    /* broadcasts: the ring's tree of latency + bytes / bandwidth, 2*2000 + 8e6/10 */
+    assert_true(fabs(net_broadcast_ns(&nm, 8e6) - (4000 + 8e5)) < 1e-6);
+    char err[SCENARIO_ERR];
+    assert_int_equal(scenario_override(sc, "run.world_size=8", err), 0);
+    net_model_init(&nm, sc);
+    assert_false(net_uses_measurements(&nm));
+    assert_true(fabs(net_allreduce_ns(&nm, 8e6) - 14.0 * 102000) < 1e-6);
+    free(sc);
+}
+
 /* A rank that fails mid-run fails the run with its reason; the spans before are kept. */
 static void test_failure_is_recorded(void **state)
 {
@@ -952,6 +994,7 @@ int main(void)
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_op_overhead_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),
+        cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

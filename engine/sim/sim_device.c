@@ -275,8 +275,11 @@ static bool advance_stream(sim_device *d, dev_stream sid)
     bool progress = false;
     while (st->count > 0 && !d->w->aborted) {
         sim_entry *e = &st->q[st->head];
+        /* The hand-off to a real stream's worker is idle time before each op and
+         * collective, not part of it. */
+        int64_t gap = (int64_t)d->timing.op_overhead_ns;
         if (e->type == SIM_OP) {
-            int64_t start = st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns;
+            int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
             int64_t end = start + (int64_t)e->dur_ns;
             emit(d, sid, e, start, end);
             st->free_ns = end;
@@ -288,7 +291,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 st->free_ns = at;
         } else {
             if (!st->arrived) {
-                st->arrival_ns = st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns;
+                st->arrival_ns = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
                 st->arrived = true;
                 arrive(d, e, st->arrival_ns);
                 if (d->w->aborted)
