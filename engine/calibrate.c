@@ -31,8 +31,9 @@ static int check_memory(const calib_plan *p, char *err, size_t errlen)
     int copiers = max_ranks(p);
     for (size_t s = 0; s < p->ncopy; s++) {
         snprintf(what, sizeof what, "calibrate copy of %lld bytes", (long long)p->copy_sizes[s]);
-        snprintf(detail, sizeof detail, "%d copiers x a source and a destination", copiers);
-        if (memory_check(2.0 * memory_bench_estimate(copiers, p->copy_sizes[s]), what, detail, err, errlen) != 0)
+        snprintf(detail, sizeof detail, "%d copiers x a source and a destination region of 32 MiB or more", copiers);
+        int64_t region = p->copy_sizes[s] > ((int64_t)32 << 20) ? p->copy_sizes[s] : ((int64_t)32 << 20);
+        if (memory_check(2.0 * memory_bench_estimate(copiers, region), what, detail, err, errlen) != 0)
             return -1;
     }
     return 0;

@@ -1,6 +1,10 @@
 /* cpu_bench_copy.c — the reducer's copy_in (scale = 1/world) and copy_out (scale = 1)
  * timed through cpu_work_run(), so that calibration measures the code a run executes,
- * with every copier on its own thread as ranks are. */
+ * with every copier on its own thread as ranks are.  Each copy reads and writes memory
+ * the copier has not touched since the one before it (a window moving through a region
+ * larger than the caches): in a run a bucket's copy meets memory that the backward, the
+ * allreduce and the other ranks have pushed out of the caches, and a benchmark that
+ * copied one small buffer over and over would time the caches instead. */
 #include "cpu_bench_copy.h"
 
 #include <pthread.h>
@@ -19,9 +23,13 @@ typedef struct {
     int go, cancel;
 } start_line;
 
+/* Elements of each copier's source and destination region: 32 MiB, or the copy's size
+ * if larger. */
+#define COLD_REGION_ELEMS ((int64_t)8 << 20)
+
 typedef struct {
     start_line *start;
-    int64_t count;
+    int64_t count, region; /* elements per copy; of each region */
     float scale;
     int iters, warmup;
     float *src, *dst;
@@ -34,8 +42,6 @@ static void *copier_main(void *arg)
 {
     copier *c = arg;
     dev_op op = {.kind = SPAN_COPY_IN, .work = WORK_SCALE_COPY, .bytes = c->count * 4};
-    op.u.copy.dst = c->dst;
-    op.u.copy.src = c->src;
     op.u.copy.n = c->count;
     op.u.copy.scale = c->scale;
     cpu_scratch scratch = {0};
@@ -51,6 +57,9 @@ static void *copier_main(void *arg)
     for (int i = 0; i < c->warmup + c->iters && c->rc == 0; i++) {
         if (i == c->warmup)
             c->t_start = cpu_clock_ns();
+        int64_t windows = c->region / c->count, at = (i % windows) * c->count;
+        op.u.copy.dst = c->dst + at;
+        op.u.copy.src = c->src + at;
         c->rc = cpu_work_run(&op, 0, &scratch, NULL, c->err, sizeof c->err);
     }
     c->t_end = cpu_clock_ns();
@@ -60,13 +69,14 @@ static void *copier_main(void *arg)
 
 static int alloc_copier(copier *c, int64_t count)
 {
-    c->src = malloc((size_t)count * sizeof(float));
-    c->dst = malloc((size_t)count * sizeof(float));
+    c->region = count > COLD_REGION_ELEMS ? count : COLD_REGION_ELEMS;
+    c->src = malloc((size_t)c->region * sizeof(float));
+    c->dst = malloc((size_t)c->region * sizeof(float));
     if (!c->src || !c->dst)
         return -1;
-    for (int64_t i = 0; i < count; i++) {
+    for (int64_t i = 0; i < c->region; i++) {
         c->src[i] = (float)(i % 13) * 0.25f; /* no NaN or denormal to slow the multiply */
-        c->dst[i] = 0.0f;
+        c->dst[i] = 1.0f; /* not 0: malloc + zeroing may become calloc, leaving the pages unmapped */
     }
     return 0;
 }
