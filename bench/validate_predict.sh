@@ -7,8 +7,12 @@
 # then prints one Markdown table: the job step time and every rank's overlap, measured vs
 # predicted, with the errors, against the targets (5% on step time, 5 points on overlap).
 #
-# The model learns this machine first: `ddpprof calibrate` runs once, and its fit is
-# given to every prediction with -s: [device] mem_bw_gbps (the reducer's copies) and
+# The model learns this machine first, and what it learned is given to every prediction
+# with -s.  CALIBRATION=runs (the default): from recorded cpu runs of
+# bench/calibration_runs.ini (ResNet-18 at 2 and 4 ranks, three bucket caps; none of the
+# validated scenarios), `ddpprof calibrate --from`, so each op's cost is what it cost with
+# a whole run beside it.  CALIBRATION=probes: `ddpprof calibrate`'s probes, each cost
+# measured alone.  Either way the prediction gets [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
 # measures it) always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
@@ -21,7 +25,8 @@
 #   env:   DDPPROF=./ddpprof  PYTHON=/usr/bin/python3
 #          PREDICT="ddpprof predict" (the command that predicts; e.g. PREDICT="./ddpprof run
 #          --backend cpu" checks this script's plumbing by comparing two cpu runs)
-#          CALIBRATE_ARGS="--ranks 2,4" (passed to ddpprof calibrate)
+#          CALIBRATION=runs | probes (above)
+#          CALIBRATE_ARGS="--ranks 2,4" (passed to ddpprof calibrate, probes only)
 #          RUNS=1: cpu runs of each scenario; with more, the measured figures are the
 #          median over the runs (per figure), which steadies them on a busy machine
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
@@ -41,6 +46,8 @@ fi
 PREDICT=${PREDICT:-$DDPPROF predict}
 CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
 RUNS=${RUNS:-1}
+CALIBRATION=${CALIBRATION:-runs}
+case "$CALIBRATION" in runs | probes) ;; *) echo "validate_predict: CALIBRATION=$CALIBRATION: want runs or probes" >&2; exit 2 ;; esac
 case "$RUNS" in '' | *[!0-9]* | 0) echo "validate_predict: RUNS=$RUNS: want a positive integer" >&2; exit 2 ;; esac
 
 if [ $# -gt 0 ]; then
@@ -76,11 +83,27 @@ mkdir -p "$OUT"
 DB=$OUT/validate.sqlite
 CAL=$OUT/calibration.ini
 
-# shellcheck disable=SC2086
-"$DDPPROF" calibrate --backend cpu $CALIBRATE_ARGS -o "$CAL" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.log" || {
-    echo "validate_predict: ddpprof calibrate failed (see $OUT/calibrate.log)" >&2
-    exit 1
-}
+if [ "$CALIBRATION" = runs ]; then
+    # Learn from recorded runs of other scenarios (bench/calibration_runs.ini), with the
+    # whole run beside each op, as predictions of this machine's runs need.
+    CALDB=$OUT/calibration.sqlite
+    "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >"$OUT/calibrate.log" 2>&1 || {
+        echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
+        exit 1
+    }
+    # shellcheck disable=SC2046
+    "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") -o "$CAL" \
+        >"$OUT/calibrate.txt" 2>>"$OUT/calibrate.log" || {
+        echo "validate_predict: ddpprof calibrate --from failed (see $OUT/calibrate.log)" >&2
+        exit 1
+    }
+else
+    # shellcheck disable=SC2086
+    "$DDPPROF" calibrate --backend cpu $CALIBRATE_ARGS -o "$CAL" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.log" || {
+        echo "validate_predict: ddpprof calibrate failed (see $OUT/calibrate.log)" >&2
+        exit 1
+    }
+fi
 # A key's value in the calibration; a list may continue on indented lines.
 value() {
     awk -v key="$1" '
@@ -155,7 +178,7 @@ done
 
 what="predict vs measured"
 [ "$NOISE_FLOOR" = 1 ] && what="noise floor: a second cpu run vs the first"
-echo "## $what (cpu backend, $(nproc) cores; calibration: ${ALG:-ring} allreduce times, ring fit latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s}${OVH:+, op_overhead ${OVH} us}${WAKE:+, op_wakeup ${WAKE} us})"
+echo "## $what (cpu backend, $(nproc) cores; calibration from $CALIBRATION: ${ALG:-ring} allreduce times, ring fit latency ${LAT} us, bandwidth ${BW} GB/s${MEM:+, mem_bw ${MEM} GB/s}${OVH:+, op_overhead ${OVH} us}${WAKE:+, op_wakeup ${WAKE} us})"
 echo
 "$PYTHON" - "$DDPPROF" "$DB" "$PAIRS" <<'PY'
 import json, statistics, subprocess, sys

@@ -144,17 +144,17 @@ static void add(text *t, const char *fmt, ...)
 static const char *list_sep(size_t i) { return i == 0 ? " " : i % 8 == 0 ? ",\n    " : ", "; }
 
 /* network.measured_*: three lists, one entry per measurement, in measurement order. */
-static void add_measurements(text *t, const calib_data *d)
+static void add_measurements(text *t, const ring_sample *ar, size_t nar)
 {
     add(t, "measured_ranks =");
-    for (size_t i = 0; i < d->nar; i++)
-        add(t, "%s%d", list_sep(i), d->ar[i].ranks);
+    for (size_t i = 0; i < nar; i++)
+        add(t, "%s%d", list_sep(i), ar[i].ranks);
     add(t, "\nmeasured_bytes =");
-    for (size_t i = 0; i < d->nar; i++)
-        add(t, "%s%lld", list_sep(i), (long long)d->ar[i].bytes);
+    for (size_t i = 0; i < nar; i++)
+        add(t, "%s%lld", list_sep(i), (long long)ar[i].bytes);
     add(t, "\nmeasured_us =");
-    for (size_t i = 0; i < d->nar; i++)
-        add(t, "%s%.1f", list_sep(i), d->ar[i].us);
+    for (size_t i = 0; i < nar; i++)
+        add(t, "%s%.1f", list_sep(i), ar[i].us);
     add(t, "\n");
 }
 
@@ -185,7 +185,7 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
     add(&t, "[network]\nalgorithm = %s\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n", table ? "measured" : "ring",
         f->ring.alpha_us, f->ring.bandwidth_gbps);
     if (table)
-        add_measurements(&t, d);
+        add_measurements(&t, d->ar, d->nar);
     if (f->have_copy) {
         add(&t, "\n; the reducer's bucket copies, %d copiers at once, read + write counted: copy-in %.2f GB/s, "
                 "copy-out %.2f GB/s\n",
@@ -199,6 +199,36 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
         add(&t, "%sop_overhead_us = %.4f\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n", f->op_overhead_us,
             f->op_wakeup_us);
     }
+    if (t.failed) {
+        free(t.s);
+        return NULL;
+    }
+    return t.s;
+}
+
+char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about)
+{
+    text t = {0};
+    add(&t, "; written by ddpprof calibrate --from: learned from %s\n", about);
+    if (c->nar > 0) {
+        add(&t, "; %zu bucket allreduces, from the last rank's arrival to the end, the median per size;\n"
+                "; allreduce times interpolated between them at the world sizes seen%s\n",
+            c->ncollectives, ring ? ", the ring fit elsewhere and for broadcasts" : "");
+        add(&t, "[network]\nalgorithm = measured\n");
+        if (ring)
+            add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
+        add_measurements(&t, c->ar, c->nar);
+    }
+    if (c->nmemory || c->nforward || c->ngaps)
+        add(&t, "\n[device]\n");
+    if (c->nmemory)
+        add(&t, "; copies and SGD steps, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
+            c->nmemory, c->mem_bw_gbps);
+    if (c->ngaps)
+        add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
+            c->op_overhead_us);
+    if (c->nforward)
+        add(&t, "; forwards beyond their model, the mean of %zu\nop_wakeup_us = %.4f\n", c->nforward, c->op_wakeup_us);
     if (t.failed) {
         free(t.s);
         return NULL;

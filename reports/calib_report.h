@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "calibrate.h"
+#include "calibrate_run.h"
 
 typedef struct {
     ring_fit ring;
@@ -39,5 +40,9 @@ void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const cali
 
 /* `about` is a free-form line put in a comment (backend, machine). */
 char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *f, const char *about);
+/* The fragment learned from measured runs (calibrate --from): [network] algorithm =
+ * measured with the runs' bucket allreduces (and `ring`'s latency and bandwidth when
+ * given), [device] the figures learned; what was not learned is left out. */
+char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about);
 
 #endif

@@ -22,19 +22,41 @@ static const char *const usage =
     "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 64K,1M,...,100M]\n"
     "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
     "                         [-o FILE]\n"
+    "       ddpprof calibrate --from DB --run ID [--run ID ...] [-o FILE]\n"
     "  measures in-place SUM allreduce at every (ranks, size), fits\n"
     "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
     "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
     "  from the bucket copies, op_overhead_us, op_wakeup_us from the streams' per-op cost) to FILE (default calibration.ini), for `include = FILE`\n"
     "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
-    "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
+    "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n"
+    "  --from: learns the same terms from recorded runs instead (each op's cost with the whole\n"
+    "  run beside it: wake-ups, hand-offs, copies, and each bucket allreduce from the last\n"
+    "  arrival), for predictions of other scenarios on the machine that ran them\n";
+
+#define MAX_FROM_RUNS 16
 
 #define DEFAULT_SIZES "4K,64K,256K,1M,4M,16M,64M,100M"
 
 typedef struct {
     const char *backend, *out;
     calib_plan plan;
+    const char *from; /* --from DB: learn from recorded runs instead of measuring */
+    int64_t runs[MAX_FROM_RUNS];
+    int nruns;
+    bool probe_option; /* an option of the measuring mode was given */
 } options;
+
+static int parse_run(const char *text, options *o)
+{
+    char *end;
+    long long v = strtoll(text, &end, 10);
+    if (*end || end == text || v < 1)
+        return cli_usage_error(usage, "--run %s: want a run id (a positive integer)", text);
+    if (o->nruns == MAX_FROM_RUNS)
+        return cli_usage_error(usage, "--run: at most %d runs", MAX_FROM_RUNS);
+    o->runs[o->nruns++] = v;
+    return EXIT_OK;
+}
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -114,8 +136,8 @@ static int parse_args(int argc, char **argv, options *o)
     o->plan.repeats = 3;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        static const char *const known[] = {"--backend", "--ranks",  "--sizes", "--copy-sizes", "--iters",
-                                            "--warmup",  "--repeats", "-o",     NULL};
+        static const char *const known[] = {"--backend", "--ranks",   "--sizes", "--copy-sizes", "--iters",
+                                            "--warmup",  "--repeats", "-o",      "--from",       "--run", NULL};
         bool is_known = false;
         for (int k = 0; known[k]; k++)
             is_known |= strcmp(a, known[k]) == 0;
@@ -125,7 +147,12 @@ static int parse_args(int argc, char **argv, options *o)
             return cli_usage_error(usage, "%s needs a value", a);
         const char *v = argv[++i];
         int rc = EXIT_OK;
-        if (!strcmp(a, "--backend"))
+        o->probe_option |= strcmp(a, "-o") != 0 && strcmp(a, "--from") != 0 && strcmp(a, "--run") != 0;
+        if (!strcmp(a, "--from"))
+            o->from = v;
+        else if (!strcmp(a, "--run"))
+            rc = parse_run(v, o);
+        else if (!strcmp(a, "--backend"))
             o->backend = v;
         else if (!strcmp(a, "--ranks"))
             ranks = v;
@@ -149,6 +176,12 @@ static int parse_args(int argc, char **argv, options *o)
         if (rc != EXIT_OK)
             return rc;
     }
+    if (o->from && o->probe_option)
+        return cli_usage_error(usage, "--from learns from recorded runs: the measuring options do not apply");
+    if (o->from && o->nruns == 0)
+        return cli_usage_error(usage, "--from %s needs --run ID (which recorded runs to learn from)", o->from);
+    if (!o->from && o->nruns > 0)
+        return cli_usage_error(usage, "--run needs --from DB (the database that holds the run)");
     int rc = parse_ranks(ranks, o->plan.ranks, &o->plan.nranks);
     if (rc == EXIT_OK)
         rc = parse_sizes("--sizes", sizes, o->plan.sizes, &o->plan.nsizes);
@@ -194,6 +227,8 @@ int cli_calibrate(int argc, char **argv)
     int rc = parse_args(argc, argv, &o);
     if (rc != EXIT_OK)
         return rc;
+    if (o.from)
+        return cli_calibrate_from(o.from, o.runs, o.nruns, o.out);
     o.plan.be = backend_find(o.backend);
     if (!o.plan.be) {
         char names[128];

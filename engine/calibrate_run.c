@@ -1,0 +1,167 @@
+/* calibrate_run.c — per-op costs learned from a measured run's spans (calibrate_run.h). */
+#include "calibrate_run.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int by_place(const void *pa, const void *pb)
+{
+    const run_span *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns > 0) {
+            sum += (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
+            out->nforward++;
+        }
+    if (out->nforward > 0 && sum > 0)
+        out->op_wakeup_us = sum / (double)out->nforward / 1e3;
+}
+
+/* Needs the spans in by_place order: a rank's compute spans by start. */
+static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
+{
+    double *gaps = malloc((n ? n : 1) * sizeof *gaps);
+    if (!gaps)
+        return -1;
+    for (size_t i = 1; i < n; i++) {
+        const run_span *a = &s[i - 1], *b = &s[i];
+        if (a->run == b->run && a->rank == b->rank && a->iter == b->iter && a->stream == STREAM_COMPUTE &&
+            b->stream == STREAM_COMPUTE && a->kind == SPAN_FORWARD && b->kind == SPAN_FORWARD &&
+            b->start_ns >= a->end_ns)
+            gaps[out->ngaps++] = (double)(b->start_ns - a->end_ns);
+    }
+    if (out->ngaps > 0)
+        out->op_overhead_us = median(gaps, out->ngaps) / 1e3;
+    free(gaps);
+    return 0;
+}
+
+static void fit_memory(const run_span *s, size_t n, calib_run_costs *out)
+{
+    double moved = 0, ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        double factor = s[i].kind == SPAN_COPY_IN || s[i].kind == SPAN_COPY_OUT ? 2.0
+                        : s[i].kind == SPAN_OPTIMIZER                          ? 3.0
+                                                                               : 0.0;
+        if (factor == 0 || s[i].stream != STREAM_COMPUTE || s[i].bytes <= 0)
+            continue;
+        moved += factor * (double)s[i].bytes;
+        ns += (double)(s[i].end_ns - s[i].start_ns);
+        out->nmemory++;
+    }
+    if (out->nmemory > 0 && ns > 0)
+        out->mem_bw_gbps = moved / ns;
+}
+
+static int by_collective(const void *pa, const void *pb)
+{
+    const run_span *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* One sample per (world, bytes): the median transfer of its collectives. */
+static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us, double **per, size_t *nper,
+                      size_t *cap)
+{
+    size_t k = 0;
+    while (k < out->nar && !(out->ar[k].ranks == world && out->ar[k].bytes == bytes))
+        k++;
+    if (k == out->nar) {
+        if (out->nar == CALIB_RUN_MAX_SAMPLES)
+            return 0; /* more distinct sizes than a scenario can list: keep the first */
+        out->ar[out->nar++] = (ring_sample){.bytes = bytes, .ranks = world, .us = 0};
+    }
+    if (nper[k] == cap[k]) {
+        size_t ncap = cap[k] ? 2 * cap[k] : 8;
+        double *np = realloc(per[k], ncap * sizeof *np);
+        if (!np)
+            return -1;
+        per[k] = np;
+        cap[k] = ncap;
+    }
+    per[k][nper[k]++] = us;
+    return 0;
+}
+
+static int fit_allreduce(run_span *s, size_t n, calib_run_costs *out)
+{
+    run_span *c = malloc((n ? n : 1) * sizeof *c);
+    double *per[CALIB_RUN_MAX_SAMPLES] = {0};
+    size_t nper[CALIB_RUN_MAX_SAMPLES] = {0}, cap[CALIB_RUN_MAX_SAMPLES] = {0};
+    if (!c)
+        return -1;
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].stream == STREAM_COMM && s[i].kind == SPAN_ALLREDUCE && s[i].bucket >= 0 && s[i].seq >= 0)
+            c[nc++] = s[i];
+    qsort(c, nc, sizeof *c, by_collective);
+    int rc = 0;
+    for (size_t i = 0; i < nc && rc == 0;) {
+        size_t j = i;
+        int64_t last_start = c[i].start_ns, last_end = c[i].end_ns;
+        bool same_bytes = true;
+        while (j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq) {
+            last_start = c[j].start_ns > last_start ? c[j].start_ns : last_start;
+            last_end = c[j].end_ns > last_end ? c[j].end_ns : last_end;
+            same_bytes &= c[j].bytes == c[i].bytes;
+            j++;
+        }
+        /* Only collectives every rank recorded, so the last arrival is known. */
+        if ((int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && last_end > last_start) {
+            rc = add_sample(out, c[i].world, c[i].bytes, (double)(last_end - last_start) / 1e3, per, nper, cap);
+            out->ncollectives++;
+        }
+        i = j;
+    }
+    for (size_t k = 0; k < out->nar; k++) {
+        if (rc == 0)
+            out->ar[k].us = median(per[k], nper[k]);
+        free(per[k]);
+    }
+    free(c);
+    return rc;
+}
+
+int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t errlen)
+{
+    *out = (calib_run_costs){0};
+    qsort(s, n, sizeof *s, by_place);
+    fit_wakeup(s, n, out);
+    fit_memory(s, n, out);
+    if (fit_overhead(s, n, out) != 0 || fit_allreduce(s, n, out) != 0) {
+        snprintf(err, errlen, "out of memory learning from %zu spans", n);
+        return -1;
+    }
+    if (out->nforward == 0 && out->ngaps == 0 && out->nmemory == 0 && out->nar == 0) {
+        snprintf(err, errlen,
+                 "nothing to learn from these %zu spans: no forward, copy, optimizer or bucket allreduce span", n);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,56 @@
+/* calibrate_run.h — the model's per-op terms learned from a measured run instead of
+ * probes: what each op cost while everything else of the run ran beside it (the other
+ * ranks' allreduce sums, copies and wake-ups on the same cores), which probes run alone
+ * do not see.
+ *
+ * Contract: calib_run_fit() reads the spans of one or more runs (run_span, any order)
+ * and gives:
+ *   op_wakeup_us   mean of (duration - model) over forward spans that carry a model (a
+ *                  forward on the cpu backend has no work: it sleeps to its modelled
+ *                  deadline, so the excess is the late wake-up); not below 0;
+ *   op_overhead_us median idle time between two consecutive forwards of one rank and
+ *                  iteration (all of an iteration's forwards are enqueued at once, so the
+ *                  gap is the stream's hand-off alone);
+ *   mem_bw_gbps    bytes moved over time of the copies (read + write: 2 x bytes) and SGD
+ *                  steps (parameter and gradient read, parameter written: 3 x bytes);
+ *   allreduce      per bucket allreduce seen by every rank: the time from the last
+ *                  rank's arrival to the last end, and the median of those per (world
+ *                  size, bytes), as calibration samples.
+ * Each figure says how many spans it came from (0: not learned, value left 0).  It
+ * returns -1 with err only when nothing at all could be learned.
+ */
+#ifndef DDPPROF_CALIBRATE_RUN_H
+#define DDPPROF_CALIBRATE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fit_ring.h"
+#include "span.h"
+
+typedef struct {
+    int64_t run;   /* spans of different runs are never paired */
+    int world;     /* the run's world size */
+    int rank, iter;
+    uint8_t stream; /* span_stream */
+    uint8_t kind;   /* span_kind */
+    int bucket;
+    int64_t seq, bytes;
+    int64_t start_ns, end_ns;
+    double model_ns; /* forwards: the modelled duration (0: unknown) */
+} run_span;
+
+#define CALIB_RUN_MAX_SAMPLES 256
+
+typedef struct {
+    double op_wakeup_us, op_overhead_us, mem_bw_gbps;
+    size_t nforward, ngaps, nmemory; /* spans behind each figure */
+    ring_sample ar[CALIB_RUN_MAX_SAMPLES];
+    size_t nar;
+    size_t ncollectives; /* bucket allreduces behind the samples */
+} calib_run_costs;
+
+/* Sorts `s` in place. */
+int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t errlen);
+
+#endif

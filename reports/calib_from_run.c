@@ -1,0 +1,207 @@
+/* calib_from_run.c — a measured run's spans, with each forward's model, for
+ * calib_run_fit (see calib_from_run.h). */
+#include "calib_from_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model_zoo.h"
+#include "scenario.h"
+#include "timing.h"
+
+typedef struct {
+    run_span *v;
+    size_t n, cap;
+} span_list;
+
+typedef struct {
+    int64_t id;
+    int world, warmup;
+    char name[128], backend[32], status[32];
+    char *scenario_text;
+} run_row;
+
+static int read_run(sqlite3 *db, int64_t id, run_row *r, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT name, backend, status, world_size, warmup, scenario FROM run WHERE id = ?", -1,
+                           &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, id);
+    int rc = -1;
+    if (sqlite3_step(st) != SQLITE_ROW) {
+        snprintf(err, errlen, "no run %lld in the database", (long long)id);
+    } else {
+        *r = (run_row){.id = id, .world = sqlite3_column_int(st, 3), .warmup = sqlite3_column_int(st, 4)};
+        snprintf(r->name, sizeof r->name, "%s", (const char *)sqlite3_column_text(st, 0));
+        snprintf(r->backend, sizeof r->backend, "%s", (const char *)sqlite3_column_text(st, 1));
+        snprintf(r->status, sizeof r->status, "%s", (const char *)sqlite3_column_text(st, 2));
+        const char *text = (const char *)sqlite3_column_text(st, 5);
+        r->scenario_text = text ? strdup(text) : NULL;
+        if (strcmp(r->status, "complete") != 0)
+            snprintf(err, errlen, "run %lld is %s, not complete: its costs are not a run's", (long long)id, r->status);
+        else if (!r->scenario_text)
+            snprintf(err, errlen, "run %lld stores no scenario", (long long)id);
+        else
+            rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The run's scenario, loaded back from its stored text through a temporary file. */
+static int load_scenario(const run_row *r, scenario *sc, char *err, size_t errlen)
+{
+    char path[] = "/tmp/ddpprof-calib-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create a temporary file for run %lld's scenario", (long long)r->id);
+        return -1;
+    }
+    size_t len = strlen(r->scenario_text);
+    bool written = write(fd, r->scenario_text, len) == (ssize_t)len;
+    close(fd);
+    char serr[SCENARIO_ERR] = "";
+    int rc = written ? scenario_load_file(path, sc, serr) : -1;
+    unlink(path);
+    if (rc != 0)
+        snprintf(err, errlen, "run %lld: its stored scenario does not load: %s", (long long)r->id,
+                 serr[0] ? serr : "write failed");
+    return rc;
+}
+
+/* Forward model of every (rank, layer): the timing model without jitter, which a
+ * measured run's draws would not match anyway. */
+static double *forward_models(const scenario *sc, const model *m)
+{
+    double *f = calloc((size_t)sc->world_size * (size_t)(m->nlayers ? m->nlayers : 1), sizeof *f);
+    if (!f || sc->compute != COMPUTE_MODEL)
+        return f;
+    scenario quiet = *sc;
+    quiet.jitter = 0;
+    for (int r = 0; r < sc->world_size; r++) {
+        timing_model tm;
+        timing_init(&tm, &quiet, r);
+        for (int l = 0; l < m->nlayers; l++)
+            f[(size_t)r * m->nlayers + l] = (double)timing_forward_ns(&tm, &m->layers[l]);
+    }
+    return f;
+}
+
+static int push(span_list *l, const run_span *s)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? 2 * l->cap : 4096;
+        run_span *nv = realloc(l->v, ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        l->v = nv;
+        l->cap = ncap;
+    }
+    l->v[l->n++] = *s;
+    return 0;
+}
+
+static int kind_of(const char *name)
+{
+    for (int k = 0; k < SPAN_KIND_COUNT; k++)
+        if (strcmp(span_kind_name((span_kind)k), name) == 0)
+            return k;
+    return -1;
+}
+
+static int read_spans(sqlite3 *db, const run_row *r, const model *m, const double *fwd, span_list *out, char *err,
+                      size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT rank, iter, stream, kind, layer, bucket, seq, bytes, start_ns, end_ns FROM span "
+                           "WHERE run_id = ? AND iter >= ? AND stream <> 'host'",
+                           -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, r->id);
+    sqlite3_bind_int(st, 2, r->warmup);
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        int kind = kind_of((const char *)sqlite3_column_text(st, 3));
+        int rank = sqlite3_column_int(st, 0), layer = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
+        if (kind < 0 || rank < 0 || rank >= r->world)
+            continue;
+        run_span s = {.run = r->id,
+                      .world = r->world,
+                      .rank = rank,
+                      .iter = sqlite3_column_int(st, 1),
+                      .stream = strcmp((const char *)sqlite3_column_text(st, 2), "comm") == 0 ? STREAM_COMM
+                                                                                             : STREAM_COMPUTE,
+                      .kind = (uint8_t)kind,
+                      .bucket = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 5),
+                      .seq = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
+                      .bytes = sqlite3_column_int64(st, 7),
+                      .start_ns = sqlite3_column_int64(st, 8),
+                      .end_ns = sqlite3_column_int64(st, 9)};
+        if (kind == SPAN_FORWARD && layer >= 0 && layer < m->nlayers)
+            s.model_ns = fwd[(size_t)rank * m->nlayers + layer];
+        if (push(out, &s) != 0) {
+            snprintf(err, errlen, "out of memory reading run %lld's spans", (long long)r->id);
+            rc = -1;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int gather_run(sqlite3 *db, int64_t id, span_list *spans, char *about, size_t aboutlen, char *err,
+                      size_t errlen)
+{
+    run_row r = {0};
+    scenario *sc = malloc(sizeof *sc);
+    model m = {0};
+    double *fwd = NULL;
+    int rc = sc ? read_run(db, id, &r, err, errlen) : -1;
+    if (rc == 0)
+        rc = load_scenario(&r, sc, err, errlen);
+    if (rc == 0 && sc->world_size != r.world) {
+        snprintf(err, errlen, "run %lld: its scenario has %d ranks but the run %d", (long long)id, sc->world_size,
+                 r.world);
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = model_build(sc, &m, err, errlen);
+    if (rc == 0 && !(fwd = forward_models(sc, &m))) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = read_spans(db, &r, &m, fwd, spans, err, errlen);
+    if (rc == 0) {
+        size_t len = strlen(about);
+        snprintf(about + len, aboutlen - len, "%srun %lld \"%s\" (%s, %d ranks)", len ? ", " : "", (long long)id,
+                 r.name, r.backend, r.world);
+    }
+    model_free(&m);
+    free(fwd);
+    free(r.scenario_text);
+    free(sc);
+    return rc;
+}
+
+int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, calib_run_costs *out, char *about,
+                    size_t aboutlen, char *err, size_t errlen)
+{
+    span_list spans = {0};
+    if (aboutlen)
+        about[0] = '\0';
+    int rc = 0;
+    for (int i = 0; i < nruns && rc == 0; i++)
+        rc = gather_run(db, runs[i], &spans, about, aboutlen, err, errlen);
+    if (rc == 0)
+        rc = calib_run_fit(spans.v, spans.n, out, err, errlen);
+    free(spans.v);
+    return rc;
+}

@@ -1,0 +1,108 @@
+/* cli_calibrate_from.c — `ddpprof calibrate --from DB --run ID [--run ID ...]`: the
+ * model's per-op terms and allreduce times learned from measured runs (what each op
+ * cost with the whole run beside it), printed and written as a fragment to include.
+ *
+ * Contract: exit 0 with FILE written; 2 for a database or run that is not there, or runs
+ * with nothing to learn from; 1 when reading or writing fails.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib_from_run.h"
+#include "calib_report.h"
+#include "cli.h"
+#include "store.h"
+
+static void print_costs(const calib_run_costs *c, const ring_fit *ring)
+{
+    printf("# learned from %zu forward spans, %zu gaps between forwards, %zu copy / SGD spans, %zu bucket allreduces\n",
+           c->nforward, c->ngaps, c->nmemory, c->ncollectives);
+    if (c->nforward)
+        printf("op_wakeup   %10.3f us  (forwards beyond their model, mean)\n", c->op_wakeup_us);
+    if (c->ngaps)
+        printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
+    if (c->nmemory)
+        printf("mem_bw      %10.3f GB/s (copies and SGD, read + write bytes over time)\n", c->mem_bw_gbps);
+    if (c->nar) {
+        printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
+        for (size_t i = 0; i < c->nar; i++) {
+            printf("%5d  %12lld  %12.1f", c->ar[i].ranks, (long long)c->ar[i].bytes, c->ar[i].us);
+            if (ring) {
+                double m = ring_model_us(ring->alpha_us, ring->bandwidth_gbps, c->ar[i].bytes, c->ar[i].ranks);
+                printf("  %11.1f  %+8.1f%%", m, 100.0 * (m - c->ar[i].us) / c->ar[i].us);
+            }
+            printf("\n");
+        }
+        if (ring)
+            printf("ring fit: alpha = %.3f us, B = %.3f GB/s; RMS relative error %.1f%%\n", ring->alpha_us,
+                   ring->bandwidth_gbps, 100.0 * ring->rms_rel);
+    }
+}
+
+/* The ring over every world size seen, or over the one world size alone; false when
+ * the sizes cannot determine it (one bucket size). */
+static bool fit_samples(const calib_run_costs *c, ring_fit *ring)
+{
+    char err[256];
+    if (c->nar == 0)
+        return false;
+    if (fit_ring(c->ar, c->nar, ring, err, sizeof err) == 0)
+        return true;
+    return fit_ring_world(c->ar, c->nar, c->ar[0].ranks, ring, err, sizeof err) == 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "ddpprof: %s: write failed\n", path);
+    return rc;
+}
+
+int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, const char *out)
+{
+    if (access(db_path, R_OK) != 0) {
+        int e = errno;
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, e == ENOENT ? "no such database" : strerror(e));
+        return e == ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
+    }
+    store *st = NULL;
+    char err[512], about[1024];
+    if (store_open_readonly(db_path, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        return EXIT_RUNTIME;
+    }
+    calib_run_costs *c = malloc(sizeof *c);
+    int rc = EXIT_OK;
+    if (!c) {
+        fprintf(stderr, "ddpprof: out of memory\n");
+        rc = EXIT_RUNTIME;
+    } else if (calib_from_runs(store_db(st), runs, nruns, c, about, sizeof about, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: calibrate --from %s: %s\n", db_path, err);
+        rc = EXIT_USAGE;
+    }
+    store_close(st);
+    if (rc == EXIT_OK) {
+        ring_fit ring;
+        bool have_ring = fit_samples(c, &ring);
+        print_costs(c, have_ring ? &ring : NULL);
+        char *ini = calib_run_ini_text(c, have_ring ? &ring : NULL, about);
+        if (!ini || write_file(out, ini) != 0)
+            rc = EXIT_RUNTIME;
+        else
+            printf("wrote %s (learned from %s): include it with `include = %s`\n", out, about, out);
+        free(ini);
+    }
+    free(c);
+    return rc;
+}
