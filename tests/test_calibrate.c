@@ -353,6 +353,56 @@ static void ddpprof(result *r, const char *const *args)
     slurp(err_path, r->err, sizeof r->err);
 }
 
+/* calibrate --from: a recorded cpu run of 2 ranks with two bucket sizes gives a fragment
+ * that loads back with the figures it printed (each bucket allreduce measured at 2
+ * ranks, forwards' wake-up, copies' bandwidth); a run that is not there is exit 2. */
+static void test_calibrate_from_a_run(void **state)
+{
+    (void)state;
+    char db[256], out[256];
+    snprintf(db, sizeof db, "%s/runs.sqlite", tmpdir);
+    snprintf(out, sizeof out, "%s/from.ini", tmpdir);
+    result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    const char *run[] = {"run", "scenarios/baseline.ini", "-q", "-o", db, "-s", "run.world_size=2", "-s",
+                         "run.iterations=3", "-s", "run.warmup=1", "-s", "model.batch=8", NULL};
+    ddpprof(r, run);
+    if (r->status != 0)
+        fail_msg("run exited %d: %s", r->status, r->err);
+    const char *from[] = {"calibrate", "--from", db, "--run", "1", "-o", out, NULL};
+    ddpprof(r, from);
+    if (r->status != 0)
+        fail_msg("calibrate --from exited %d: %s", r->status, r->err);
+    scenario *sc = malloc(sizeof *sc);
+    assert_non_null(sc);
+    char err[SCENARIO_ERR];
+    if (scenario_load_file(out, sc, err) != 0)
+        fail_msg("the written file does not load: %s", err);
+    assert_int_equal(sc->algorithm, NET_MEASURED);
+    assert_true(sc->nmeasured_us >= 2); /* baseline's 25 MB cap: ResNet-18 in 3 buckets */
+    for (int i = 0; i < sc->nmeasured_us; i++) {
+        assert_int_equal(sc->measured_ranks[i], 2);
+        assert_true(sc->measured_us[i] > 0);
+    }
+    double wake = -1, bw = -1;
+    const char *w = strstr(r->out, "op_wakeup");
+    const char *m = strstr(r->out, "mem_bw");
+    assert_non_null(w);
+    assert_non_null(m);
+    assert_int_equal(sscanf(w, "op_wakeup %lf", &wake), 1);
+    assert_int_equal(sscanf(m, "mem_bw %lf", &bw), 1);
+    assert_true(fabs(wake - sc->op_wakeup_us) < 1e-3 && bw > 0 && fabs(bw - sc->mem_bw_gbps) < 1e-3);
+    const char *missing[] = {"calibrate", "--from", db, "--run", "7", "-o", out, NULL};
+    ddpprof(r, missing);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "no run 7"));
+    const char *mixed[] = {"calibrate", "--from", db, "--run", "1", "--ranks", "2,4", NULL};
+    ddpprof(r, mixed);
+    assert_int_equal(r->status, 2);
+    free(sc);
+    free(r);
+}
+
 static void test_calibrate_cpu_end_to_end(void **state)
 {
     (void)state;
@@ -435,7 +485,7 @@ int main(void)
         cmocka_unit_test(test_copy_fit_and_harmonic_mean),
         cmocka_unit_test(test_dispatch_fit),
         cmocka_unit_test(test_fragment_loads_back_with_fitted_values),
-        cmocka_unit_test(test_calibrate_cpu_end_to_end),
+        cmocka_unit_test(test_calibrate_cpu_end_to_end), cmocka_unit_test(test_calibrate_from_a_run),
         cmocka_unit_test(test_calibrate_refuses_degenerate_plans),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

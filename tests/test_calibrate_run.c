@@ -1,0 +1,116 @@
+/* test_calibrate_run.c — the model's terms learned from a run's spans, worked by hand:
+ * the forwards' mean excess over their model, the median gap between consecutive
+ * forwards, the copies' and SGD's bandwidth, and each bucket allreduce's time from the
+ * last arrival (the median over collectives of one size; those some rank did not record
+ * left out). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <string.h>
+
+#include "calibrate_run.h"
+
+static run_span fwd(int rank, int iter, int64_t start, int64_t end, double model)
+{
+    return (run_span){.run = 1, .world = 2, .rank = rank, .iter = iter, .stream = STREAM_COMPUTE,
+                      .kind = SPAN_FORWARD, .bucket = -1, .seq = -1, .start_ns = start, .end_ns = end,
+                      .model_ns = model};
+}
+
+static run_span mem(int rank, span_kind kind, int64_t bytes, int64_t start, int64_t end)
+{
+    return (run_span){.run = 1, .world = 2, .rank = rank, .stream = STREAM_COMPUTE, .kind = (uint8_t)kind,
+                      .bucket = -1, .seq = -1, .bytes = bytes, .start_ns = start, .end_ns = end};
+}
+
+static run_span ar(int rank, int64_t seq, int64_t bytes, int64_t start, int64_t end)
+{
+    return (run_span){.run = 1, .world = 2, .rank = rank, .stream = STREAM_COMM, .kind = SPAN_ALLREDUCE,
+                      .bucket = 0, .seq = seq, .bytes = bytes, .start_ns = start, .end_ns = end};
+}
+
+/* Forwards (model 1000 ns): rank 0 [0, 1100], [1120, 2300], [2330, 3400]: excess 100,
+ * 180, 70; gaps 20, 30.  Rank 1 [0, 1200], [1260, 2260]: excess 200, 0; gap 60.  Mean
+ * excess 550 / 5 = 110 ns; median gap of 20, 30, 60 = 30 ns.  Memory: a 1000-byte
+ * copy_in in 100 ns (2000 B moved), a 1000-byte copy_out in 100 ns (2000 B), an SGD of
+ * 4000 bytes in 1200 ns (12000 B): 16000 B / 1400 ns = 11.428571 GB/s.  Allreduces of
+ * 8000 B: seq 5 ranks start 100 and 400, end 900 and 910: 510 ns; seq 6 start 0, 50,
+ * end 350, 352: 302 ns; seq 7 likewise 700 ns; seq 8 (rank 1 only) left out: median
+ * 510 ns.  One 4000-byte allreduce: seq 9, 1000 ns. */
+static void test_by_hand(void **state)
+{
+    (void)state;
+    run_span s[] = {
+        fwd(0, 3, 0, 1100, 1000),        fwd(0, 3, 1120, 2300, 1000), fwd(0, 3, 2330, 3400, 1000),
+        fwd(1, 3, 0, 1200, 1000),        fwd(1, 3, 1260, 2260, 1000),
+        mem(0, SPAN_COPY_IN, 1000, 5000, 5100), mem(0, SPAN_COPY_OUT, 1000, 6000, 6100),
+        mem(1, SPAN_OPTIMIZER, 4000, 7000, 8200),
+        ar(0, 5, 8000, 100, 900),        ar(1, 5, 8000, 400, 910),
+        ar(0, 6, 8000, 0, 350),          ar(1, 6, 8000, 50, 352),
+        ar(0, 7, 8000, 1000, 1700),      ar(1, 7, 8000, 1000, 1690),
+        ar(1, 8, 8000, 0, 99999),
+        ar(0, 9, 4000, 0, 1000),         ar(1, 9, 4000, 0, 900),
+    };
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], &c, err, sizeof err), 0);
+    assert_int_equal(c.nforward, 5);
+    assert_true(fabs(c.op_wakeup_us - 0.110) < 1e-12);
+    assert_int_equal(c.ngaps, 3);
+    assert_true(fabs(c.op_overhead_us - 0.030) < 1e-12);
+    assert_int_equal(c.nmemory, 3);
+    assert_true(fabs(c.mem_bw_gbps - 16000.0 / 1400.0) < 1e-12);
+    assert_int_equal(c.ncollectives, 4);
+    assert_int_equal(c.nar, 2);
+    for (size_t i = 0; i < c.nar; i++) {
+        assert_int_equal(c.ar[i].ranks, 2);
+        if (c.ar[i].bytes == 8000)
+            assert_true(fabs(c.ar[i].us - 0.510) < 1e-12);
+        else if (c.ar[i].bytes == 4000)
+            assert_true(fabs(c.ar[i].us - 1.000) < 1e-12);
+        else
+            fail_msg("unexpected sample of %lld bytes", (long long)c.ar[i].bytes);
+    }
+}
+
+/* Forwards faster than their model (a run whose clock the model overestimates) give no
+ * negative wake-up; spans of two runs are never paired into a gap or a collective. */
+static void test_floors_and_runs_apart(void **state)
+{
+    (void)state;
+    run_span s[] = {fwd(0, 1, 0, 900, 1000), fwd(0, 1, 950, 1900, 1000), ar(0, 3, 100, 0, 10),
+                    ar(1, 3, 100, 0, 10)};
+    s[1].run = 2; /* same rank and iteration, another run */
+    s[3].run = 2; /* so seq 3 has one rank per run: not a whole collective */
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, 4, &c, err, sizeof err), 0);
+    assert_int_equal(c.nforward, 2);
+    assert_true(c.op_wakeup_us == 0);
+    assert_int_equal(c.ngaps, 0);
+    assert_int_equal(c.nar, 0);
+}
+
+static void test_nothing_to_learn(void **state)
+{
+    (void)state;
+    run_span s[] = {ar(0, 1, 100, 0, 10)}; /* one rank of a two-rank collective */
+    calib_run_costs c;
+    char err[256] = "";
+    assert_int_equal(calib_run_fit(s, 1, &c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "nothing to learn"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_by_hand),
+        cmocka_unit_test(test_floors_and_runs_apart),
+        cmocka_unit_test(test_nothing_to_learn),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
