@@ -19,7 +19,7 @@
 #include "cli.h"
 
 static const char *const usage =
-    "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 64K,1M,...,100M]\n"
+    "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 4K,64K,...,100M]\n"
     "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
     "                         [-o FILE]\n"
     "       ddpprof calibrate --from DB --run ID [--run ID ...] [-o FILE]\n"
