@@ -31,6 +31,8 @@ int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((form
 /* A size in bytes with an optional binary K/M/G suffix and B ("64K", "25M", "1GB"):
  * 0 with *out >= 4, or -1. */
 int cli_parse_size(const char *s, int64_t *out);
+/* Writes `text` to the file `path` (created or truncated); 0, or -1 with the reason on stderr. */
+int cli_write_text(const char *path, const char *text);
 /* --run ID: digits only, >= 1; EXIT_OK or EXIT_USAGE (said with `usage`). */
 int cli_parse_run_id(const char *usage, const char *text, long long *id);
 /* EXIT_OK when run `id` is in db; otherwise says which ids db holds (EXIT_USAGE), or

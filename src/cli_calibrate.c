@@ -190,21 +190,6 @@ static int parse_args(int argc, char **argv, options *o)
     return rc;
 }
 
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    int rc = fputs(text, f) < 0 ? -1 : 0;
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc != 0)
-        fprintf(stderr, "ddpprof: %s: write failed\n", path);
-    return rc;
-}
-
 static void describe_machine(const char *backend, char *buf, size_t n)
 {
     char host[128] = "?";
@@ -263,7 +248,7 @@ int cli_calibrate(int argc, char **argv)
     describe_machine(o.backend, about, sizeof about);
     char *ini = calib_ini_text(&o.plan, d, &f, about);
     rc = EXIT_OK;
-    if (!ini || write_file(o.out, ini) != 0)
+    if (!ini || cli_write_text(o.out, ini) != 0)
         rc = EXIT_RUNTIME;
     else
         printf("wrote %s ([network] latency_us, bandwidth_gbps%s%s): include it with `include = %s`\n", o.out,

@@ -54,21 +54,6 @@ static bool fit_samples(const calib_run_costs *c, ring_fit *ring)
     return fit_ring_world(c->ar, c->nar, c->ar[0].ranks, ring, err, sizeof err) == 0;
 }
 
-static int write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    int rc = fputs(text, f) < 0 ? -1 : 0;
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc != 0)
-        fprintf(stderr, "ddpprof: %s: write failed\n", path);
-    return rc;
-}
-
 int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, const char *out)
 {
     if (access(db_path, R_OK) != 0) {
@@ -97,7 +82,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, cons
         bool have_ring = fit_samples(c, &ring);
         print_costs(c, have_ring ? &ring : NULL);
         char *ini = calib_run_ini_text(c, have_ring ? &ring : NULL, about);
-        if (!ini || write_file(out, ini) != 0)
+        if (!ini || cli_write_text(out, ini) != 0)
             rc = EXIT_RUNTIME;
         else
             printf("wrote %s (learned from %s): include it with `include = %s`\n", out, about, out);

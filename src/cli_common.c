@@ -118,3 +118,19 @@ int cli_open_db_readonly(const char *db_path, store **st)
     }
     return EXIT_OK;
 }
+
+/* cli.h: the whole of `text` into `path`. */
+int cli_write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    int rc = fputs(text, f) < 0 ? -1 : 0;
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc != 0)
+        fprintf(stderr, "ddpprof: %s: write failed\n", path);
+    return rc;
+}
