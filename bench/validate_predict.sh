@@ -16,9 +16,10 @@
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
 # measures it) always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
-# latency_us / bandwidth_gbps for other world sizes and broadcasts) unless the scenario paces
-# its allreduces to a link of its own ([network] pace = true: the cpu run then follows
-# that link, and so must the prediction).  The cpu run itself gets no override.
+# latency_us / bandwidth_gbps for other world sizes and broadcasts); a scenario that paces
+# its allreduces to a link of its own ([network] pace = true) keeps that link and gets the
+# measured times alone: the cpu run holds each allreduce to the link or to its real
+# time, whichever is longer, and predict then does the same.  The cpu run itself gets no override.
 # A [sweep] scenario gives one row per point (runs paired in order).
 #
 #   usage: bench/validate_predict.sh [SCENARIO.ini ...]      (default: scenarios/*.ini)
@@ -115,11 +116,16 @@ value() {
 LAT=$(value latency_us)
 BW=$(value bandwidth_gbps)
 MEM=$(value mem_bw_gbps)
-NET_OVERRIDES=(-s network.latency_us="$LAT" -s network.bandwidth_gbps="$BW")
 ALG=$(value algorithm)
+# The measured allreduce times (a paced scenario keeps its own link as the floor).
+MEASURED=()
 if [ "$ALG" = measured ]; then
-    NET_OVERRIDES+=(-s network.algorithm=measured -s network.measured_ranks="$(value measured_ranks)"
+    MEASURED=(-s network.algorithm=measured -s network.measured_ranks="$(value measured_ranks)"
         -s network.measured_bytes="$(value measured_bytes)" -s network.measured_us="$(value measured_us)")
+fi
+NET_OVERRIDES=(-s network.latency_us="$LAT" -s network.bandwidth_gbps="$BW")
+if [ "$ALG" = measured ]; then
+    NET_OVERRIDES+=("${MEASURED[@]}")
 else
     NET_OVERRIDES+=(-s network.algorithm=ring)
 fi
@@ -132,6 +138,7 @@ WAKE=$(value op_wakeup_us)
 if [ "$NOISE_FLOOR" = 1 ]; then
     NET_OVERRIDES=()
     DEV_OVERRIDES=()
+    MEASURED=()
 fi
 
 max_id() { sqlite3 "$DB" 'SELECT COALESCE(MAX(id), 0) FROM run' 2>/dev/null || echo 0; }
@@ -153,7 +160,10 @@ for scen in "${SCENARIOS[@]}"; do
     if [ "$NOISE_FLOOR" = 1 ]; then
         link="none (noise floor)"
     elif grep -Eq '^[[:space:]]*pace[[:space:]]*=[[:space:]]*(true|1|yes|on)' "$scen"; then
+        # The cpu run holds each allreduce to the scenario's link, and takes longer where
+        # its real allreduce does: predict takes the longer of the two as well.
         link="scenario's (paced)"
+        overrides+=("${MEASURED[@]}")
     else
         overrides+=("${NET_OVERRIDES[@]}")
     fi

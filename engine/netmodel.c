@@ -103,6 +103,7 @@ void net_model_init(net_model *nm, const scenario *sc)
     nm->bytes_per_ns = sc->bandwidth_gbps;
     nm->intra_alpha_ns = sc->intra_latency_us * 1e3;
     nm->intra_bytes_per_ns = sc->intra_bandwidth_gbps;
+    nm->pace = sc->pace;
     if (sc->gpus_per_node > 0 && sc->world_size % sc->gpus_per_node == 0) {
         nm->gpus_per_node = sc->gpus_per_node;
         nm->nodes = sc->world_size / sc->gpus_per_node;
@@ -133,8 +134,19 @@ double net_allreduce_ns(const net_model *nm, double bytes)
 {
     if (nm->ranks <= 1)
         return 0;
-    if (nm->nmeasured > 0)
-        return measured_allreduce(nm, bytes);
+    if (nm->nmeasured == 0)
+        return net_link_allreduce_ns(nm, bytes);
+    double measured = measured_allreduce(nm, bytes);
+    if (!nm->pace)
+        return measured;
+    double link = net_link_allreduce_ns(nm, bytes);
+    return link > measured ? link : measured;
+}
+
+double net_link_allreduce_ns(const net_model *nm, double bytes)
+{
+    if (nm->ranks <= 1)
+        return 0;
     if (nm->gpus_per_node == 0)
         return flat_allreduce(nm->algorithm, nm->ranks, nm->alpha_ns, nm->bytes_per_ns, bytes);
     int g = nm->gpus_per_node;

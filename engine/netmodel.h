@@ -19,7 +19,9 @@
  * (network.measured_*), interpolated linearly in log(bytes) -> log(time) between the
  * nearest sizes; below the smallest size its time (latency-bound), above the largest in
  * proportion to the bytes (bandwidth-bound).  A world size with no measurement, and
- * every broadcast, take the alpha-beta costs above.
+ * every broadcast, take the alpha-beta costs above.  With network.pace (a backend that
+ * holds each allreduce to the modelled link: the cpu backend's pace) a measured
+ * allreduce lasts at least the alpha-beta time, as the paced backend's does.
  * One rank: 0.  Bandwidths are GB/s of 1e9 bytes (1 GB/s = 1 byte/ns).
  * net_preset() gives the link figures of a named fabric (the table in netmodel.c cites
  * where each comes from).
@@ -38,13 +40,19 @@ typedef struct {
     int nodes, gpus_per_node; /* gpus_per_node 0: flat */
     double alpha_ns, bytes_per_ns;             /* the network (every link when flat) */
     double intra_alpha_ns, intra_bytes_per_ns; /* inside a node */
+    bool pace;     /* network.pace: an allreduce lasts at least the alpha-beta time */
     int nmeasured; /* measured points at this world size, by increasing bytes */
     double measured_bytes[SCENARIO_MAX_MEASURED], measured_ns[SCENARIO_MAX_MEASURED];
 } net_model;
 
 void net_model_init(net_model *nm, const scenario *sc);
-/* Transfer time of a SUM allreduce of `bytes` per rank, once every rank has arrived. */
+/* Transfer time of a SUM allreduce of `bytes` per rank, once every rank has arrived:
+ * the measured time where there are measurements (with pace, at least the link's),
+ * else the link's. */
 double net_allreduce_ns(const net_model *nm, double bytes);
+/* The alpha-beta time alone (flat or hierarchical), whatever was measured: what a paced
+ * backend holds each allreduce to. */
+double net_link_allreduce_ns(const net_model *nm, double bytes);
 double net_broadcast_ns(const net_model *nm, double bytes);
 /* True when allreduce times come from measurements at this world size. */
 bool net_uses_measurements(const net_model *nm);

@@ -20,6 +20,7 @@
 #include "gradgen.h"
 #include "launcher.h"
 #include "model_zoo.h"
+#include "netmodel.h"
 #include "scenario.h"
 #include "store.h"
 #include "tmp_store.h"
@@ -320,6 +321,56 @@ static void test_fast_ranks_wait(void **state)
     tmpdb_close(&db);
 }
 
+/* network.pace holds every bucket allreduce, from the last rank's arrival, to at least
+ * the network model's time for its bytes: flat, and hierarchical (2 nodes of 2 ranks),
+ * as predict models the same scenario. */
+static void expect_paced(const char *overrides[])
+{
+    scenario *sc = small_scenario(overrides);
+    net_model nm;
+    net_model_init(&nm, sc);
+    free(sc);
+    tmpdb db;
+    tmpdb_open(&db);
+    checker c;
+    int rc;
+    int64_t run = run_checked(overrides, &db, &c, &rc);
+    assert_int_equal(rc, 0);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(store_db(db.st),
+                                        "select max(bytes), max(end_ns) - max(start_ns) from span where run_id = ? "
+                                        "and kind = 'allreduce' and bucket >= 0 group by seq",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, run);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double link = net_link_allreduce_ns(&nm, (double)sqlite3_column_int64(st, 0));
+        int64_t took = sqlite3_column_int64(st, 1);
+        if ((double)took < link - 1.0)
+            fail_msg("an allreduce of %lld bytes took %lld ns from the last arrival, under the link's %.0f",
+                     (long long)sqlite3_column_int64(st, 0), (long long)took, link);
+        assert_true(link > 100000); /* the link, not the memory copy, sets the time here */
+        n++;
+    }
+    sqlite3_finalize(st);
+    assert_true(n > 0);
+    tmpdb_close(&db);
+}
+
+static void test_paced_link(void **state)
+{
+    (void)state;
+    const char *flat[] = {"network.pace=true", "network.bandwidth_gbps=0.05", "network.latency_us=50", NULL};
+    expect_paced(flat);
+    /* links inside a node slower than between them, so the hierarchical time (over 1 ms)
+     * exceeds a flat ring's over the same network (about 0.3 ms) */
+    const char *nodes[] = {"network.pace=true", "network.gpus_per_node=2", "network.bandwidth_gbps=0.05",
+                           "network.latency_us=50", "network.intra_bandwidth_gbps=0.01",
+                           "network.intra_latency_us=500", NULL};
+    expect_paced(nodes);
+}
+
 static void expect_failed_run(const char *overrides[], const char *needle)
 {
     tmpdb db;
@@ -375,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_average_three_ranks),
         cmocka_unit_test(test_database_contract),
         cmocka_unit_test(test_fast_ranks_wait),
+        cmocka_unit_test(test_paced_link),
         cmocka_unit_test(test_hung_rank_is_named),
         cmocka_unit_test(test_dead_rank_is_named),
         cmocka_unit_test(test_failing_kernel_is_named),

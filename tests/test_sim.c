@@ -803,6 +803,7 @@ static void test_network_model(void **state)
 }
 
 /* algorithm = measured: the points of this world size, log-log between neighbours
+ * (with network.pace, never below the link's alpha-beta time)
  * (1000 B: 10 us, 100000 B: 1000 us, so 10000 B: sqrt(10 * 1000) = 100 us), the
  * smallest time below them, proportional above (200000 B: 2000 us); a repeated size is
  * averaged; another world size, and broadcasts, keep the ring. */
@@ -826,6 +827,14 @@ static void test_measured_network(void **state)
     /* broadcasts: the ring's tree of latency + bytes / bandwidth, 2*2000 + 8e6/10 */
     assert_true(fabs(net_broadcast_ns(&nm, 8e6) - (4000 + 8e5)) < 1e-6);
     char err[SCENARIO_ERR];
+    /* pace: at least the link's ring, 2*3*(2000 + S/(4*10)): 12150 ns for 1000 B (above
+     * the measured 10 us), 27000 ns for 100000 B (below the measured 1000 us) */
+    assert_int_equal(scenario_override(sc, "network.pace=true", err), 0);
+    net_model_init(&nm, sc);
+    assert_true(fabs(net_allreduce_ns(&nm, 1000) - 12150) < 1e-6);
+    assert_true(fabs(net_link_allreduce_ns(&nm, 100000) - 27000) < 1e-6);
+    assert_true(fabs(net_allreduce_ns(&nm, 100000) - 1e6) < 1e-6);
+    assert_int_equal(scenario_override(sc, "network.pace=false", err), 0);
     assert_int_equal(scenario_override(sc, "run.world_size=8", err), 0);
     net_model_init(&nm, sc);
     assert_false(net_uses_measurements(&nm));

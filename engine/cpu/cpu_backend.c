@@ -24,10 +24,8 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
         snprintf(err, errlen, "out of memory creating the cpu world");
         return -1;
     }
-    cpu_link_model link = {.bandwidth_gbps = sc->bandwidth_gbps,
-                           .latency_us = sc->latency_us,
-                           .tree = sc->algorithm == NET_TREE,
-                           .pace = sc->pace};
+    cpu_link_model link = {.pace = sc->pace};
+    net_model_init(&link.net, sc);
     int rc;
     if (a->create_shared)
         rc = cpu_comm_create_shared(sc->world_size, sc->timeout_s, &link, a->stage_bytes, &bw->w.comm, err, errlen);

@@ -317,7 +317,7 @@ int cpu_allreduce(cpu_comm *c, int rank, void *buf, int64_t count, dev_dtype dty
     free(h);
     if (rc == 0 && st->link.pace) {
         int64_t bytes = count * (int64_t)(half ? 2 : 4);
-        if (cpu_comm_sleep_until(c, last_arrival + cpu_link_allreduce_ns(&st->link, st->world, bytes)) != 0) {
+        if (cpu_comm_sleep_until(c, last_arrival + (int64_t)net_link_allreduce_ns(&st->link.net, (double)bytes)) != 0) {
             cpu_comm_abort_reason(c, err, errlen);
             rc = -1;
         }

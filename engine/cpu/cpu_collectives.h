@@ -16,14 +16,15 @@
 #include <stdint.h>
 
 #include "device.h"
+#include "netmodel.h"
 
 typedef struct cpu_comm cpu_comm;
 
+/* pace: hold each allreduce to at least the network model's alpha-beta time
+ * (netmodel.h: ring or tree, flat or hierarchical), from the last arrival. */
 typedef struct {
-    double bandwidth_gbps; /* link bandwidth, GB/s */
-    double latency_us;
-    bool tree; /* tree instead of ring cost model */
-    bool pace; /* hold each allreduce to the modelled time */
+    net_model net;
+    bool pace;
 } cpu_link_model;
 
 /* Ranks as threads of this process: the state in ordinary memory. */
@@ -69,9 +70,6 @@ void cpu_comm_abort_reason(cpu_comm *c, char *out, size_t outlen);
 /* Sleeps until CLOCK_MONOTONIC reaches deadline_ns, or until the communicator is
  * aborted (then at once).  Returns 0 at the deadline, -1 when aborted. */
 int cpu_comm_sleep_until(cpu_comm *c, int64_t deadline_ns);
-
-/* Modelled allreduce time in ns for `bytes` over `world` ranks. */
-int64_t cpu_link_allreduce_ns(const cpu_link_model *link, int world, int64_t bytes);
 
 /* CLOCK_MONOTONIC in ns. */
 int64_t cpu_clock_ns(void);

@@ -33,23 +33,6 @@ void cpu_sleep_until(int64_t deadline_ns)
     }
 }
 
-int64_t cpu_link_allreduce_ns(const cpu_link_model *link, int world, int64_t bytes)
-{
-    if (world <= 1 || link->bandwidth_gbps <= 0)
-        return 0;
-    double alpha = link->latency_us * 1e3;
-    double per_byte = 1.0 / link->bandwidth_gbps; /* ns per byte at GB/s = 1e9 B/s */
-    double t;
-    if (link->tree) {
-        /* Double binary tree: reduce up and broadcast down, log2(N) steps each. */
-        double steps = ceil(log2((double)world));
-        t = 2.0 * steps * alpha + 2.0 * (double)bytes * per_byte;
-    } else {
-        t = 2.0 * (world - 1) * alpha + 2.0 * (world - 1) / world * (double)bytes * per_byte;
-    }
-    return (int64_t)t;
-}
-
 /* Mutex and conditions; `shared`: usable across processes, and robust, so that a
  * rank process killed while holding the lock does not leave the others blocked. */
 static int init_sync(cpu_comm_state *st, bool shared)
