@@ -135,6 +135,8 @@ OVH=$(value op_overhead_us)
 [ -n "$OVH" ] && DEV_OVERRIDES+=(-s device.op_overhead_us="$OVH")
 WAKE=$(value op_wakeup_us)
 [ -n "$WAKE" ] && DEV_OVERRIDES+=(-s device.op_wakeup_us="$WAKE")
+WAKE_SD=$(value op_wakeup_sd_us)
+[ -n "$WAKE_SD" ] && DEV_OVERRIDES+=(-s device.op_wakeup_sd_us="$WAKE_SD")
 if [ "$NOISE_FLOOR" = 1 ]; then
     NET_OVERRIDES=()
     DEV_OVERRIDES=()

@@ -2,6 +2,7 @@
 #include "calibrate_run.h"
 
 #include <stdbool.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,14 +32,19 @@ static double median(double *v, size_t n)
 
 static void fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
 {
-    double sum = 0;
+    double sum = 0, sum2 = 0;
     for (size_t i = 0; i < n; i++)
         if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns > 0) {
-            sum += (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
+            double excess = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
+            sum += excess;
+            sum2 += excess * excess;
             out->nforward++;
         }
-    if (out->nforward > 0 && sum > 0)
-        out->op_wakeup_us = sum / (double)out->nforward / 1e3;
+    if (out->nforward == 0 || sum <= 0)
+        return;
+    double k = (double)out->nforward, mean = sum / k, var = sum2 / k - mean * mean;
+    out->op_wakeup_us = mean / 1e3;
+    out->op_wakeup_sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
 }
 
 /* Needs the spans in by_place order: a rank's compute spans by start. */

@@ -8,6 +8,7 @@
  *   op_wakeup_us   mean of (duration - model) over forward spans that carry a model (a
  *                  forward on the cpu backend has no work: it sleeps to its modelled
  *                  deadline, so the excess is the late wake-up); not below 0;
+ *   op_wakeup_sd_us the standard deviation of that excess (with a mean above 0);
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
@@ -43,7 +44,7 @@ typedef struct {
 #define CALIB_RUN_MAX_SAMPLES 256
 
 typedef struct {
-    double op_wakeup_us, op_overhead_us, mem_bw_gbps;
+    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, mem_bw_gbps;
     size_t nforward, ngaps, nmemory; /* spans behind each figure */
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;

@@ -262,6 +262,12 @@ const key_def scn_keys[] = {
      "busy to its end and has none), as "
      "`ddpprof calibrate` measures it; 0 leaves each op its model",
      AT(op_wakeup_us), 0, 0},
+    {"device", "op_wakeup_sd_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: standard deviation of op_wakeup_us from op to op: each wake-up is then a "
+     "lognormal draw of that mean and deviation, seeded by run.seed and the rank, so equal "
+     "ranks drift apart as on a real machine; `ddpprof calibrate --from` learns it; 0 = every "
+     "wake-up the same",
+     AT(op_wakeup_sd_us), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

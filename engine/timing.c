@@ -13,24 +13,27 @@ static uint64_t splitmix64(uint64_t *s)
 
 static double uniform01(uint64_t *s) { return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0; }
 
-/* Multiplicative jitter: 1 + jitter·N(0,1) (Box-Muller), floored so a duration
- * never collapses to nothing. */
+/* N(0,1) by Box-Muller, which gives two independent normals: the second serves the
+ * next call. */
+static double standard_normal(timing_model *t)
+{
+    if (t->has_spare) {
+        t->has_spare = false;
+        return t->spare;
+    }
+    double r = sqrt(-2.0 * log(uniform01(&t->rng))), a = 2.0 * M_PI * uniform01(&t->rng);
+    t->spare = r * sin(a);
+    t->has_spare = true;
+    return r * cos(a);
+}
+
+/* Multiplicative jitter: 1 + jitter·N(0,1), floored so a duration never collapses to
+ * nothing. */
 static double jitter_factor(timing_model *t)
 {
     if (t->jitter <= 0)
         return 1.0;
-    /* Box-Muller gives two independent normals: the second serves the next call. */
-    double n;
-    if (t->has_spare) {
-        n = t->spare;
-        t->has_spare = false;
-    } else {
-        double r = sqrt(-2.0 * log(uniform01(&t->rng))), a = 2.0 * M_PI * uniform01(&t->rng);
-        n = r * cos(a);
-        t->spare = r * sin(a);
-        t->has_spare = true;
-    }
-    double f = 1.0 + t->jitter * n;
+    double f = 1.0 + t->jitter * standard_normal(t);
     return f < 0.05 ? 0.05 : f;
 }
 
@@ -41,6 +44,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->bytes_per_ns = sc->mem_bw_gbps * speed;
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
+    t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -60,10 +64,21 @@ uint64_t timing_backward_ns(timing_model *t, const model_layer *layer)
 
 uint64_t timing_memory_ns(timing_model *t, double bytes) { return (uint64_t)(bytes / t->bytes_per_ns * jitter_factor(t)); }
 
-uint64_t timing_stream_op_ns(const timing_model *t, uint64_t model_ns, double work_bytes, bool timed)
+/* One wake-up: op_wakeup_ns, or with a spread a lognormal draw of that mean and
+ * standard deviation (wake-ups are never early and now and then very late). */
+static uint64_t wakeup_ns(timing_model *t)
+{
+    double m = (double)t->op_wakeup_ns, s = t->op_wakeup_sd_ns;
+    if (m <= 0 || s <= 0)
+        return t->op_wakeup_ns;
+    double var = log(1.0 + s * s / (m * m));
+    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5);
+}
+
+uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed)
 {
     uint64_t work_ns = work_bytes > 0 ? (uint64_t)(work_bytes / t->bytes_per_ns) : 0;
     if (work_ns >= model_ns)
         return work_ns; /* the work outlasts the model: no sleep, no wake-up */
-    return model_ns + (timed ? t->op_wakeup_ns : 0);
+    return model_ns + (timed ? wakeup_ns(t) : 0);
 }

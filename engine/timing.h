@@ -19,6 +19,7 @@ typedef struct {
     double bytes_per_ns; /* memory bandwidth, this rank */
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
+    double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
     double jitter;
     double batch;
     uint64_t rng;
@@ -38,10 +39,12 @@ uint64_t timing_memory_ns(timing_model *t, double bytes);
  * memory bandwidth: the gradients a backward writes), then, if the model is longer, a
  * sleep to the modelled deadline and, for an op that sleeps so (`timed`: forward and
  * backward, whose model is FLOPs), the wake-up after it.  The result is at least the
- * roofline max(model, memory time).  The dispatch cost (op_overhead_ns) is not in it:
+ * roofline max(model, memory time).  With op_wakeup_sd_ns the wake-up is a seeded
+ * lognormal draw per op of mean op_wakeup_ns and that standard deviation, so equal ranks
+ * drift apart as real ones do and a collective waits for the last of them.  The dispatch cost (op_overhead_ns) is not in it:
  * a real stream pays it before the op starts, as idle time between ops, and the sim
  * puts it there.  Backends that run ops for real pay these costs themselves and use
  * model_ns as is. */
-uint64_t timing_stream_op_ns(const timing_model *t, uint64_t model_ns, double work_bytes, bool timed);
+uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed);
 
 #endif

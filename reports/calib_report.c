@@ -228,7 +228,9 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
             c->op_overhead_us);
     if (c->nforward)
-        add(&t, "; forwards beyond their model, the mean of %zu\nop_wakeup_us = %.4f\n", c->nforward, c->op_wakeup_us);
+        add(&t, "; forwards beyond their model, the mean of %zu and its standard deviation\nop_wakeup_us = %.4f\n"
+                "op_wakeup_sd_us = %.4f\n",
+            c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
     if (t.failed) {
         free(t.s);
         return NULL;

@@ -21,7 +21,8 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     printf("# learned from %zu forward spans, %zu gaps between forwards, %zu copy / SGD spans, %zu bucket allreduces\n",
            c->nforward, c->ngaps, c->nmemory, c->ncollectives);
     if (c->nforward)
-        printf("op_wakeup   %10.3f us  (forwards beyond their model, mean)\n", c->op_wakeup_us);
+        printf("op_wakeup   %10.3f us  (forwards beyond their model, mean; standard deviation %.3f us)\n",
+               c->op_wakeup_us, c->op_wakeup_sd_us);
     if (c->ngaps)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
     if (c->nmemory)

@@ -35,7 +35,7 @@ static run_span ar(int rank, int64_t seq, int64_t bytes, int64_t start, int64_t 
 
 /* Forwards (model 1000 ns): rank 0 [0, 1100], [1120, 2300], [2330, 3400]: excess 100,
  * 180, 70; gaps 20, 30.  Rank 1 [0, 1200], [1260, 2260]: excess 200, 0; gap 60.  Mean
- * excess 550 / 5 = 110 ns; median gap of 20, 30, 60 = 30 ns.  Memory: a 1000-byte
+ * excess 550 / 5 = 110 ns, standard deviation sqrt(5360) ns; median gap of 20, 30, 60 = 30 ns.  Memory: a 1000-byte
  * copy_in in 100 ns (2000 B moved), a 1000-byte copy_out in 100 ns (2000 B), an SGD of
  * 4000 bytes in 1200 ns (12000 B): 16000 B / 1400 ns = 11.428571 GB/s.  Allreduces of
  * 8000 B: seq 5 ranks start 100 and 400, end 900 and 910: 510 ns; seq 6 start 0, 50,
@@ -60,6 +60,8 @@ static void test_by_hand(void **state)
     assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 5);
     assert_true(fabs(c.op_wakeup_us - 0.110) < 1e-12);
+    /* squares 10000 + 32400 + 4900 + 40000 + 0 = 87300, / 5 = 17460, - 110^2 = 5360 */
+    assert_true(fabs(c.op_wakeup_sd_us - sqrt(5360.0) / 1e3) < 1e-12);
     assert_int_equal(c.ngaps, 3);
     assert_true(fabs(c.op_overhead_us - 0.030) < 1e-12);
     assert_int_equal(c.nmemory, 3);

@@ -43,6 +43,7 @@
 #include "scenario.h"
 #include "store.h"
 #include "sweep_summary.h"
+#include "timing.h"
 #include "tmp_store.h"
 
 typedef struct {
@@ -802,6 +803,45 @@ static void test_network_model(void **state)
     free(sc);
 }
 
+/* op_wakeup_sd_us: each wake-up of a timed op is a lognormal draw of mean op_wakeup_us
+ * and that deviation, seeded (the same draws for the same seed and rank, other draws for
+ * another rank); a backward whose gradient write outlasts its model has none; with no
+ * deviation every wake-up is op_wakeup_us exactly. */
+static void test_wakeup_spread(void **state)
+{
+    (void)state;
+    scenario *sc = hand_scenario((const char *[]){"device.op_wakeup_us=100", "device.op_wakeup_sd_us=150", NULL});
+    timing_model a, b, other;
+    timing_init(&a, sc, 1);
+    timing_init(&b, sc, 1);
+    timing_init(&other, sc, 0);
+    const int n = 200000;
+    double sum = 0, sum2 = 0;
+    int differ = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t x = timing_stream_op_ns(&a, 1000, 0, true);
+        assert_true(x == timing_stream_op_ns(&b, 1000, 0, true));
+        differ += x != timing_stream_op_ns(&other, 1000, 0, true);
+        assert_true(x >= 1000);
+        double w = (double)(x - 1000);
+        sum += w;
+        sum2 += w * w;
+    }
+    double mean = sum / n, sd = sqrt(sum2 / n - mean * mean);
+    if (fabs(mean - 100000) > 2000 || fabs(sd - 150000) > 15000)
+        fail_msg("wake-ups: mean %.0f ns (want 100000), deviation %.0f ns (want 150000)", mean, sd);
+    assert_true(differ > n / 2);
+    /* memory-bound: writing 4e6 B at 4000 GB/s takes 1000 ns, more than the 500 ns model */
+    assert_true(timing_stream_op_ns(&a, 500, 4e6, true) == 1000);
+    char err[SCENARIO_ERR];
+    assert_int_equal(scenario_override(sc, "device.op_wakeup_sd_us=0", err), 0);
+    timing_init(&a, sc, 1);
+    for (int i = 0; i < 100; i++)
+        assert_true(timing_stream_op_ns(&a, 1000, 0, true) == 101000);
+    assert_true(timing_stream_op_ns(&a, 1000, 0, false) == 1000);
+    free(sc);
+}
+
 /* algorithm = measured: the points of this world size, log-log between neighbours
  * (with network.pace, never below the link's alpha-beta time)
  * (1000 B: 10 us, 100000 B: 1000 us, so 10000 B: sqrt(10 * 1000) = 100 us), the
@@ -1004,6 +1044,7 @@ int main(void)
         cmocka_unit_test(test_op_overhead_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
+        cmocka_unit_test(test_wakeup_spread),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

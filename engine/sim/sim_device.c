@@ -528,6 +528,9 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     d->w = w;
     d->blocked_on = -1;
     timing_init(&d->timing, w->sc, rank);
+    /* The trainer draws its jitter from a timing model seeded the same way: the device's
+     * wake-ups take a stream of their own. */
+    d->timing.rng ^= 0xd1b54a32d192ed03ULL;
     span_ring *ring = recorder_ring(w->rec, rank % w->span_rings);
     for (int s = 0; s < DEV_STREAM_COUNT; s++)
         d->streams[s].ring = ring;
