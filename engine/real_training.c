@@ -85,16 +85,19 @@ void real_training_free(real_training *rt)
     free(rt);
 }
 
-void real_training_begin_step(real_training *rt, int step)
+int real_training_begin_step(real_training *rt, int step, atomic_bool *stop)
 {
     mlp_step *s = &rt->step;
     int w = s->width;
     bool ce = rt->sc->loss == LOSS_FN_CROSS_ENTROPY;
     for (int j = 0; j < s->batch; j++) {
+        if (stop && j % 16 == 0 && atomic_load(stop))
+            return -1;
         int64_t idx = dataset_index(step, rt->rank, rt->world, s->batch, j);
         dataset_sample(rt->sc->seed, w, rt->sc->loss, idx, s->input + (int64_t)j * w,
                        ce ? s->target + j : s->target + (int64_t)j * w);
     }
+    return 0;
 }
 
 void real_training_forward_op(real_training *rt, dev_op *op, int layer, const dev_param *params)

@@ -11,6 +11,7 @@
 #ifndef DDPPROF_REAL_TRAINING_H
 #define DDPPROF_REAL_TRAINING_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -26,7 +27,10 @@ int real_training_init(real_training **out, const scenario *sc, const model *m, 
                        dev_param *params, char *err, size_t errlen);
 void real_training_free(real_training *rt);
 
-void real_training_begin_step(real_training *rt, int step);
+/* The step's samples (the rank's share of the global batch) into the activations: a
+ * large batch takes a good part of a second, so `stop` (may be NULL) is asked between
+ * samples; -1 when it was set. */
+int real_training_begin_step(real_training *rt, int step, atomic_bool *stop);
 void real_training_forward_op(real_training *rt, dev_op *op, int layer, const dev_param *params);
 void real_training_backward_op(real_training *rt, dev_op *op, int layer, const dev_param *params, bool accumulate);
 

@@ -166,8 +166,10 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
         }
         if (reducer_prepare_forward(r, it, err, errlen) != 0)
             return -1;
-        if (mem->rt)
-            real_training_begin_step(mem->rt, it);
+        if (mem->rt && real_training_begin_step(mem->rt, it, a->stop_requested) != 0) {
+            snprintf(err, errlen, "rank %d stopped at iteration %d: the run was aborted", rank, it);
+            return -1;
+        }
 
         dev_op op;
         for (int l = 0; l < m->nlayers; l++) {
