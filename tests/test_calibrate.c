@@ -410,12 +410,13 @@ static void test_calibrate_cpu_end_to_end(void **state)
     snprintf(out, sizeof out, "%s/cpu.ini", tmpdir);
     result *r = malloc(sizeof *r);
     assert_non_null(r);
-    const char *args[] = {"calibrate", "--backend", "cpu", "--ranks", "2,3", "--sizes", "4K,64K,256K",
-                          "--copy-sizes", "64K,256K", "--iters", "3", "--warmup", "1", "--repeats", "3", "-o", out, NULL};
+    const char *args[] = {"calibrate", "--backend", "cpu", "--ranks", "2,3", "--sizes", "64K,1M,4M",
+                          "--copy-sizes", "256K,1M", "--iters", "3", "--warmup", "1", "--repeats", "3", "-o", out, NULL};
     ddpprof(r, args);
     if (r->status != 0)
         fail_msg("calibrate exited %d: %s", r->status, r->err);
-    /* one line per measurement (2 world sizes x 3 sizes, 2 kinds x 2 copy sizes) */
+    /* one line per measurement (2 world sizes x 3 sizes, 2 kinds x 2 copy sizes); sizes
+     * large enough that time grows with size above the noise of single wake-ups */
     int rows = 0;
     for (const char *p = r->out; (p = strchr(p, '\n')) != NULL; p++)
         if (strncmp(p + 1, "    2 ", 6) == 0 || strncmp(p + 1, "    3 ", 6) == 0)

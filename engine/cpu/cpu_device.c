@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "cpu_work.h"
@@ -316,16 +317,29 @@ static const char *cpu_error(device *base)
  * (cudaMalloc maps it then): otherwise the first copy into a new bucket or the first
  * gradient of a layer pays the page faults, at a fraction of memory speed, and
  * iteration 0 and the one after the rebuild time the kernel's allocator instead of the
- * op. */
+ * op.  Large buffers ask for 2 MiB pages, as a GPU's allocator uses: 512 times fewer
+ * faults to map them, and as many fewer pages to release when a run ends (an
+ * interrupted run must be gone within a second). */
+#define HUGE_PAGE ((size_t)2 << 20)
+
 static void *cpu_alloc(device *base, size_t bytes)
 {
     (void)base;
-    char *p = calloc(1, bytes);
-    if (!p)
+    if (bytes < HUGE_PAGE) {
+        char *p = calloc(1, bytes);
+        if (p) {
+            volatile char *page = p;
+            for (size_t off = 0; off < bytes; off += 4096)
+                page[off] = 0;
+        }
+        return p;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, bytes) != 0)
         return NULL;
-    volatile char *page = p;
-    for (size_t off = 0; off < bytes; off += 4096)
-        page[off] = 0;
+    /* Advice only: where huge pages are off the memset below maps 4 KiB pages. */
+    (void)madvise(p, bytes, MADV_HUGEPAGE);
+    memset(p, 0, bytes);
     return p;
 }
 
