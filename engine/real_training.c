@@ -27,11 +27,17 @@ static float initial_value(const scenario *sc, const model *m, int p, int64_t i)
     return dataset_init_weight(sc->seed, p, i, fan_in);
 }
 
-static void init_params(const scenario *sc, const model *m, dev_param *params)
+/* Large layers take a good part of a second: `stop` (may be NULL) is asked every 2^20
+ * values; -1 when it was set. */
+static int init_params(const scenario *sc, const model *m, dev_param *params, atomic_bool *stop)
 {
     for (int p = 0; p < m->nparams; p++)
-        for (int64_t i = 0; i < m->params[p].numel; i++)
+        for (int64_t i = 0; i < m->params[p].numel; i++) {
+            if (stop && (i & ((1 << 20) - 1)) == 0 && atomic_load(stop))
+                return -1;
             params[p].data[i] = initial_value(sc, m, p, i);
+        }
+    return 0;
 }
 
 void real_training_initial_weights(const scenario *sc, const model *m, float *flat)
@@ -42,7 +48,7 @@ void real_training_initial_weights(const scenario *sc, const model *m, float *fl
 }
 
 int real_training_init(real_training **out, const scenario *sc, const model *m, int rank, int world,
-                       dev_param *params, char *err, size_t errlen)
+                       dev_param *params, atomic_bool *stop, char *err, size_t errlen)
 {
     *out = NULL;
     real_training *rt = calloc(1, sizeof *rt);
@@ -72,7 +78,11 @@ int real_training_init(real_training **out, const scenario *sc, const model *m, 
         free(rt);
         return -1;
     }
-    init_params(sc, m, params);
+    if (init_params(sc, m, params, stop) != 0) {
+        snprintf(err, errlen, "rank %d stopped before its first step: the run was aborted", rank);
+        real_training_free(rt);
+        return -1;
+    }
     *out = rt;
     return 0;
 }

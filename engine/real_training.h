@@ -22,9 +22,10 @@
 typedef struct real_training real_training;
 
 bool real_training_applies(const scenario *sc);
-/* Returns 0 with *out set, or -1 with err. */
+/* Returns 0 with *out set, or -1 with err (also when `stop`, which may be NULL, was set
+ * while the weights were being initialised). */
 int real_training_init(real_training **out, const scenario *sc, const model *m, int rank, int world,
-                       dev_param *params, char *err, size_t errlen);
+                       dev_param *params, atomic_bool *stop, char *err, size_t errlen);
 void real_training_free(real_training *rt);
 
 /* The step's samples (the rank's share of the global batch) into the activations: a

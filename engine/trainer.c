@@ -268,7 +268,8 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     }
     /* A device that only models time has no weights to train: it times the GEMMs. */
     if (!a->dev->no_buffers && real_training_applies(a->sc) &&
-        real_training_init(&mem.rt, a->sc, a->m, a->dev->rank, a->dev->world_size, mem.params, err, errlen) != 0) {
+        real_training_init(&mem.rt, a->sc, a->m, a->dev->rank, a->dev->world_size, mem.params, a->stop_requested,
+                           err, errlen) != 0) {
         memory_free(a->dev, &mem);
         return -1;
     }

@@ -30,6 +30,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_slowdown.h"
 #include <sqlite3.h>
 
 extern char **environ;
@@ -37,14 +39,6 @@ extern char **environ;
 /* Any single ddpprof run here takes a few seconds at most; this one is hung. */
 #define RUN_DEADLINE_S 60.0
 
-/* Sanitizer builds run several times slower (`make sanitize` / `make tsan` set
- * DDPPROF_TEST_SLOWDOWN): the bounds that say "hung" stretch by that factor. */
-static double slowdown(void)
-{
-    const char *v = getenv("DDPPROF_TEST_SLOWDOWN");
-    double f = v ? atof(v) : 1.0;
-    return f >= 1.0 ? f : 1.0;
-}
 #define MAX_ARGS 64
 #define MAX_ENV 2048
 
@@ -633,7 +627,7 @@ static void test_faults(void **state)
         ddpprof_args(&a, "baseline.ini", db, ov);
         proc_start(&p, a.v, NULL, tag);
         /* A clean run of this takes about a second: timeout_s plus a few is the bound. */
-        proc_finish(&p, p.t0, (1.0 + 5.0) * slowdown(), cases[i].mode);
+        proc_finish(&p, p.t0, (1.0 + 5.0) * test_slowdown(), cases[i].mode);
         print_message("%s: ended after %.3f s\n", cases[i].mode, now_s() - p.t0);
         assert_int_equal(proc_code(&p), 1);
         assert_nothing_left(cases[i].mode);

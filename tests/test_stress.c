@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_slowdown.h"
 #include <sqlite3.h>
 
 extern char **environ;
@@ -32,7 +34,10 @@ extern char **environ;
 /* A trial that has not ended this long after its start is hung (STRESS_TRIAL_LIMIT_S
  * raises it for sanitizer builds, which run several times slower). */
 #define TRIAL_LIMIT_S trial_limit_s()
-#define SIGNAL_GRACE_S 1.0
+/* The plain build must end within a second of a signal; sanitizer builds get their
+ * slowdown's multiple (ASan alone takes a good part of a second to free a large run's
+ * memory). */
+#define SIGNAL_GRACE_S (1.0 * test_slowdown())
 
 static double trial_limit_s(void)
 {
