@@ -32,6 +32,10 @@
 #          median over the runs (per figure), which steadies them on a busy machine
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
 #          override: how far two measurements of one scenario differ on this machine now
+#          REUSE=bench/results/validate_predict-<timestamp>: no cpu run at all; predict
+#          again against that earlier check's measurements (its database and calibration
+#          runs are copied, and calibrate --from learns again from the latter): seconds
+#          instead of minutes after a change to the model
 # Output: the table on stdout; the database, the calibration and every log under
 # bench/results/validate_predict-<timestamp>/.
 set -euo pipefail
@@ -48,6 +52,15 @@ PREDICT=${PREDICT:-$DDPPROF predict}
 CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
 RUNS=${RUNS:-1}
 CALIBRATION=${CALIBRATION:-runs}
+REUSE=${REUSE:-}
+if [ -n "$REUSE" ] && [ "$NOISE_FLOOR" = 1 ]; then
+    echo "validate_predict: REUSE and NOISE_FLOOR=1 exclude each other (the noise floor runs again)" >&2
+    exit 2
+fi
+if [ -n "$REUSE" ] && [ ! -f "$REUSE/validate.sqlite" -o ! -f "$REUSE/pairs.tsv" ]; then
+    echo "validate_predict: REUSE=$REUSE: no validate.sqlite and pairs.tsv there" >&2
+    exit 2
+fi
 case "$CALIBRATION" in runs | probes) ;; *) echo "validate_predict: CALIBRATION=$CALIBRATION: want runs or probes" >&2; exit 2 ;; esac
 case "$RUNS" in '' | *[!0-9]* | 0) echo "validate_predict: RUNS=$RUNS: want a positive integer" >&2; exit 2 ;; esac
 
@@ -84,21 +97,35 @@ mkdir -p "$OUT"
 DB=$OUT/validate.sqlite
 CAL=$OUT/calibration.ini
 
+if [ -n "$REUSE" ]; then
+    cp "$REUSE/validate.sqlite" "$DB"
+    # The earlier predictions stay in the copy; only pairs written below are compared.
+    if [ "$CALIBRATION" = probes ]; then
+        cp "$REUSE/calibration.ini" "$CAL"
+    elif [ ! -f "$REUSE/calibration.sqlite" ]; then
+        echo "validate_predict: REUSE=$REUSE has no calibration runs (calibration.sqlite): use CALIBRATION=probes" >&2
+        exit 2
+    fi
+fi
 if [ "$CALIBRATION" = runs ]; then
     # Learn from recorded runs of other scenarios (bench/calibration_runs.ini), with the
     # whole run beside each op, as predictions of this machine's runs need.
     CALDB=$OUT/calibration.sqlite
-    "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >"$OUT/calibrate.log" 2>&1 || {
-        echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
-        exit 1
-    }
+    if [ -n "$REUSE" ]; then
+        cp "$REUSE/calibration.sqlite" "$CALDB"
+    else
+        "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >"$OUT/calibrate.log" 2>&1 || {
+            echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
+            exit 1
+        }
+    fi
     # shellcheck disable=SC2046
     "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") -o "$CAL" \
         >"$OUT/calibrate.txt" 2>>"$OUT/calibrate.log" || {
         echo "validate_predict: ddpprof calibrate --from failed (see $OUT/calibrate.log)" >&2
         exit 1
     }
-else
+elif [ -z "$REUSE" ]; then
     # shellcheck disable=SC2086
     "$DDPPROF" calibrate --backend cpu $CALIBRATE_ARGS -o "$CAL" >"$OUT/calibrate.txt" 2>"$OUT/calibrate.log" || {
         echo "validate_predict: ddpprof calibrate failed (see $OUT/calibrate.log)" >&2
@@ -137,6 +164,8 @@ WAKE=$(value op_wakeup_us)
 [ -n "$WAKE" ] && DEV_OVERRIDES+=(-s device.op_wakeup_us="$WAKE")
 WAKE_SD=$(value op_wakeup_sd_us)
 [ -n "$WAKE_SD" ] && DEV_OVERRIDES+=(-s device.op_wakeup_sd_us="$WAKE_SD")
+SLOWDOWN=$(value comm_slowdown)
+[ -n "$SLOWDOWN" ] && DEV_OVERRIDES+=(-s device.comm_slowdown="$SLOWDOWN")
 if [ "$NOISE_FLOOR" = 1 ]; then
     NET_OVERRIDES=()
     DEV_OVERRIDES=()
@@ -149,13 +178,22 @@ PAIRS=$OUT/pairs.tsv
 : >"$PAIRS"
 for scen in "${SCENARIOS[@]}"; do
     name=$(basename "$scen" .ini)
-    before=$(max_id)
-    for ((r = 1; r <= RUNS; r++)); do
-        if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >>"$OUT/$name.run.log" 2>&1; then
-            echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
-            exit 1
+    if [ -n "$REUSE" ]; then
+        # This scenario's measured runs in the earlier check, point by point.
+        mapfile -t reused < <(awk -F'\t' -v n="$name" '$1 == n { print $3 }' "$REUSE/pairs.tsv")
+        if [ ${#reused[@]} -eq 0 ]; then
+            echo "validate_predict: $name: REUSE=$REUSE did not measure it" >&2
+            exit 2
         fi
-    done
+    else
+        before=$(max_id)
+        for ((r = 1; r <= RUNS; r++)); do
+            if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >>"$OUT/$name.run.log" 2>&1; then
+                echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
+                exit 1
+            fi
+        done
+    fi
     mid=$(max_id)
     link=calibrated
     overrides=("${DEV_OVERRIDES[@]}")
@@ -176,6 +214,16 @@ for scen in "${SCENARIOS[@]}"; do
     fi
     after=$(max_id)
     points=$((after - mid))
+    if [ -n "$REUSE" ]; then
+        if [ "${#reused[@]}" -ne "$points" ]; then
+            echo "validate_predict: $name: $points points predicted, ${#reused[@]} measured in $REUSE" >&2
+            exit 1
+        fi
+        for ((i = 1; i <= points; i++)); do
+            printf '%s\t%s\t%s\t%d\n' "$name" "$link" "${reused[i - 1]}" $((mid + i)) >>"$PAIRS"
+        done
+        continue
+    fi
     if [ $((mid - before)) -ne $((points * RUNS)) ]; then
         echo "validate_predict: $name: $((mid - before)) measured runs for $points predicted x $RUNS" >&2
         exit 1

@@ -83,6 +83,105 @@ static void fit_memory(const run_span *s, size_t n, calib_run_costs *out)
         out->mem_bw_gbps = moved / ns;
 }
 
+/* A span of a rank's comm stream while its collective moved data. */
+typedef struct {
+    int64_t run;
+    int rank;
+    int64_t from_ns, to_ns;
+} busy_interval;
+
+static int by_rank_time(const void *pa, const void *pb)
+{
+    const busy_interval *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->from_ns > b->from_ns) - (a->from_ns < b->from_ns);
+}
+
+static int by_collective(const void *pa, const void *pb);
+
+/* Every collective of every rank from the last arrival to that rank's end, by (run, rank,
+ * time); `c` holds the comm spans with a seq in by_collective order.  The count in *nb. */
+static busy_interval *busy_intervals(const run_span *c, size_t nc, size_t *nb)
+{
+    busy_interval *b = malloc((nc ? nc : 1) * sizeof *b);
+    if (!b)
+        return NULL;
+    *nb = 0;
+    for (size_t i = 0; i < nc;) {
+        size_t j = i;
+        int64_t last = c[i].start_ns;
+        for (; j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq; j++)
+            last = c[j].start_ns > last ? c[j].start_ns : last;
+        for (size_t k = i; k < j; k++)
+            if (c[k].end_ns > last)
+                b[(*nb)++] = (busy_interval){c[k].run, c[k].rank, last, c[k].end_ns};
+        i = j;
+    }
+    qsort(b, *nb, sizeof *b, by_rank_time);
+    return b;
+}
+
+/* Time of [from, to) inside the rank's busy intervals (b sorted by_rank_time). */
+static double busy_overlap(const busy_interval *b, size_t nb, int64_t run, int rank, int64_t from, int64_t to)
+{
+    size_t lo = 0, hi = nb; /* first interval of (run, rank) that ends after `from` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const busy_interval *m = &b[mid];
+        bool before = m->run < run || (m->run == run && (m->rank < rank || (m->rank == rank && m->to_ns <= from)));
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double t = 0;
+    for (size_t i = lo; i < nb && b[i].run == run && b[i].rank == rank && b[i].from_ns < to; i++) {
+        int64_t a = b[i].from_ns > from ? b[i].from_ns : from, z = b[i].to_ns < to ? b[i].to_ns : to;
+        if (z > a)
+            t += (double)(z - a);
+    }
+    return t;
+}
+
+/* After fit_wakeup and fit_memory: the model of a timed op without contention is theirs. */
+static int fit_contention(const run_span *s, size_t n, calib_run_costs *out)
+{
+    run_span *c = malloc((n ? n : 1) * sizeof *c);
+    if (!c)
+        return -1;
+    size_t nc = 0, nb = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].stream == STREAM_COMM && s[i].seq >= 0)
+            c[nc++] = s[i];
+    qsort(c, nc, sizeof *c, by_collective);
+    busy_interval *b = busy_intervals(c, nc, &nb);
+    free(c);
+    if (!b)
+        return -1;
+    double excess = 0, inside = 0, wake_ns = out->op_wakeup_us * 1e3;
+    for (size_t i = 0; i < n; i++) {
+        const run_span *o = &s[i];
+        if (o->stream != STREAM_COMPUTE || o->model_ns <= 0 || (o->kind != SPAN_FORWARD && o->kind != SPAN_BACKWARD))
+            continue;
+        double ov = busy_overlap(b, nb, o->run, o->rank, o->start_ns, o->end_ns);
+        if (ov <= 0)
+            continue;
+        double model = o->model_ns + wake_ns;
+        if (o->kind == SPAN_BACKWARD && out->mem_bw_gbps > 0 && (double)o->bytes / out->mem_bw_gbps > model)
+            model = (double)o->bytes / out->mem_bw_gbps; /* the gradient write outlasts the FLOPs */
+        excess += (double)(o->end_ns - o->start_ns) - model;
+        inside += ov;
+        out->ncontended++;
+    }
+    free(b);
+    if (excess > 0 && inside > excess)
+        out->comm_slowdown = excess / (inside - excess);
+    return 0;
+}
+
 static int by_collective(const void *pa, const void *pb)
 {
     const run_span *a = pa, *b = pb;
@@ -160,7 +259,7 @@ int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t
     qsort(s, n, sizeof *s, by_place);
     fit_wakeup(s, n, out);
     fit_memory(s, n, out);
-    if (fit_overhead(s, n, out) != 0 || fit_allreduce(s, n, out) != 0) {
+    if (fit_overhead(s, n, out) != 0 || fit_contention(s, n, out) != 0 || fit_allreduce(s, n, out) != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }

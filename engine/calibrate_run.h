@@ -14,6 +14,12 @@
  *                  gap is the stream's hand-off alone);
  *   mem_bw_gbps    bytes moved over time of the copies (read + write: 2 x bytes) and SGD
  *                  steps (parameter and gradient read, parameter written: 3 x bytes);
+ *   comm_slowdown  how much slower forwards and backwards run while their rank's
+ *                  collectives move data (from the last rank's arrival to the end): with
+ *                  E their time beyond the model (model + op_wakeup_us; a backward at
+ *                  least its gradient write at mem_bw_gbps) and O their time inside
+ *                  such collectives, summed over the ops with any, the op progresses at
+ *                  1/(1+s) of its speed inside them when s = E / (O - E); not below 0;
  *   allreduce      per bucket allreduce seen by every rank: the time from the last
  *                  rank's arrival to the last end, and the median of those per (world
  *                  size, bytes), as calibration samples.
@@ -38,14 +44,14 @@ typedef struct {
     int bucket;
     int64_t seq, bytes;
     int64_t start_ns, end_ns;
-    double model_ns; /* forwards: the modelled duration (0: unknown) */
+    double model_ns; /* forwards and backwards: the modelled duration (0: unknown) */
 } run_span;
 
 #define CALIB_RUN_MAX_SAMPLES 256
 
 typedef struct {
-    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, mem_bw_gbps;
-    size_t nforward, ngaps, nmemory; /* spans behind each figure */
+    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, mem_bw_gbps, comm_slowdown;
+    size_t nforward, ngaps, nmemory, ncontended; /* spans behind each figure */
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;
     size_t ncollectives; /* bucket allreduces behind the samples */

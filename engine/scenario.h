@@ -181,6 +181,7 @@ typedef struct scenario {
     double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
     double op_wakeup_sd_us; /* predict only: its standard deviation from op to op (seeded lognormal) */
+    double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

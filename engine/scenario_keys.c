@@ -268,6 +268,13 @@ const key_def scn_keys[] = {
      "ranks drift apart as on a real machine; `ddpprof calibrate --from` learns it; 0 = every "
      "wake-up the same",
      AT(op_wakeup_sd_us), 0, 0},
+    {"device", "comm_slowdown", K_DOUBLE, 0, 100, NULL, "0",
+     "predict only: how much slower a forward or backward runs while its rank's comm stream "
+     "moves data (NCCL kernels take SMs and memory bandwidth; the cpu backend's allreduce sums "
+     "take the cores a sleeping op wakes on): inside a collective it progresses at 1/(1 + this) "
+     "of its speed; `ddpprof calibrate --from` learns it; 0 = compute and communication never "
+     "slow each other",
+     AT(comm_slowdown), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

@@ -1,4 +1,4 @@
-/* calib_from_run.c — a measured run's spans, with each forward's model, for
+/* calib_from_run.c — a measured run's spans, with each forward's and backward's model, for
  * calib_run_fit (see calib_from_run.h). */
 #include "calib_from_run.h"
 
@@ -74,11 +74,12 @@ static int load_scenario(const run_row *r, scenario *sc, char *err, size_t errle
     return rc;
 }
 
-/* Forward model of every (rank, layer): the timing model without jitter, which a
- * measured run's draws would not match anyway. */
-static double *forward_models(const scenario *sc, const model *m)
+/* Forward and backward model of every (rank, layer), forwards first, then backwards:
+ * the timing model without jitter, which a measured run's draws would not match anyway. */
+static double *layer_models(const scenario *sc, const model *m)
 {
-    double *f = calloc((size_t)sc->world_size * (size_t)(m->nlayers ? m->nlayers : 1), sizeof *f);
+    size_t per_pass = (size_t)sc->world_size * (size_t)(m->nlayers ? m->nlayers : 1);
+    double *f = calloc(2 * per_pass, sizeof *f);
     if (!f || sc->compute != COMPUTE_MODEL)
         return f;
     scenario quiet = *sc;
@@ -86,8 +87,10 @@ static double *forward_models(const scenario *sc, const model *m)
     for (int r = 0; r < sc->world_size; r++) {
         timing_model tm;
         timing_init(&tm, &quiet, r);
-        for (int l = 0; l < m->nlayers; l++)
+        for (int l = 0; l < m->nlayers; l++) {
             f[(size_t)r * m->nlayers + l] = (double)timing_forward_ns(&tm, &m->layers[l]);
+            f[per_pass + (size_t)r * m->nlayers + l] = (double)timing_backward_ns(&tm, &m->layers[l]);
+        }
     }
     return f;
 }
@@ -114,7 +117,7 @@ static int kind_of(const char *name)
     return -1;
 }
 
-static int read_spans(sqlite3 *db, const run_row *r, const model *m, const double *fwd, span_list *out, char *err,
+static int read_spans(sqlite3 *db, const run_row *r, const model *m, const double *models, span_list *out, char *err,
                       size_t errlen)
 {
     sqlite3_stmt *st;
@@ -145,8 +148,11 @@ static int read_spans(sqlite3 *db, const run_row *r, const model *m, const doubl
                       .bytes = sqlite3_column_int64(st, 7),
                       .start_ns = sqlite3_column_int64(st, 8),
                       .end_ns = sqlite3_column_int64(st, 9)};
+        size_t at = (size_t)rank * m->nlayers + (size_t)layer;
         if (kind == SPAN_FORWARD && layer >= 0 && layer < m->nlayers)
-            s.model_ns = fwd[(size_t)rank * m->nlayers + layer];
+            s.model_ns = models[at];
+        else if (kind == SPAN_BACKWARD && layer >= 0 && layer < m->nlayers)
+            s.model_ns = models[(size_t)r->world * m->nlayers + at];
         if (push(out, &s) != 0) {
             snprintf(err, errlen, "out of memory reading run %lld's spans", (long long)r->id);
             rc = -1;
@@ -162,7 +168,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, char *about, si
     run_row r = {0};
     scenario *sc = malloc(sizeof *sc);
     model m = {0};
-    double *fwd = NULL;
+    double *models = NULL;
     int rc = sc ? read_run(db, id, &r, err, errlen) : -1;
     if (rc == 0)
         rc = load_scenario(&r, sc, err, errlen);
@@ -173,19 +179,19 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, char *about, si
     }
     if (rc == 0)
         rc = model_build(sc, &m, err, errlen);
-    if (rc == 0 && !(fwd = forward_models(sc, &m))) {
+    if (rc == 0 && !(models = layer_models(sc, &m))) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
     if (rc == 0)
-        rc = read_spans(db, &r, &m, fwd, spans, err, errlen);
+        rc = read_spans(db, &r, &m, models, spans, err, errlen);
     if (rc == 0) {
         size_t len = strlen(about);
         snprintf(about + len, aboutlen - len, "%srun %lld \"%s\" (%s, %d ranks)", len ? ", " : "", (long long)id,
                  r.name, r.backend, r.world);
     }
     model_free(&m);
-    free(fwd);
+    free(models);
     free(r.scenario_text);
     free(sc);
     return rc;

@@ -219,7 +219,7 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
-    if (c->nmemory || c->nforward || c->ngaps)
+    if (c->nmemory || c->nforward || c->ngaps || c->ncontended)
         add(&t, "\n[device]\n");
     if (c->nmemory)
         add(&t, "; copies and SGD steps, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
@@ -231,6 +231,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; forwards beyond their model, the mean of %zu and its standard deviation\nop_wakeup_us = %.4f\n"
                 "op_wakeup_sd_us = %.4f\n",
             c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
+    if (c->ncontended)
+        add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model per time inside (%zu "
+                "spans)\ncomm_slowdown = %.4f\n",
+            c->ncontended, c->comm_slowdown);
     if (t.failed) {
         free(t.s);
         return NULL;

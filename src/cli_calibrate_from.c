@@ -27,6 +27,10 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
     if (c->nmemory)
         printf("mem_bw      %10.3f GB/s (copies and SGD, read + write bytes over time)\n", c->mem_bw_gbps);
+    if (c->ncontended)
+        printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
+               "their speed)\n",
+               c->comm_slowdown, c->ncontended);
     if (c->nar) {
         printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
         for (size_t i = 0; i < c->nar; i++) {

@@ -2,7 +2,8 @@
  * the forwards' mean excess over their model, the median gap between consecutive
  * forwards, the copies' and SGD's bandwidth, and each bucket allreduce's time from the
  * last arrival (the median over collectives of one size; those some rank did not record
- * left out). */
+ * left out), and how much slower forwards and backwards run inside their rank's
+ * collectives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -97,6 +98,48 @@ static void test_floors_and_runs_apart(void **state)
     assert_int_equal(c.nar, 0);
 }
 
+static run_span bwd(int rank, int64_t bytes, int64_t start, int64_t end, double model)
+{
+    run_span s = fwd(rank, 3, start, end, model);
+    s.kind = SPAN_BACKWARD;
+    s.bytes = bytes;
+    return s;
+}
+
+/* comm_slowdown: a forward [0, 1100] of model 1000 (wake-up 100 ns), a copy_in of 1000
+ * bytes in 100 ns (20 GB/s).  An allreduce both ranks are in from 3000 (rank 1's
+ * arrival) to 7000.  Rank 0's backward [2500, 5500], model 2000 + 100 (its 1000-byte
+ * write takes 50): 900 beyond it, 2500 inside.  Rank 1's backward [5000, 8000], model
+ * 1000 but its 60000-byte write takes 3000: none beyond, 2000 inside.  Rank 0's
+ * backward [8000, 10000], 900 beyond its model but outside the collective, does not
+ * count.  E = 900, O = 4500: s = 900 / 3600 = 0.25. */
+static void test_slowdown_by_hand(void **state)
+{
+    (void)state;
+    run_span s[] = {
+        fwd(0, 3, 0, 1100, 1000),           mem(0, SPAN_COPY_IN, 1000, 100, 200),
+        ar(0, 1, 8000, 2000, 7000),         ar(1, 1, 8000, 3000, 7000),
+        bwd(0, 1000, 2500, 5500, 2000),     bwd(1, 60000, 5000, 8000, 1000),
+        bwd(0, 1000, 8000, 10000, 1000),
+    };
+    enum { N = sizeof s / sizeof s[0] };
+    run_span faster[N];
+    memcpy(faster, s, sizeof s); /* calib_run_fit sorts its spans */
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, N, &c, err, sizeof err), 0);
+    assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
+    assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
+    assert_int_equal(c.ncontended, 2);
+    assert_true(fabs(c.comm_slowdown - 0.25) < 1e-12);
+
+    /* Faster than the model inside collectives: no negative slowdown. */
+    faster[4].end_ns = 4000;
+    assert_int_equal(calib_run_fit(faster, N, &c, err, sizeof err), 0);
+    assert_int_equal(c.ncontended, 2);
+    assert_true(c.comm_slowdown == 0);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -112,6 +155,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_floors_and_runs_apart),
+        cmocka_unit_test(test_slowdown_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -41,6 +41,7 @@
 #include "model_zoo.h"
 #include "netmodel.h"
 #include "scenario.h"
+#include "sim/sim_contention.h"
 #include "store.h"
 #include "sweep_summary.h"
 #include "timing.h"
@@ -472,6 +473,91 @@ static void test_skewed_rank_by_hand(void **state)
  *   it 1 (t0 = 14000): the one-bucket step: allreduce 22000-28000, SGD 30000-33000.
  *   it 2: indices 33000-34000, sizes 34000-35000; F 35000-37000, B 37000-41000.
  *   it 3 (t0 = 41000): the steady step, until 59000. */
+/* [device] comm_slowdown = 3: a forward or backward inside its rank's collective runs at
+ * a quarter of its speed.  Iteration 0 (one bucket) has no compute inside a collective:
+ * as with equal ranks, [8000, 27000], and the rebuild [27000, 29000].  Iterations 1 and
+ * 2, from t0 (29000, then 49000): F [t0, +1000], [+1000, +2000]; B layer1 [+2000,
+ * +4000]; copy_in param1 [+4000, +5000]; bucket 0's allreduce [+5000, +9000].  B
+ * layer0 starts at +5000 inside it: 4000 ns at a quarter speed do 1000 ns of its 2000,
+ * the rest at full speed after +9000: [+5000, +10000].  copy_in param0 [+10000, +11000]
+ * (copies are not slowed); bucket 1 [+11000, +15000]; copy_out param1 [+15000, +16000],
+ * param0 [+16000, +17000]; SGD [+17000, +20000].  Per iteration: step 20000; C = [t0,
+ * +11000] + [+15000, +20000] = 16000; M = [+5000, +9000] + [+11000, +15000] = 8000, of
+ * which [+5000, +9000] under compute: overlap 50 %, exposed 4000. */
+#define CONTENDED(r, it, t0)                                                                                     \
+    {r, it, "host", "wait", "end of step", t0, t0 + 20000},                                                   \
+        {r, it, "compute", "forward", "layer0", t0, t0 + 1000},                                              \
+        {r, it, "compute", "forward", "layer1", t0 + 1000, t0 + 2000},                                       \
+        {r, it, "compute", "backward", "layer1", t0 + 2000, t0 + 4000},                                      \
+        {r, it, "compute", "copy_in", "param1", t0 + 4000, t0 + 5000},                                       \
+        {r, it, "compute", "backward", "layer0", t0 + 5000, t0 + 10000},                                     \
+        {r, it, "comm", "allreduce", "bucket 0", t0 + 5000, t0 + 9000},                                      \
+        {r, it, "compute", "copy_in", "param0", t0 + 10000, t0 + 11000},                                     \
+        {r, it, "comm", "allreduce", "bucket 1", t0 + 11000, t0 + 15000},                                    \
+        {r, it, "compute", "copy_out", "param1", t0 + 15000, t0 + 16000},                                    \
+        {r, it, "compute", "copy_out", "param0", t0 + 16000, t0 + 17000},                                    \
+        {r, it, "compute", "optimizer", "sgd step", t0 + 17000, t0 + 20000}
+
+static void test_comm_slowdown_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simslow", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "device.comm_slowdown=3", NULL});
+    int64_t run = run_sim(st, sc);
+    const want_span want[] = {
+        CONSTRUCTION(0),  ONE_BUCKET(0, 0, 8000, 8000), REBUILD(0, 1, 27000, 28000), CONTENDED(0, 1, 29000),
+        CONTENDED(0, 2, 49000), CONSTRUCTION(1), ONE_BUCKET(1, 0, 8000, 8000), REBUILD(1, 1, 27000, 28000),
+        CONTENDED(1, 1, 29000), CONTENDED(1, 2, 49000),
+    };
+    sqlite3 *db = store_db(st);
+    expect_spans(db, run, want, sizeof want / sizeof want[0]);
+    analysis_run *a = load(db, run);
+    assert_ms(a->step_ms_mean, 20000);
+    for (int r = 0; r < 2; r++) {
+        assert_ms(a->ranks[r].compute_ms, 16000);
+        assert_ms(a->ranks[r].comm_ms, 8000);
+        assert_ms(a->ranks[r].exposed_comm_ms, 4000);
+        assert_true(fabs(a->ranks[r].overlap_pct - 50.0) < 1e-9);
+    }
+    analysis_free(a, 1);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+#undef CONTENDED
+
+/* sim_busy_end on its own: an op's end with busy intervals before, across and after it. */
+static void test_busy_intervals(void **state)
+{
+    (void)state;
+    sim_busy b = {0};
+    assert_int_equal(sim_busy_end(&b, 100, 1000, 1.0), 1100); /* nothing busy */
+    assert_int_equal(sim_busy_note(&b, 0, 1000), 0);
+    /* Inside from its start at 500: 100 ns of work at a quarter speed. */
+    assert_int_equal(sim_busy_end(&b, 500, 100, 3.0), 900);
+    /* 1000 ns from 500 at half speed: 250 done by 1000, 750 after it. */
+    assert_int_equal(sim_busy_end(&b, 500, 1000, 1.0), 1750);
+    assert_int_equal(sim_busy_note(&b, 1500, 1600), 0);
+    assert_int_equal(sim_busy_note(&b, 1700, 1800), 0);
+    /* From 1400, 400 ns at half speed inside [1500, 1600] and [1700, 1800]: 100 free,
+     * 50 inside, 100 free, 50 inside, the last 100 free: ends at 1900. */
+    assert_int_equal(sim_busy_end(&b, 1400, 400, 1.0), 1900);
+    /* An op that ends before the next interval is not slowed; those that ended before
+     * its start are dropped. */
+    assert_int_equal(sim_busy_end(&b, 1600, 50, 1.0), 1650);
+    assert_int_equal(b.count, 1);
+    /* A zero-length interval is no interval. */
+    assert_int_equal(sim_busy_note(&b, 2000, 2000), 0);
+    assert_int_equal(b.count, 1);
+    for (int i = 0; i < 100; i++) /* growth past the first allocation keeps the order */
+        assert_int_equal(sim_busy_note(&b, 3000 + 20 * i, 3010 + 20 * i), 0);
+    assert_int_equal(sim_busy_end(&b, 3000, 20, 1.0), 3030); /* 5 inside (10 ns), 10 free, 5 inside */
+    sim_busy_free(&b);
+    assert_null(b.v);
+}
+
 static void test_no_sync_and_rebuild_by_hand(void **state)
 {
     (void)state;
@@ -1045,6 +1131,8 @@ int main(void)
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),
+        cmocka_unit_test(test_comm_slowdown_by_hand),
+        cmocka_unit_test(test_busy_intervals),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

@@ -268,6 +268,20 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
 
 /* ------------------------------------------------------------------ streams */
 
+static bool advance_stream(sim_device *d, dev_stream sid);
+
+/* Whether the comm stream's busy time up to the compute stream's next op is known: a
+ * collective that every rank has not reached yet would slow that op by an unknown
+ * amount, so the compute stream waits for it (the last arrival puts this rank back on
+ * the worklist).  A collective still behind a wait on the compute stream starts after
+ * the op, so it does not count. */
+static bool comm_known(sim_device *d)
+{
+    advance_stream(d, DEV_STREAM_COMM);
+    const sim_stream *comm = &d->streams[DEV_STREAM_COMM];
+    return comm->count == 0 || comm->q[comm->head].type != SIM_COLL;
+}
+
 /* Times the stream's head entries while their dependencies are known; true if any. */
 static bool advance_stream(sim_device *d, dev_stream sid)
 {
@@ -279,8 +293,13 @@ static bool advance_stream(sim_device *d, dev_stream sid)
          * collective, not part of it. */
         int64_t gap = (int64_t)d->timing.op_overhead_ns;
         if (e->type == SIM_OP) {
+            bool contended = sid == DEV_STREAM_COMPUTE && d->timing.comm_slowdown > 0 &&
+                             (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
+            if (contended && !comm_known(d))
+                break;
             int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
-            int64_t end = start + (int64_t)e->dur_ns;
+            int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
+                                    : start + (int64_t)e->dur_ns;
             emit(d, sid, e, start, end);
             st->free_ns = end;
         } else if (e->type == SIM_WAIT) {
@@ -301,6 +320,10 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             if (c->end_ns < 0)
                 break;
             emit(d, sid, e, st->arrival_ns, c->end_ns);
+            if (d->timing.comm_slowdown > 0 && sim_busy_note(&d->comm_busy, c->last_arrival_ns, c->end_ns) != 0) {
+                fail_device(d, "out of memory noting when the comm stream is busy");
+                break;
+            }
             st->free_ns = c->end_ns;
             st->arrived = false;
         }
@@ -550,6 +573,7 @@ void sim_device_destroy(device *base)
         free(d->streams[s].names);
         free(d->streams[s].marks);
     }
+    sim_busy_free(&d->comm_busy);
     free(d);
 }
 

@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "device.h"
 #include "netmodel.h"
+#include "sim_contention.h"
 #include "sim_fiber.h"
 #include "timing.h"
 
@@ -80,6 +81,7 @@ typedef struct {
     sim_world *w;
     sim_stream streams[DEV_STREAM_COUNT];
     timing_model timing; /* for ops that carry a GEMM shape instead of a duration */
+    sim_busy comm_busy;  /* the comm stream's collectives still ahead of the compute stream */
     int64_t host_ns;
     int blocked_on; /* stream the host waits for in synchronize, -1 when not waiting */
     bool in_worklist;
