@@ -14,7 +14,8 @@
 # a whole run beside it.  CALIBRATION=probes: `ddpprof calibrate`'s probes, each cost
 # measured alone.  Either way the prediction gets [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
-# measures it) always,
+# measures it), copy_out_gbps / optimizer_gbps / comm_slowdown where calibrate --from
+# learns them, always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
 # latency_us / bandwidth_gbps for other world sizes and broadcasts); a scenario that paces
 # its allreduces to a link of its own ([network] pace = true) keeps that link and gets the
@@ -164,6 +165,10 @@ WAKE=$(value op_wakeup_us)
 [ -n "$WAKE" ] && DEV_OVERRIDES+=(-s device.op_wakeup_us="$WAKE")
 WAKE_SD=$(value op_wakeup_sd_us)
 [ -n "$WAKE_SD" ] && DEV_OVERRIDES+=(-s device.op_wakeup_sd_us="$WAKE_SD")
+COPY_OUT=$(value copy_out_gbps)
+[ -n "$COPY_OUT" ] && DEV_OVERRIDES+=(-s device.copy_out_gbps="$COPY_OUT")
+OPT_BW=$(value optimizer_gbps)
+[ -n "$OPT_BW" ] && DEV_OVERRIDES+=(-s device.optimizer_gbps="$OPT_BW")
 SLOWDOWN=$(value comm_slowdown)
 [ -n "$SLOWDOWN" ] && DEV_OVERRIDES+=(-s device.comm_slowdown="$SLOWDOWN")
 if [ "$NOISE_FLOOR" = 1 ]; then

@@ -66,21 +66,26 @@ static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
     return 0;
 }
 
-static void fit_memory(const run_span *s, size_t n, calib_run_costs *out)
+/* Bytes moved over time by the compute-stream spans of `kind`, each moving `factor` x
+ * its bytes (0: none). */
+static double bandwidth_of(const run_span *s, size_t n, span_kind kind, double factor, size_t *count)
 {
     double moved = 0, ns = 0;
     for (size_t i = 0; i < n; i++) {
-        double factor = s[i].kind == SPAN_COPY_IN || s[i].kind == SPAN_COPY_OUT ? 2.0
-                        : s[i].kind == SPAN_OPTIMIZER                          ? 3.0
-                                                                               : 0.0;
-        if (factor == 0 || s[i].stream != STREAM_COMPUTE || s[i].bytes <= 0)
+        if (s[i].kind != kind || s[i].stream != STREAM_COMPUTE || s[i].bytes <= 0)
             continue;
         moved += factor * (double)s[i].bytes;
         ns += (double)(s[i].end_ns - s[i].start_ns);
-        out->nmemory++;
+        (*count)++;
     }
-    if (out->nmemory > 0 && ns > 0)
-        out->mem_bw_gbps = moved / ns;
+    return ns > 0 ? moved / ns : 0;
+}
+
+static void fit_memory(const run_span *s, size_t n, calib_run_costs *out)
+{
+    out->mem_bw_gbps = bandwidth_of(s, n, SPAN_COPY_IN, 2.0, &out->ncopy_in);
+    out->copy_out_gbps = bandwidth_of(s, n, SPAN_COPY_OUT, 2.0, &out->ncopy_out);
+    out->optimizer_gbps = bandwidth_of(s, n, SPAN_OPTIMIZER, 3.0, &out->noptimizer);
 }
 
 /* A span of a rank's comm stream while its collective moved data. */
@@ -263,7 +268,7 @@ int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }
-    if (out->nforward == 0 && out->ngaps == 0 && out->nmemory == 0 && out->nar == 0) {
+    if (out->nforward == 0 && out->ngaps == 0 && out->ncopy_in + out->ncopy_out + out->noptimizer == 0 && out->nar == 0) {
         snprintf(err, errlen,
                  "nothing to learn from these %zu spans: no forward, copy, optimizer or bucket allreduce span", n);
         return -1;

@@ -12,8 +12,12 @@
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
- *   mem_bw_gbps    bytes moved over time of the copies (read + write: 2 x bytes) and SGD
- *                  steps (parameter and gradient read, parameter written: 3 x bytes);
+ *   mem_bw_gbps    bytes moved over time of the copies into the buckets (read + write:
+ *                  2 x bytes), copy_out_gbps of those out of them, optimizer_gbps of the
+ *                  SGD steps (parameter and gradient read, parameter written: 3 x
+ *                  bytes): each kind meets its own load (every rank copies out and steps
+ *                  at the same moment, after the last allreduce; copies in are spread
+ *                  over the backward pass);
  *   comm_slowdown  how much slower forwards and backwards run while their rank's
  *                  collectives move data (from the last rank's arrival to the end): with
  *                  E their time beyond the model (model + op_wakeup_us; a backward at
@@ -50,8 +54,10 @@ typedef struct {
 #define CALIB_RUN_MAX_SAMPLES 256
 
 typedef struct {
-    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, mem_bw_gbps, comm_slowdown;
-    size_t nforward, ngaps, nmemory, ncontended; /* spans behind each figure */
+    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, comm_slowdown;
+    double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
+    size_t nforward, ngaps, ncontended;  /* spans behind each figure */
+    size_t ncopy_in, ncopy_out, noptimizer;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;
     size_t ncollectives; /* bucket allreduces behind the samples */

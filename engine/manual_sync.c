@@ -34,7 +34,7 @@ int manual_sync_after_backward(reducer *r, char *err, size_t errlen)
         const model_param *mp = &m->params[p];
         dev_op op = {.kind = SPAN_COPY_OUT, .iter = r->iter, .layer = mp->layer, .bucket = -1, .seq = -1,
                      .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
-        op.model_ns = timing_memory_ns(r->timing, 2.0 * (double)mp->numel * 4);
+        op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * 4);
         char name[sizeof op.name + 8];
         snprintf(name, sizeof name, "divide %s", mp->name);
         text_copy(op.name, sizeof op.name, name);

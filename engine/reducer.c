@@ -221,7 +221,7 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
         return 0; /* a view of the bucket already, and the hook divides */
     dev_op op = {.kind = SPAN_COPY_IN, .iter = r->iter, .layer = mp->layer, .bucket = b, .seq = -1,
                  .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
-    op.model_ns = timing_memory_ns(r->timing, 2.0 * (double)mp->numel * 4);
+    op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_IN, 2.0 * (double)mp->numel * 4);
     text_copy(op.name, sizeof op.name, mp->name);
     op.u.copy.dst = view;
     op.u.copy.src = in_place ? view : r->params[p].grad;
@@ -318,7 +318,7 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
                 const model_param *mp = &r->m->params[p];
                 dev_op op = {.kind = SPAN_COPY_OUT, .iter = r->iter, .layer = mp->layer, .bucket = b, .seq = -1,
                              .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
-                op.model_ns = timing_memory_ns(r->timing, 2.0 * (double)mp->numel * 4);
+                op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * 4);
                 text_copy(op.name, sizeof op.name, mp->name);
                 op.u.copy.dst = r->params[p].grad;
                 op.u.copy.src = bucket_view(r, p);

@@ -177,6 +177,8 @@ typedef struct scenario {
     char device_preset[32]; /* v100 | a100 | h100 | h200 | custom */
     double peak_tflops;     /* fp32 peak (preset fills it; custom sets it) */
     double mem_bw_gbps;
+    double copy_out_gbps;  /* copies out of the buckets (0: mem_bw_gbps) */
+    double optimizer_gbps; /* the optimizer step (0: mem_bw_gbps) */
     double efficiency; /* achieved fraction of peak */
     double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */

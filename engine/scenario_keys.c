@@ -249,6 +249,16 @@ const key_def scn_keys[] = {
      "fp32 peak in TFLOP/s (from device.preset unless set)", AT(peak_tflops), 0, 0},
     {"device", "mem_bw_gbps", K_DOUBLE, 0.001, 1e6, NULL, "1555",
      "memory bandwidth in GB/s (from device.preset unless set)", AT(mem_bw_gbps), 0, 0},
+    {"device", "copy_out_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "memory bandwidth in GB/s of the copies out of the buckets after the allreduce, where it "
+     "differs from mem_bw_gbps (on shared cores every rank copies out at once); `ddpprof "
+     "calibrate --from` learns it; 0 = mem_bw_gbps",
+     AT(copy_out_gbps), 0, 0},
+    {"device", "optimizer_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "memory bandwidth in GB/s of the optimizer step (SGD reads parameter and gradient and "
+     "writes the parameter), where it differs from mem_bw_gbps; `ddpprof calibrate --from` "
+     "learns it; 0 = mem_bw_gbps",
+     AT(optimizer_gbps), 0, 0},
     {"device", "efficiency", K_DOUBLE, 0.01, 1, NULL, "0.5",
      "fraction of the peak that kernels achieve", AT(efficiency), 0, 0},
     {"device", "op_overhead_us", K_DOUBLE, 0, 1e6, NULL, "0",

@@ -42,6 +42,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     double speed = scenario_rank_speed(sc, rank);
     t->flops_per_ns = sc->peak_tflops * 1e3 * sc->efficiency * speed;
     t->bytes_per_ns = sc->mem_bw_gbps * speed;
+    t->copy_out_bytes_per_ns = (sc->copy_out_gbps > 0 ? sc->copy_out_gbps : sc->mem_bw_gbps) * speed;
+    t->optimizer_bytes_per_ns = (sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps) * speed;
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
@@ -63,7 +65,13 @@ uint64_t timing_backward_ns(timing_model *t, const model_layer *layer)
     return (uint64_t)(2.0 * layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
 }
 
-uint64_t timing_memory_ns(timing_model *t, double bytes) { return (uint64_t)(bytes / t->bytes_per_ns * jitter_factor(t)); }
+uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes)
+{
+    double bw = kind == SPAN_COPY_OUT ? t->copy_out_bytes_per_ns
+                : kind == SPAN_OPTIMIZER ? t->optimizer_bytes_per_ns
+                                         : t->bytes_per_ns;
+    return (uint64_t)(bytes / bw * jitter_factor(t));
+}
 
 /* One wake-up: op_wakeup_ns, or with a spread a lognormal draw of that mean and
  * standard deviation (wake-ups are never early and now and then very late). */

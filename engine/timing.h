@@ -13,10 +13,12 @@
 
 #include "model_zoo.h"
 #include "scenario.h"
+#include "span.h"
 
 typedef struct {
     double flops_per_ns; /* achieved, this rank */
     double bytes_per_ns; /* memory bandwidth, this rank */
+    double copy_out_bytes_per_ns, optimizer_bytes_per_ns; /* those ops' own, this rank */
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
@@ -33,8 +35,9 @@ void timing_init(timing_model *t, const scenario *sc, int rank);
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
 /* Backward: twice the forward FLOPs (input and weight gradients). */
 uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
-/* A memory-bound op moving `bytes` (read plus write). */
-uint64_t timing_memory_ns(timing_model *t, double bytes);
+/* A memory-bound op of `kind` moving `bytes` (read plus write): copies out of the
+ * buckets and the optimizer step at their own bandwidth where [device] gives one. */
+uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
 /* How long a virtual-time stream op of modelled length `model_ns` lasts, as a real
  * stream runs it: its own work first (`work_bytes` written and read at the rank's
  * memory bandwidth: the gradients a backward writes), then, if the model is longer, a

@@ -229,7 +229,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             op.u.sgd.lr = (float)sc->lr;
             op.bytes = m->total_numel * 4;
             /* SGD reads the parameter and gradient and writes the parameter. */
-            op.model_ns = timing_memory_ns(tm, 12.0 * (double)m->total_numel);
+            op.model_ns = timing_memory_ns(tm, SPAN_OPTIMIZER, 12.0 * (double)m->total_numel);
             snprintf(op.name, sizeof op.name, "sgd step");
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;

@@ -219,11 +219,17 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
-    if (c->nmemory || c->nforward || c->ngaps || c->ncontended)
+    if (c->ncopy_in || c->ncopy_out || c->noptimizer || c->nforward || c->ngaps || c->ncontended)
         add(&t, "\n[device]\n");
-    if (c->nmemory)
-        add(&t, "; copies and SGD steps, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
-            c->nmemory, c->mem_bw_gbps);
+    if (c->ncopy_in)
+        add(&t, "; copies into the buckets, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
+            c->ncopy_in, c->mem_bw_gbps);
+    if (c->ncopy_out)
+        add(&t, "; copies out of the buckets, likewise (%zu spans)\ncopy_out_gbps = %.4f\n", c->ncopy_out,
+            c->copy_out_gbps);
+    if (c->noptimizer)
+        add(&t, "; SGD steps, parameter and gradient read, parameter written (%zu spans)\noptimizer_gbps = %.4f\n",
+            c->noptimizer, c->optimizer_gbps);
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
             c->op_overhead_us);

@@ -19,14 +19,19 @@
 static void print_costs(const calib_run_costs *c, const ring_fit *ring)
 {
     printf("# learned from %zu forward spans, %zu gaps between forwards, %zu copy / SGD spans, %zu bucket allreduces\n",
-           c->nforward, c->ngaps, c->nmemory, c->ncollectives);
+           c->nforward, c->ngaps, c->ncopy_in + c->ncopy_out + c->noptimizer, c->ncollectives);
     if (c->nforward)
         printf("op_wakeup   %10.3f us  (forwards beyond their model, mean; standard deviation %.3f us)\n",
                c->op_wakeup_us, c->op_wakeup_sd_us);
     if (c->ngaps)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
-    if (c->nmemory)
-        printf("mem_bw      %10.3f GB/s (copies and SGD, read + write bytes over time)\n", c->mem_bw_gbps);
+    if (c->ncopy_in)
+        printf("mem_bw      %10.3f GB/s (copies into the buckets, read + write bytes over time)\n", c->mem_bw_gbps);
+    if (c->ncopy_out)
+        printf("copy_out    %10.3f GB/s (copies out of the buckets)\n", c->copy_out_gbps);
+    if (c->noptimizer)
+        printf("optimizer   %10.3f GB/s (SGD steps: parameter and gradient read, parameter written)\n",
+               c->optimizer_gbps);
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
                "their speed)\n",

@@ -36,9 +36,9 @@ static run_span ar(int rank, int64_t seq, int64_t bytes, int64_t start, int64_t 
 
 /* Forwards (model 1000 ns): rank 0 [0, 1100], [1120, 2300], [2330, 3400]: excess 100,
  * 180, 70; gaps 20, 30.  Rank 1 [0, 1200], [1260, 2260]: excess 200, 0; gap 60.  Mean
- * excess 550 / 5 = 110 ns, standard deviation sqrt(5360) ns; median gap of 20, 30, 60 = 30 ns.  Memory: a 1000-byte
- * copy_in in 100 ns (2000 B moved), a 1000-byte copy_out in 100 ns (2000 B), an SGD of
- * 4000 bytes in 1200 ns (12000 B): 16000 B / 1400 ns = 11.428571 GB/s.  Allreduces of
+ * excess 550 / 5 = 110 ns, standard deviation sqrt(5360) ns; median gap of 20, 30, 60 = 30 ns.  Memory, each
+ * kind its own: a 1000-byte copy_in in 100 ns (2000 B moved: 20 GB/s), a 1000-byte
+ * copy_out in 150 ns (13.33 GB/s), an SGD of 4000 bytes in 1200 ns (12000 B: 10 GB/s).  Allreduces of
  * 8000 B: seq 5 ranks start 100 and 400, end 900 and 910: 510 ns; seq 6 start 0, 50,
  * end 350, 352: 302 ns; seq 7 likewise 700 ns; seq 8 (rank 1 only) left out: median
  * 510 ns.  One 4000-byte allreduce: seq 9, 1000 ns. */
@@ -48,7 +48,7 @@ static void test_by_hand(void **state)
     run_span s[] = {
         fwd(0, 3, 0, 1100, 1000),        fwd(0, 3, 1120, 2300, 1000), fwd(0, 3, 2330, 3400, 1000),
         fwd(1, 3, 0, 1200, 1000),        fwd(1, 3, 1260, 2260, 1000),
-        mem(0, SPAN_COPY_IN, 1000, 5000, 5100), mem(0, SPAN_COPY_OUT, 1000, 6000, 6100),
+        mem(0, SPAN_COPY_IN, 1000, 5000, 5100), mem(0, SPAN_COPY_OUT, 1000, 6000, 6150),
         mem(1, SPAN_OPTIMIZER, 4000, 7000, 8200),
         ar(0, 5, 8000, 100, 900),        ar(1, 5, 8000, 400, 910),
         ar(0, 6, 8000, 0, 350),          ar(1, 6, 8000, 50, 352),
@@ -65,8 +65,12 @@ static void test_by_hand(void **state)
     assert_true(fabs(c.op_wakeup_sd_us - sqrt(5360.0) / 1e3) < 1e-12);
     assert_int_equal(c.ngaps, 3);
     assert_true(fabs(c.op_overhead_us - 0.030) < 1e-12);
-    assert_int_equal(c.nmemory, 3);
-    assert_true(fabs(c.mem_bw_gbps - 16000.0 / 1400.0) < 1e-12);
+    assert_int_equal(c.ncopy_in, 1);
+    assert_int_equal(c.ncopy_out, 1);
+    assert_int_equal(c.noptimizer, 1);
+    assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
+    assert_true(fabs(c.copy_out_gbps - 2000.0 / 150.0) < 1e-12);
+    assert_true(fabs(c.optimizer_gbps - 10.0) < 1e-12);
     assert_int_equal(c.ncollectives, 4);
     assert_int_equal(c.nar, 2);
     for (size_t i = 0; i < c.nar; i++) {

@@ -528,6 +528,40 @@ static void test_comm_slowdown_by_hand(void **state)
 }
 #undef CONTENDED
 
+/* [device] copy_out_gbps = 2000 and optimizer_gbps = 1000: a copy out of a bucket moves
+ * 2 x 2 MB in 2000 ns, the SGD step 12 MB in 12000; copies in keep mem_bw_gbps (1000
+ * ns).  One iteration, one bucket, from 8000 as in ONE_BUCKET until the allreduce
+ * [16000, 22000]; then copy_out param0 [22000, 24000], param1 [24000, 26000], SGD
+ * [26000, 38000]. */
+static void test_bandwidth_per_kind_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simkind", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.copy_out_gbps=2000",
+                                                  "device.optimizer_gbps=1000", NULL});
+    int64_t run = run_sim(st, sc);
+#define PER_KIND(r)                                                                                              \
+    {r, 0, "host", "wait", "end of step", 8000, 38000},                                                       \
+        {r, 0, "compute", "forward", "layer0", 8000, 9000},                                                  \
+        {r, 0, "compute", "forward", "layer1", 9000, 10000},                                                 \
+        {r, 0, "compute", "backward", "layer1", 10000, 12000},                                               \
+        {r, 0, "compute", "copy_in", "param1", 12000, 13000},                                                \
+        {r, 0, "compute", "backward", "layer0", 13000, 15000},                                               \
+        {r, 0, "compute", "copy_in", "param0", 15000, 16000},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 16000, 22000},                                               \
+        {r, 0, "compute", "copy_out", "param0", 22000, 24000},                                               \
+        {r, 0, "compute", "copy_out", "param1", 24000, 26000},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 26000, 38000}
+    const want_span want[] = {CONSTRUCTION(0), PER_KIND(0), CONSTRUCTION(1), PER_KIND(1)};
+#undef PER_KIND
+    expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* sim_busy_end on its own: an op's end with busy intervals before, across and after it. */
 static void test_busy_intervals(void **state)
 {
@@ -1133,6 +1167,7 @@ int main(void)
         cmocka_unit_test(test_wakeup_spread),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
+        cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),
