@@ -14,7 +14,7 @@
 # a whole run beside it.  CALIBRATION=probes: `ddpprof calibrate`'s probes, each cost
 # measured alone.  Either way the prediction gets [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
-# measures it), copy_out_gbps / optimizer_gbps / comm_slowdown where calibrate --from
+# measures it), copy_out_gbps / optimizer_gbps / comm_slowdown / comm_wakeup_us where calibrate --from
 # learns them, always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
 # latency_us / bandwidth_gbps for other world sizes and broadcasts); a scenario that paces
@@ -29,8 +29,9 @@
 #          --backend cpu" checks this script's plumbing by comparing two cpu runs)
 #          CALIBRATION=runs | probes (above)
 #          CALIBRATE_ARGS="--ranks 2,4" (passed to ddpprof calibrate, probes only)
-#          RUNS=1: cpu runs of each scenario; with more, the measured figures are the
-#          median over the runs (per figure), which steadies them on a busy machine
+#          RUNS=1: cpu runs of each scenario (and of each calibration point); with more,
+#          the measured figures are the median over the runs (per figure), which steadies
+#          them on a busy machine
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
 #          override: how far two measurements of one scenario differ on this machine now
 #          REUSE=bench/results/validate_predict-<timestamp>: no cpu run at all; predict
@@ -115,10 +116,14 @@ if [ "$CALIBRATION" = runs ]; then
     if [ -n "$REUSE" ]; then
         cp "$REUSE/calibration.sqlite" "$CALDB"
     else
-        "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >"$OUT/calibrate.log" 2>&1 || {
-            echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
-            exit 1
-        }
+        # As many runs of each calibration point as of each validated scenario: what is
+        # learned is as steady as what it is checked against.
+        for ((r = 1; r <= RUNS; r++)); do
+            "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
+                echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
+                exit 1
+            }
+        done
     fi
     # shellcheck disable=SC2046
     "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") -o "$CAL" \
@@ -171,6 +176,8 @@ OPT_BW=$(value optimizer_gbps)
 [ -n "$OPT_BW" ] && DEV_OVERRIDES+=(-s device.optimizer_gbps="$OPT_BW")
 SLOWDOWN=$(value comm_slowdown)
 [ -n "$SLOWDOWN" ] && DEV_OVERRIDES+=(-s device.comm_slowdown="$SLOWDOWN")
+COMM_WAKE=$(value comm_wakeup_us)
+[ -n "$COMM_WAKE" ] && DEV_OVERRIDES+=(-s device.comm_wakeup_us="$COMM_WAKE")
 if [ "$NOISE_FLOOR" = 1 ]; then
     NET_OVERRIDES=()
     DEV_OVERRIDES=()

@@ -151,6 +151,29 @@ static double busy_overlap(const busy_interval *b, size_t nb, int64_t run, int r
     return t;
 }
 
+/* a (the share of time inside collectives lost: s = a / (1 - a)) and w (ns per late
+ * wake-up) from the normal equations, neither below 0: where one would be, the other is
+ * fitted alone. */
+static void fit_two(double s11, double s12, double s22, double b1, double b2, calib_run_costs *out)
+{
+    double det = s11 * s22 - s12 * s12;
+    double a = s11 > 0 ? b1 / s11 : 0, w = 0; /* the time inside alone */
+    if (det > 0) {
+        a = (b1 * s22 - b2 * s12) / det;
+        w = (s11 * b2 - s12 * b1) / det;
+        if (a < 0) {
+            a = 0;
+            w = b2 / s22;
+        } else if (w < 0) {
+            a = b1 / s11;
+            w = 0;
+        }
+    }
+    a = a < 0 ? 0 : a > 0.99 ? 0.99 : a;
+    out->comm_slowdown = a / (1 - a);
+    out->comm_wakeup_us = w > 0 ? w / 1e3 : 0;
+}
+
 /* After fit_wakeup and fit_memory: the model of a timed op without contention is theirs. */
 static int fit_contention(const run_span *s, size_t n, calib_run_costs *out)
 {
@@ -166,7 +189,9 @@ static int fit_contention(const run_span *s, size_t n, calib_run_costs *out)
     free(c);
     if (!b)
         return -1;
-    double excess = 0, inside = 0, wake_ns = out->op_wakeup_us * 1e3;
+    /* Least squares of excess = a x inside + w x [deadline inside], over the ops with any
+     * time inside: the normal equations' sums. */
+    double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0, wake_ns = out->op_wakeup_us * 1e3;
     for (size_t i = 0; i < n; i++) {
         const run_span *o = &s[i];
         if (o->stream != STREAM_COMPUTE || o->model_ns <= 0 || (o->kind != SPAN_FORWARD && o->kind != SPAN_BACKWARD))
@@ -177,13 +202,18 @@ static int fit_contention(const run_span *s, size_t n, calib_run_costs *out)
         double model = o->model_ns + wake_ns;
         if (o->kind == SPAN_BACKWARD && out->mem_bw_gbps > 0 && (double)o->bytes / out->mem_bw_gbps > model)
             model = (double)o->bytes / out->mem_bw_gbps; /* the gradient write outlasts the FLOPs */
-        excess += (double)(o->end_ns - o->start_ns) - model;
-        inside += ov;
+        double excess = (double)(o->end_ns - o->start_ns) - model;
+        int64_t deadline = o->start_ns + (int64_t)model;
+        double late = busy_overlap(b, nb, o->run, o->rank, deadline - 1, deadline) > 0 ? 1.0 : 0.0;
+        s11 += ov * ov;
+        s12 += ov * late;
+        s22 += late;
+        b1 += ov * excess;
+        b2 += late * excess;
         out->ncontended++;
     }
     free(b);
-    if (excess > 0 && inside > excess)
-        out->comm_slowdown = excess / (inside - excess);
+    fit_two(s11, s12, s22, b1, b2, out);
     return 0;
 }
 

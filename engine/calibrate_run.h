@@ -18,12 +18,13 @@
  *                  bytes): each kind meets its own load (every rank copies out and steps
  *                  at the same moment, after the last allreduce; copies in are spread
  *                  over the backward pass);
- *   comm_slowdown  how much slower forwards and backwards run while their rank's
- *                  collectives move data (from the last rank's arrival to the end): with
- *                  E their time beyond the model (model + op_wakeup_us; a backward at
- *                  least its gradient write at mem_bw_gbps) and O their time inside
- *                  such collectives, summed over the ops with any, the op progresses at
- *                  1/(1+s) of its speed inside them when s = E / (O - E); not below 0;
+ *   comm_slowdown, comm_wakeup_us  how forwards and backwards suffer from their rank's
+ *                  collectives (from the last rank's arrival to the end): over the ops
+ *                  with time inside one, their time beyond the model (model +
+ *                  op_wakeup_us; a backward at least its gradient write at mem_bw_gbps)
+ *                  fitted by least squares as a x (time inside) + w x (1 if the modelled
+ *                  end falls inside); the op progresses at 1/(1+s) of its speed inside
+ *                  with s = a / (1 - a), and wakes w later; neither below 0;
  *   allreduce      per bucket allreduce seen by every rank: the time from the last
  *                  rank's arrival to the last end, and the median of those per (world
  *                  size, bytes), as calibration samples.
@@ -54,7 +55,7 @@ typedef struct {
 #define CALIB_RUN_MAX_SAMPLES 256
 
 typedef struct {
-    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, comm_slowdown;
+    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, comm_slowdown, comm_wakeup_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
     size_t nforward, ngaps, ncontended;  /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer;

@@ -184,6 +184,7 @@ typedef struct scenario {
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
     double op_wakeup_sd_us; /* predict only: its standard deviation from op to op (seeded lognormal) */
     double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
+    double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

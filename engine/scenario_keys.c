@@ -285,6 +285,11 @@ const key_def scn_keys[] = {
      "of its speed; `ddpprof calibrate --from` learns it; 0 = compute and communication never "
      "slow each other",
      AT(comm_slowdown), 0, 0},
+    {"device", "comm_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: microseconds more for a forward or backward whose end falls while its "
+     "rank's comm stream moves data (on shared cores the sums hold the cores it wakes on); "
+     "`ddpprof calibrate --from` learns it with comm_slowdown; 0 = none",
+     AT(comm_wakeup_us), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

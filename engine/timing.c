@@ -48,6 +48,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
+    t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;

@@ -23,6 +23,7 @@ typedef struct {
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
+    uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double jitter;
     double batch;
     uint64_t rng;

@@ -238,9 +238,9 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 "op_wakeup_sd_us = %.4f\n",
             c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
     if (c->ncontended)
-        add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model per time inside (%zu "
-                "spans)\ncomm_slowdown = %.4f\n",
-            c->ncontended, c->comm_slowdown);
+        add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
+                "inside and a late wake-up (%zu spans)\ncomm_slowdown = %.4f\ncomm_wakeup_us = %.4f\n",
+            c->ncontended, c->comm_slowdown, c->comm_wakeup_us);
     if (t.failed) {
         free(t.s);
         return NULL;

@@ -33,7 +33,7 @@ static const char *const usage =
     "  run beside it: wake-ups, hand-offs, copies, and each bucket allreduce from the last\n"
     "  arrival), for predictions of other scenarios on the machine that ran them\n";
 
-#define MAX_FROM_RUNS 16
+#define MAX_FROM_RUNS 256
 
 #define DEFAULT_SIZES "4K,64K,256K,1M,4M,16M,64M,100M"
 

@@ -34,8 +34,8 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                c->optimizer_gbps);
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
-               "their speed)\n",
-               c->comm_slowdown, c->ncontended);
+               "their speed,\n              and %.3f us later when their end falls inside one)\n",
+               c->comm_slowdown, c->ncontended, c->comm_wakeup_us);
     if (c->nar) {
         printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
         for (size_t i = 0; i < c->nar; i++) {

@@ -110,21 +110,25 @@ static run_span bwd(int rank, int64_t bytes, int64_t start, int64_t end, double 
     return s;
 }
 
-/* comm_slowdown: a forward [0, 1100] of model 1000 (wake-up 100 ns), a copy_in of 1000
- * bytes in 100 ns (20 GB/s).  An allreduce both ranks are in from 3000 (rank 1's
- * arrival) to 7000.  Rank 0's backward [2500, 5500], model 2000 + 100 (its 1000-byte
- * write takes 50): 900 beyond it, 2500 inside.  Rank 1's backward [5000, 8000], model
- * 1000 but its 60000-byte write takes 3000: none beyond, 2000 inside.  Rank 0's
- * backward [8000, 10000], 900 beyond its model but outside the collective, does not
- * count.  E = 900, O = 4500: s = 900 / 3600 = 0.25. */
+/* comm_slowdown and comm_wakeup_us: a forward [0, 1100] of model 1000 (wake-up 100), a
+ * copy_in of 1000 bytes in 100 ns (20 GB/s: every backward's 1000-byte write takes 50
+ * ns, below its model).  One allreduce both ranks are in from 3000 (rank 1's arrival)
+ * to 10000.  Backwards, each with its time inside, whether its modelled end (start +
+ * model + 100) falls inside, and its time beyond the model:
+ *   rank 0 [8000, 10900], model 2400: 2000 inside, ends at 10500 (outside), 400 beyond;
+ *   rank 1 [4000, 5000], model 400: 1000 inside, ends at 4500 (inside), 500 beyond;
+ *   rank 1 [6000, 9000], model 2000: 3000 inside, ends at 8100 (inside), 900 beyond;
+ *   rank 0 [11000, 13000]: nothing inside, left out.
+ * excess = a x inside + w x late fits all three exactly with a = 0.2, w = 300: s =
+ * 0.2 / 0.8 = 0.25, w = 0.3 us. */
 static void test_slowdown_by_hand(void **state)
 {
     (void)state;
     run_span s[] = {
         fwd(0, 3, 0, 1100, 1000),           mem(0, SPAN_COPY_IN, 1000, 100, 200),
-        ar(0, 1, 8000, 2000, 7000),         ar(1, 1, 8000, 3000, 7000),
-        bwd(0, 1000, 2500, 5500, 2000),     bwd(1, 60000, 5000, 8000, 1000),
-        bwd(0, 1000, 8000, 10000, 1000),
+        ar(0, 1, 8000, 2000, 10000),        ar(1, 1, 8000, 3000, 10000),
+        bwd(0, 1000, 8000, 10900, 2400),    bwd(1, 1000, 4000, 5000, 400),
+        bwd(1, 1000, 6000, 9000, 2000),     bwd(0, 1000, 11000, 13000, 1000),
     };
     enum { N = sizeof s / sizeof s[0] };
     run_span faster[N];
@@ -134,14 +138,18 @@ static void test_slowdown_by_hand(void **state)
     assert_int_equal(calib_run_fit(s, N, &c, err, sizeof err), 0);
     assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
-    assert_int_equal(c.ncontended, 2);
-    assert_true(fabs(c.comm_slowdown - 0.25) < 1e-12);
+    assert_int_equal(c.ncontended, 3);
+    assert_true(fabs(c.comm_slowdown - 0.25) < 1e-9);
+    assert_true(fabs(c.comm_wakeup_us - 0.3) < 1e-9);
 
-    /* Faster than the model inside collectives: no negative slowdown. */
-    faster[4].end_ns = 4000;
+    /* Every op faster than its model inside the collective: neither is below 0. */
+    faster[4].end_ns = 9000;
+    faster[5].end_ns = 4100;
+    faster[6].end_ns = 7000;
     assert_int_equal(calib_run_fit(faster, N, &c, err, sizeof err), 0);
-    assert_int_equal(c.ncontended, 2);
+    assert_int_equal(c.ncontended, 3);
     assert_true(c.comm_slowdown == 0);
+    assert_true(c.comm_wakeup_us == 0);
 }
 
 static void test_nothing_to_learn(void **state)

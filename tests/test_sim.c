@@ -528,6 +528,47 @@ static void test_comm_slowdown_by_hand(void **state)
 }
 #undef CONTENDED
 
+/* [device] comm_wakeup_us = 0.5: a forward or backward whose end falls inside its rank's
+ * collective ends 500 ns later.  As with equal ranks (test_equal_ranks_by_hand) but in
+ * iterations 1 and 2, from t0: B layer0 starts at +5000 with bucket 0's allreduce [+5000,
+ * +9000] and would end at +7000, inside it: [+5000, +7500].  copy_in param0 [+7500,
+ * +8500]; bucket 1 when the comm stream is free, [+9000, +13000], the rest as in STEADY:
+ * the step stays 18000 (the allreduces bound it).  Nothing else ends inside a
+ * collective: iteration 0's forwards start when construction's collectives have ended,
+ * iteration 1's when the rebuild's have. */
+static void test_comm_wakeup_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simcwake", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "device.comm_wakeup_us=0.5", NULL});
+    int64_t run = run_sim(st, sc);
+#define LATE_WAKE(r, it, t0)                                                                                     \
+    {r, it, "host", "wait", "end of step", t0, t0 + 18000},                                                   \
+        {r, it, "compute", "forward", "layer0", t0, t0 + 1000},                                              \
+        {r, it, "compute", "forward", "layer1", t0 + 1000, t0 + 2000},                                       \
+        {r, it, "compute", "backward", "layer1", t0 + 2000, t0 + 4000},                                      \
+        {r, it, "compute", "copy_in", "param1", t0 + 4000, t0 + 5000},                                       \
+        {r, it, "compute", "backward", "layer0", t0 + 5000, t0 + 7500},                                      \
+        {r, it, "comm", "allreduce", "bucket 0", t0 + 5000, t0 + 9000},                                      \
+        {r, it, "compute", "copy_in", "param0", t0 + 7500, t0 + 8500},                                       \
+        {r, it, "comm", "allreduce", "bucket 1", t0 + 9000, t0 + 13000},                                     \
+        {r, it, "compute", "copy_out", "param1", t0 + 13000, t0 + 14000},                                    \
+        {r, it, "compute", "copy_out", "param0", t0 + 14000, t0 + 15000},                                    \
+        {r, it, "compute", "optimizer", "sgd step", t0 + 15000, t0 + 18000}
+    const want_span want[] = {
+        CONSTRUCTION(0), ONE_BUCKET(0, 0, 8000, 8000), REBUILD(0, 1, 27000, 28000), LATE_WAKE(0, 1, 29000),
+        LATE_WAKE(0, 2, 47000), CONSTRUCTION(1), ONE_BUCKET(1, 0, 8000, 8000), REBUILD(1, 1, 27000, 28000),
+        LATE_WAKE(1, 1, 29000), LATE_WAKE(1, 2, 47000),
+    };
+#undef LATE_WAKE
+    expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* [device] copy_out_gbps = 2000 and optimizer_gbps = 1000: a copy out of a bucket moves
  * 2 x 2 MB in 2000 ns, the SGD step 12 MB in 12000; copies in keep mem_bw_gbps (1000
  * ns).  One iteration, one bucket, from 8000 as in ONE_BUCKET until the allreduce
@@ -585,6 +626,9 @@ static void test_busy_intervals(void **state)
     /* A zero-length interval is no interval. */
     assert_int_equal(sim_busy_note(&b, 2000, 2000), 0);
     assert_int_equal(b.count, 1);
+    assert_true(sim_busy_covers(&b, 1800)); /* [1700, 1800]: its end is inside, its start not */
+    assert_false(sim_busy_covers(&b, 1700));
+    assert_false(sim_busy_covers(&b, 1801));
     for (int i = 0; i < 100; i++) /* growth past the first allocation keeps the order */
         assert_int_equal(sim_busy_note(&b, 3000 + 20 * i, 3010 + 20 * i), 0);
     assert_int_equal(sim_busy_end(&b, 3000, 20, 1.0), 3030); /* 5 inside (10 ns), 10 free, 5 inside */
@@ -1168,6 +1212,7 @@ int main(void)
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
+        cmocka_unit_test(test_comm_wakeup_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

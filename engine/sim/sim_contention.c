@@ -55,6 +55,18 @@ int64_t sim_busy_end(sim_busy *b, int64_t start_ns, uint64_t dur_ns, double slow
     return t + (int64_t)llround(left);
 }
 
+bool sim_busy_covers(const sim_busy *b, int64_t t_ns)
+{
+    for (size_t i = 0; i < b->count; i++) {
+        const sim_interval *iv = &b->v[b->head + i];
+        if (iv->from_ns >= t_ns)
+            return false;
+        if (t_ns <= iv->to_ns)
+            return true;
+    }
+    return false;
+}
+
 void sim_busy_free(sim_busy *b)
 {
     free(b->v);

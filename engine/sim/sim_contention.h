@@ -4,7 +4,9 @@
  * kernels take SMs and memory bandwidth from the compute kernels beside them, and on
  * the cpu backend the ranks' allreduce sums take the cores that a sleeping op needs to
  * wake up on time.  [device] comm_slowdown = s says how much: inside a busy interval a
- * timed op progresses at 1/(1+s) of its speed, outside it at full speed.
+ * timed op progresses at 1/(1+s) of its speed, outside it at full speed; and
+ * comm_wakeup_us delays the end of one that falls inside a busy interval (a sleeping
+ * op wakes to find the cores taken).
  *
  * Contract: a sim_busy holds one rank's comm-busy intervals in time order, without
  * overlap (a stream runs one collective at a time); sim_busy_note() appends one,
@@ -15,6 +17,7 @@
 #ifndef DDPPROF_SIM_CONTENTION_H
 #define DDPPROF_SIM_CONTENTION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +32,8 @@ typedef struct {
 
 int sim_busy_note(sim_busy *b, int64_t from_ns, int64_t to_ns);
 int64_t sim_busy_end(sim_busy *b, int64_t start_ns, uint64_t dur_ns, double slowdown);
+/* Whether `t_ns` falls inside one of the intervals (after its start, up to its end). */
+bool sim_busy_covers(const sim_busy *b, int64_t t_ns);
 void sim_busy_free(sim_busy *b);
 
 #endif

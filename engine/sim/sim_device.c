@@ -270,6 +270,11 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
 
 static bool advance_stream(sim_device *d, dev_stream sid);
 
+static bool contention_modelled(const sim_device *d)
+{
+    return d->timing.comm_slowdown > 0 || d->timing.comm_wakeup_ns > 0;
+}
+
 /* Whether the comm stream's busy time up to the compute stream's next op is known: a
  * collective that every rank has not reached yet would slow that op by an unknown
  * amount, so the compute stream waits for it (the last arrival puts this rank back on
@@ -293,13 +298,15 @@ static bool advance_stream(sim_device *d, dev_stream sid)
          * collective, not part of it. */
         int64_t gap = (int64_t)d->timing.op_overhead_ns;
         if (e->type == SIM_OP) {
-            bool contended = sid == DEV_STREAM_COMPUTE && d->timing.comm_slowdown > 0 &&
+            bool contended = sid == DEV_STREAM_COMPUTE && contention_modelled(d) &&
                              (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
             if (contended && !comm_known(d))
                 break;
             int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
             int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
                                     : start + (int64_t)e->dur_ns;
+            if (contended && sim_busy_covers(&d->comm_busy, end))
+                end += (int64_t)d->timing.comm_wakeup_ns;
             emit(d, sid, e, start, end);
             st->free_ns = end;
         } else if (e->type == SIM_WAIT) {
@@ -320,7 +327,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             if (c->end_ns < 0)
                 break;
             emit(d, sid, e, st->arrival_ns, c->end_ns);
-            if (d->timing.comm_slowdown > 0 && sim_busy_note(&d->comm_busy, c->last_arrival_ns, c->end_ns) != 0) {
+            if (contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, c->end_ns) != 0) {
                 fail_device(d, "out of memory noting when the comm stream is busy");
                 break;
             }
