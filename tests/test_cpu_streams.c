@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "nvtx_ranges.h"
 #include "recorder.h"
 #include "scenario.h"
 
@@ -69,7 +70,10 @@ static void test_comm_streams_run_below_compute(void **state)
     recorder *rec;
     assert_int_equal(recorder_create(NULL, 0, 2 * BACKEND_RINGS_PER_RANK, &rec), 0);
     assert_int_equal(recorder_start(rec), 0);
-    backend_world_args wa = {.sc = sc, .rec = rec};
+    /* As a run does: NVTX initialised once before any stream worker names its thread. */
+    prof_nvtx nvtx;
+    prof_nvtx_init(&nvtx);
+    backend_world_args wa = {.sc = sc, .rec = rec, .nvtx = &nvtx};
     backend_world *w;
     if (be->world_create(&wa, &w, err, sizeof err) != 0)
         fail_msg("%s", err);
@@ -101,6 +105,7 @@ static void test_comm_streams_run_below_compute(void **state)
     be->world_destroy(w);
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
+    prof_nvtx_destroy(&nvtx);
     free(sc);
 }
 
