@@ -279,7 +279,10 @@ static bool contention_modelled(const sim_device *d)
  * collective that every rank has not reached yet would slow that op by an unknown
  * amount, so the compute stream waits for it (the last arrival puts this rank back on
  * the worklist).  A collective still behind a wait on the compute stream starts after
- * the op, so it does not count. */
+ * the op, so it does not count.  This cannot deadlock: take the lowest collective some
+ * rank has arrived at but not all; a rank not there yet has its comm stream before it,
+ * so that rank's compute stream is held by no collective of its own (one would be lower)
+ * and goes on to the event the collective waits for. */
 static bool comm_known(sim_device *d)
 {
     advance_stream(d, DEV_STREAM_COMM);

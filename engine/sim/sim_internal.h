@@ -4,7 +4,10 @@
  * timed as early as their dependencies allow (dataflow order, not time order: with no
  * contention but a stream's own order, the two give the same times), so most ops are
  * timed the moment they are enqueued.  A stream stops at a wait on an event of the other
- * stream not yet reached, and at a collective not every rank has arrived at.  The world
+ * stream not yet reached, and at a collective not every rank has arrived at; with
+ * [device] comm_slowdown or comm_wakeup_us, a forward or backward also waits until the
+ * collective ahead of it on its comm stream is timed, since it runs slower inside it
+ * (sim_contention.h).  The world
  * keeps one record per collective (by seq); the last rank to arrive completes it and puts
  * every rank on the worklist, which the scheduler (sim_backend.c) drains between fibers.
  * Collectives with buffers (the small ones whose result the host reads: join's counts,
