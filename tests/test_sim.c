@@ -753,15 +753,11 @@ static void test_join_by_hand(void **state)
 /* The same scenario and seed give the same span table (every column but run_id), with
  * jitter, lognormal per-rank speeds and a fraction of slow ranks in play; another seed
  * gives another. */
-static void test_deterministic(void **state)
+static void check_deterministic(const char *const extra[])
 {
-    (void)state;
     char path[64], err[256];
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simdet", &st, err, sizeof err), 0);
-    const char *const extra[] = {"run.world_size=16", "run.iterations=3", "skew.jitter=0.1", "skew.speed_sigma=0.2",
-                                 "skew.slow_fraction=0.25", "skew.slowdown=1.5", "model.params=", "model.preset=resnet18",
-                                 "model.batch=8", NULL};
     scenario *sc = hand_scenario(extra);
     int64_t a = run_sim(st, sc), b = run_sim(st, sc);
     assert_int_equal(scenario_override(sc, "run.seed=2", (char[SCENARIO_ERR]){0}), 0);
@@ -792,6 +788,22 @@ static void test_deterministic(void **state)
     free(sc);
     store_close(st);
     remove_db(path);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    const char *const plain[] = {"run.world_size=16", "run.iterations=3", "skew.jitter=0.1", "skew.speed_sigma=0.2",
+                                 "skew.slow_fraction=0.25", "skew.slowdown=1.5", "model.params=", "model.preset=resnet18",
+                                 "model.batch=8", NULL};
+    check_deterministic(plain);
+    /* With the terms that make a compute stream wait for its comm stream's collective
+     * and draw every wake-up: the order the ranks are timed in must not show. */
+    const char *const contended[] = {"run.world_size=16", "run.iterations=3", "skew.jitter=0.1",
+                                     "skew.speed_sigma=0.2", "model.params=", "model.preset=resnet18",
+                                     "model.batch=8", "device.comm_slowdown=0.3", "device.comm_wakeup_us=0.5",
+                                     "device.op_wakeup_us=1", "device.op_wakeup_sd_us=1", NULL};
+    check_deterministic(contended);
 }
 
 /* record.detail = phase: each rank-iteration's compute ops become one span per phase
