@@ -30,21 +30,61 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-static void fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
+/* Fewer stalls than this among the forwards are left in the lognormal. */
+#define MIN_STALLS 3
+
+/* The forwards' excess over their model: a lognormal body and, beyond the median plus
+ * STALL_MADS median absolute deviations, stalls. */
+#define STALL_MADS 10.0
+
+static int fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
 {
-    double sum = 0, sum2 = 0;
+    double *ex = malloc((n ? n : 1) * sizeof *ex), *dev = malloc((n ? n : 1) * sizeof *dev);
+    if (!ex || !dev) {
+        free(ex);
+        free(dev);
+        return -1;
+    }
     for (size_t i = 0; i < n; i++)
-        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns > 0) {
-            double excess = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
-            sum += excess;
-            sum2 += excess * excess;
-            out->nforward++;
+        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns > 0)
+            ex[out->nforward++] = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
+    size_t k = out->nforward;
+    double threshold = INFINITY;
+    if (k > 0) {
+        double med = median(ex, k); /* sorts ex */
+        for (size_t i = 0; i < k; i++)
+            dev[i] = fabs(ex[i] - med);
+        double mad = median(dev, k);
+        size_t body = k;
+        while (body > 0 && ex[body - 1] > med + STALL_MADS * mad)
+            body--;
+        if (mad > 0 && k - body >= MIN_STALLS)
+            threshold = med + STALL_MADS * mad;
+    }
+    double sum = 0, sum2 = 0, stall_sum = 0;
+    size_t nbody = 0, nstall = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (ex[i] > threshold) {
+            stall_sum += ex[i];
+            nstall++;
+        } else {
+            sum += ex[i];
+            sum2 += ex[i] * ex[i];
+            nbody++;
         }
-    if (out->nforward == 0 || sum <= 0)
-        return;
-    double k = (double)out->nforward, mean = sum / k, var = sum2 / k - mean * mean;
+    }
+    free(ex);
+    free(dev);
+    if (nbody == 0 || sum <= 0)
+        return 0;
+    double mean = sum / (double)nbody, var = sum2 / (double)nbody - mean * mean;
     out->op_wakeup_us = mean / 1e3;
     out->op_wakeup_sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
+    if (nstall > 0) {
+        out->op_stall_fraction = (double)nstall / (double)k;
+        out->op_stall_us = (stall_sum / (double)nstall - mean) / 1e3;
+    }
+    return 0;
 }
 
 /* Needs the spans in by_place order: a rank's compute spans by start. */
@@ -191,7 +231,8 @@ static int fit_contention(const run_span *s, size_t n, calib_run_costs *out)
         return -1;
     /* Least squares of excess = a x inside + w x [deadline inside], over the ops with any
      * time inside: the normal equations' sums. */
-    double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0, wake_ns = out->op_wakeup_us * 1e3;
+    double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0;
+    double wake_ns = (out->op_wakeup_us + out->op_stall_fraction * out->op_stall_us) * 1e3; /* the mean */
     for (size_t i = 0; i < n; i++) {
         const run_span *o = &s[i];
         if (o->stream != STREAM_COMPUTE || o->model_ns <= 0 || (o->kind != SPAN_FORWARD && o->kind != SPAN_BACKWARD))
@@ -292,9 +333,9 @@ int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t
 {
     *out = (calib_run_costs){0};
     qsort(s, n, sizeof *s, by_place);
-    fit_wakeup(s, n, out);
     fit_memory(s, n, out);
-    if (fit_overhead(s, n, out) != 0 || fit_contention(s, n, out) != 0 || fit_allreduce(s, n, out) != 0) {
+    if (fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 || fit_contention(s, n, out) != 0 ||
+        fit_allreduce(s, n, out) != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }

@@ -9,6 +9,10 @@
  *                  forward on the cpu backend has no work: it sleeps to its modelled
  *                  deadline, so the excess is the late wake-up); not below 0;
  *   op_wakeup_sd_us the standard deviation of that excess (with a mean above 0);
+ *   op_stall_fraction, op_stall_us  when at least 3 forwards exceed the median excess
+ *                  by more than 10 median absolute deviations: their share, and their
+ *                  mean beyond op_wakeup_us, which the two above then leave out (so the
+ *                  mean excess is op_wakeup_us + fraction x op_stall_us);
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
@@ -55,7 +59,8 @@ typedef struct {
 #define CALIB_RUN_MAX_SAMPLES 256
 
 typedef struct {
-    double op_wakeup_us, op_wakeup_sd_us, op_overhead_us, comm_slowdown, comm_wakeup_us;
+    double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
+        comm_wakeup_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
     size_t nforward, ngaps, ncontended;  /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer;

@@ -183,6 +183,8 @@ typedef struct scenario {
     double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
     double op_wakeup_sd_us; /* predict only: its standard deviation from op to op (seeded lognormal) */
+    double op_stall_fraction; /* predict only: share of those wake-ups that stall as well */
+    double op_stall_us;       /* predict only: a stall's mean length (exponential) */
     double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
     double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */
 

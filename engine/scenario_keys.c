@@ -278,6 +278,15 @@ const key_def scn_keys[] = {
      "ranks drift apart as on a real machine; `ddpprof calibrate --from` learns it; 0 = every "
      "wake-up the same",
      AT(op_wakeup_sd_us), 0, 0},
+    {"device", "op_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of wake-ups that stall as well (a thread kept off the cores for "
+     "milliseconds, which a lognormal almost never draws, yet one stalled rank holds every rank at "
+     "the next collective); `ddpprof calibrate --from` learns it; 0 = none",
+     AT(op_stall_fraction), 0, 0},
+    {"device", "op_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: the mean length of such a stall in microseconds (each an exponential draw, "
+     "seeded as the wake-ups are)",
+     AT(op_stall_us), 0, 0},
     {"device", "comm_slowdown", K_DOUBLE, 0, 100, NULL, "0",
      "predict only: how much slower a forward or backward runs while its rank's comm stream "
      "moves data (NCCL kernels take SMs and memory bandwidth; the cpu backend's allreduce sums "

@@ -47,6 +47,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
+    t->stall_fraction = sc->op_stall_fraction;
+    t->stall_ns = sc->op_stall_us * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
     t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
     t->jitter = sc->jitter;
@@ -74,15 +76,24 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes)
     return (uint64_t)(bytes / bw * jitter_factor(t));
 }
 
+/* A stall after a wake-up, for stall_fraction of them: exponential of mean stall_ns. */
+static uint64_t stall_ns(timing_model *t)
+{
+    if (t->stall_fraction <= 0 || t->stall_ns <= 0 || uniform01(&t->rng) >= t->stall_fraction)
+        return 0;
+    return (uint64_t)(-t->stall_ns * log(uniform01(&t->rng)) + 0.5);
+}
+
 /* One wake-up: op_wakeup_ns, or with a spread a lognormal draw of that mean and
- * standard deviation (wake-ups are never early and now and then very late). */
+ * standard deviation (wake-ups are never early and now and then very late), and now
+ * and then a stall after it. */
 static uint64_t wakeup_ns(timing_model *t)
 {
     double m = (double)t->op_wakeup_ns, s = t->op_wakeup_sd_ns;
     if (m <= 0 || s <= 0)
-        return t->op_wakeup_ns;
+        return t->op_wakeup_ns + stall_ns(t);
     double var = log(1.0 + s * s / (m * m));
-    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5);
+    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5) + stall_ns(t);
 }
 
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed)

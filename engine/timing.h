@@ -22,6 +22,7 @@ typedef struct {
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
+    double stall_fraction, stall_ns; /* the share of wake-ups that stall too, a stall's mean ([device]) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double jitter;
@@ -46,7 +47,9 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
  * backward, whose model is FLOPs), the wake-up after it.  The result is at least the
  * roofline max(model, memory time).  With op_wakeup_sd_ns the wake-up is a seeded
  * lognormal draw per op of mean op_wakeup_ns and that standard deviation, so equal ranks
- * drift apart as real ones do and a collective waits for the last of them.  The dispatch cost (op_overhead_ns) is not in it:
+ * drift apart as real ones do and a collective waits for the last of them; with
+ * stall_fraction, that share of wake-ups is followed by a stall, an exponential draw of
+ * mean stall_ns.  The dispatch cost (op_overhead_ns) is not in it:
  * a real stream pays it before the op starts, as idle time between ops, and the sim
  * puts it there.  Backends that run ops for real pay these costs themselves and use
  * model_ns as is. */

@@ -237,6 +237,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; forwards beyond their model, the mean of %zu and its standard deviation\nop_wakeup_us = %.4f\n"
                 "op_wakeup_sd_us = %.4f\n",
             c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
+    if (c->op_stall_fraction > 0)
+        add(&t, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their share and "
+                "mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
+            c->op_stall_fraction, c->op_stall_us);
     if (c->ncontended)
         add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
                 "inside and a late wake-up (%zu spans)\ncomm_slowdown = %.4f\ncomm_wakeup_us = %.4f\n",

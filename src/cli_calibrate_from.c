@@ -23,6 +23,9 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->nforward)
         printf("op_wakeup   %10.3f us  (forwards beyond their model, mean; standard deviation %.3f us)\n",
                c->op_wakeup_us, c->op_wakeup_sd_us);
+    if (c->op_stall_fraction > 0)
+        printf("op_stall    %10.3f us  (%.3f %% of the forwards beyond the body of wake-ups, their mean beyond it)\n",
+               c->op_stall_us, 100.0 * c->op_stall_fraction);
     if (c->ngaps)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
     if (c->ncopy_in)

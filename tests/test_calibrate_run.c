@@ -152,6 +152,34 @@ static void test_slowdown_by_hand(void **state)
     assert_true(c.comm_wakeup_us == 0);
 }
 
+/* Forwards of model 1000 beyond it by 90, 95, 100, 100, 105, 110 ns and by 2000, 2500,
+ * 3000: median 105, median absolute deviation 10, so beyond 205 are stalls, 3 of 9.  The
+ * body: mean 100, standard deviation sqrt(250 / 6); the stalls' mean 2500, 2400 beyond
+ * the body's.  (The mean of all, 900, is 100 + 3/9 x 2400.)  With two such forwards
+ * only, there are no stalls and all nine form the body. */
+static void test_stalls_by_hand(void **state)
+{
+    (void)state;
+    const int excess[] = {90, 95, 100, 100, 105, 110, 2000, 2500, 3000};
+    run_span s[9];
+    for (int i = 0; i < 9; i++)
+        s[i] = fwd(i % 2, 3, 10000 * i, 10000 * i + 1000 + excess[i], 1000);
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, 9, &c, err, sizeof err), 0);
+    assert_int_equal(c.nforward, 9);
+    assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
+    assert_true(fabs(c.op_wakeup_sd_us - sqrt(250.0 / 6) / 1e3) < 1e-12);
+    assert_true(fabs(c.op_stall_fraction - 3.0 / 9) < 1e-12);
+    assert_true(fabs(c.op_stall_us - 2.4) < 1e-12);
+
+    for (int i = 0; i < 8; i++)
+        s[i] = fwd(i % 2, 3, 10000 * i, 10000 * i + 1000 + excess[i], 1000);
+    assert_int_equal(calib_run_fit(s, 8, &c, err, sizeof err), 0);
+    assert_true(c.op_stall_fraction == 0 && c.op_stall_us == 0);
+    assert_true(fabs(c.op_wakeup_us - (600 + 4500) / 8.0 / 1e3) < 1e-12);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -168,6 +196,7 @@ int main(void)
         cmocka_unit_test(test_by_hand),
         cmocka_unit_test(test_floors_and_runs_apart),
         cmocka_unit_test(test_slowdown_by_hand),
+        cmocka_unit_test(test_stalls_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -473,6 +473,36 @@ static void test_skewed_rank_by_hand(void **state)
  *   it 1 (t0 = 14000): the one-bucket step: allreduce 22000-28000, SGD 30000-33000.
  *   it 2: indices 33000-34000, sizes 34000-35000; F 35000-37000, B 37000-41000.
  *   it 3 (t0 = 41000): the steady step, until 59000. */
+/* op_stall_fraction = 0.1, op_stall_us = 500 with op_wakeup_us = 100 and no spread:
+ * every wake-up is 100 us, and one in ten is followed by an exponential stall of mean
+ * 500 us; the same seed and rank draw the same stalls. */
+static void test_wakeup_stalls(void **state)
+{
+    (void)state;
+    scenario *sc = hand_scenario(
+        (const char *[]){"device.op_wakeup_us=100", "device.op_stall_fraction=0.1", "device.op_stall_us=500", NULL});
+    timing_model a, b;
+    timing_init(&a, sc, 3);
+    timing_init(&b, sc, 3);
+    const int n = 200000;
+    int stalls = 0;
+    double stall_sum = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t x = timing_stream_op_ns(&a, 1000, 0, true);
+        assert_true(x == timing_stream_op_ns(&b, 1000, 0, true));
+        assert_true(x >= 101000);
+        if (x > 101000) {
+            stalls++;
+            stall_sum += (double)(x - 101000);
+        }
+    }
+    double share = (double)stalls / n, mean = stall_sum / stalls;
+    if (fabs(share - 0.1) > 0.004 || fabs(mean - 500000) > 15000)
+        fail_msg("stalls: %.4f of wake-ups (want 0.1), mean %.0f ns (want 500000)", share, mean);
+    assert_true(timing_stream_op_ns(&a, 1000, 0, false) == 1000); /* an op not timed neither wakes nor stalls */
+    free(sc);
+}
+
 /* [device] comm_slowdown = 3: a forward or backward inside its rank's collective runs at
  * a quarter of its speed.  Iteration 0 (one bucket) has no compute inside a collective:
  * as with equal ranks, [8000, 27000], and the rebuild [27000, 29000].  Iterations 1 and
@@ -1221,6 +1251,7 @@ int main(void)
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),
+        cmocka_unit_test(test_wakeup_stalls),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
