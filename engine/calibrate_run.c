@@ -145,8 +145,6 @@ static int by_rank_time(const void *pa, const void *pb)
     return (a->from_ns > b->from_ns) - (a->from_ns < b->from_ns);
 }
 
-static int by_collective(const void *pa, const void *pb);
-
 /* Every collective of every rank from the last arrival to that rank's end, by (run, rank,
  * time); `c` holds the comm spans with a seq in by_collective order.  The count in *nb. */
 static busy_interval *busy_intervals(const run_span *c, size_t nc, size_t *nb)
@@ -214,19 +212,12 @@ static void fit_two(double s11, double s12, double s22, double b1, double b2, ca
     out->comm_wakeup_us = w > 0 ? w / 1e3 : 0;
 }
 
-/* After fit_wakeup and fit_memory: the model of a timed op without contention is theirs. */
-static int fit_contention(const run_span *s, size_t n, calib_run_costs *out)
+/* After fit_wakeup and fit_memory: the model of a timed op without contention is theirs.
+ * `c`: the comm spans with a seq, by_collective. */
+static int fit_contention(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out)
 {
-    run_span *c = malloc((n ? n : 1) * sizeof *c);
-    if (!c)
-        return -1;
-    size_t nc = 0, nb = 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i].stream == STREAM_COMM && s[i].seq >= 0)
-            c[nc++] = s[i];
-    qsort(c, nc, sizeof *c, by_collective);
+    size_t nb = 0;
     busy_interval *b = busy_intervals(c, nc, &nb);
-    free(c);
     if (!b)
         return -1;
     /* Least squares of excess = a x inside + w x [deadline inside], over the ops with any
@@ -290,18 +281,11 @@ static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us,
     return 0;
 }
 
-static int fit_allreduce(run_span *s, size_t n, calib_run_costs *out)
+/* `c`: the comm spans with a seq, by_collective; the bucket allreduces among them. */
+static int fit_allreduce(const run_span *c, size_t nc, calib_run_costs *out)
 {
-    run_span *c = malloc((n ? n : 1) * sizeof *c);
     double *per[CALIB_RUN_MAX_SAMPLES] = {0};
     size_t nper[CALIB_RUN_MAX_SAMPLES] = {0}, cap[CALIB_RUN_MAX_SAMPLES] = {0};
-    if (!c)
-        return -1;
-    size_t nc = 0;
-    for (size_t i = 0; i < n; i++)
-        if (s[i].stream == STREAM_COMM && s[i].kind == SPAN_ALLREDUCE && s[i].bucket >= 0 && s[i].seq >= 0)
-            c[nc++] = s[i];
-    qsort(c, nc, sizeof *c, by_collective);
     int rc = 0;
     for (size_t i = 0; i < nc && rc == 0;) {
         size_t j = i;
@@ -313,8 +297,9 @@ static int fit_allreduce(run_span *s, size_t n, calib_run_costs *out)
             same_bytes &= c[j].bytes == c[i].bytes;
             j++;
         }
-        /* Only collectives every rank recorded, so the last arrival is known. */
-        if ((int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && last_end > last_start) {
+        /* Only bucket allreduces every rank recorded, so the last arrival is known. */
+        bool bucket_allreduce = c[i].kind == SPAN_ALLREDUCE && c[i].bucket >= 0;
+        if (bucket_allreduce && (int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && last_end > last_start) {
             rc = add_sample(out, c[i].world, c[i].bytes, (double)(last_end - last_start) / 1e3, per, nper, cap);
             out->ncollectives++;
         }
@@ -325,8 +310,21 @@ static int fit_allreduce(run_span *s, size_t n, calib_run_costs *out)
             out->ar[k].us = median(per[k], nper[k]);
         free(per[k]);
     }
-    free(c);
     return rc;
+}
+
+/* The comm spans with a seq, by collective (*nc of them); NULL when out of memory. */
+static run_span *collectives(const run_span *s, size_t n, size_t *nc)
+{
+    run_span *c = malloc((n ? n : 1) * sizeof *c);
+    if (!c)
+        return NULL;
+    *nc = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].stream == STREAM_COMM && s[i].seq >= 0)
+            c[(*nc)++] = s[i];
+    qsort(c, *nc, sizeof *c, by_collective);
+    return c;
 }
 
 int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t errlen)
@@ -334,8 +332,16 @@ int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t
     *out = (calib_run_costs){0};
     qsort(s, n, sizeof *s, by_place);
     fit_memory(s, n, out);
-    if (fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 || fit_contention(s, n, out) != 0 ||
-        fit_allreduce(s, n, out) != 0) {
+    size_t nc = 0;
+    run_span *c = collectives(s, n, &nc);
+    int rc = c ? 0 : -1;
+    if (rc == 0)
+        rc = fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 || fit_contention(s, n, c, nc, out) != 0 ||
+                     fit_allreduce(c, nc, out) != 0
+                 ? -1
+                 : 0;
+    free(c);
+    if (rc != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }

@@ -148,11 +148,10 @@ static int read_spans(sqlite3 *db, const run_row *r, const model *m, const doubl
                       .bytes = sqlite3_column_int64(st, 7),
                       .start_ns = sqlite3_column_int64(st, 8),
                       .end_ns = sqlite3_column_int64(st, 9)};
-        size_t at = (size_t)rank * m->nlayers + (size_t)layer;
-        if (kind == SPAN_FORWARD && layer >= 0 && layer < m->nlayers)
-            s.model_ns = models[at];
-        else if (kind == SPAN_BACKWARD && layer >= 0 && layer < m->nlayers)
-            s.model_ns = models[(size_t)r->world * m->nlayers + at];
+        if ((kind == SPAN_FORWARD || kind == SPAN_BACKWARD) && layer >= 0 && layer < m->nlayers) {
+            size_t at = (size_t)rank * m->nlayers + (size_t)layer; /* layer_models' layout */
+            s.model_ns = models[kind == SPAN_FORWARD ? at : (size_t)r->world * m->nlayers + at];
+        }
         if (push(out, &s) != 0) {
             snprintf(err, errlen, "out of memory reading run %lld's spans", (long long)r->id);
             rc = -1;

@@ -192,22 +192,24 @@ static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
  * on what compute leaves: 1.15x whatever the model, and steps repeat more closely. */
 #define COMM_STREAM_NICE 10
 
-static void yield_cores_to_compute(void)
+/* Linux gives each thread its own niceness.  False where raising it is refused: the
+ * stream then runs at the compute streams' priority, a matter of speed, not of results. */
+static bool yield_cores_to_compute(void)
 {
-    /* Linux gives each thread its own niceness.  Where raising it is refused, the
-     * stream runs as before: a matter of speed, not of results. */
-    if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), COMM_STREAM_NICE) != 0)
-        return;
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), COMM_STREAM_NICE) == 0;
 }
 
 static void *stream_main(void *arg)
 {
     cpu_stream *s = arg;
-    char tname[32];
+    char tname[48];
     snprintf(tname, sizeof tname, "rank %d %s", s->dev->base.rank, s->id == DEV_STREAM_COMPUTE ? "compute" : "comm");
     prof_nvtx_name_thread(tname);
-    if (s->id == DEV_STREAM_COMM)
-        yield_cores_to_compute();
+    if (s->id == DEV_STREAM_COMM && !yield_cores_to_compute()) {
+        /* Said where a user looks at the streams: the timeline's thread names. */
+        snprintf(tname, sizeof tname, "rank %d comm (niceness refused)", s->dev->base.rank);
+        prof_nvtx_name_thread(tname);
+    }
     pthread_mutex_lock(&s->mu);
     for (;;) {
         while (s->count == 0 && !s->stop)
