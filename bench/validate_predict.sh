@@ -162,26 +162,15 @@ if [ "$ALG" = measured ]; then
 else
     NET_OVERRIDES+=(-s network.algorithm=ring)
 fi
+# Every [device] term the calibration gives, as an override.
 DEV_OVERRIDES=()
-[ -n "$MEM" ] && DEV_OVERRIDES=(-s device.mem_bw_gbps="$MEM")
+for key in mem_bw_gbps copy_out_gbps optimizer_gbps op_overhead_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
+    op_stall_us comm_slowdown comm_wakeup_us; do
+    v=$(value "$key")
+    [ -n "$v" ] && DEV_OVERRIDES+=(-s "device.$key=$v")
+done
 OVH=$(value op_overhead_us)
-[ -n "$OVH" ] && DEV_OVERRIDES+=(-s device.op_overhead_us="$OVH")
 WAKE=$(value op_wakeup_us)
-[ -n "$WAKE" ] && DEV_OVERRIDES+=(-s device.op_wakeup_us="$WAKE")
-WAKE_SD=$(value op_wakeup_sd_us)
-[ -n "$WAKE_SD" ] && DEV_OVERRIDES+=(-s device.op_wakeup_sd_us="$WAKE_SD")
-STALL_FRACTION=$(value op_stall_fraction)
-[ -n "$STALL_FRACTION" ] && DEV_OVERRIDES+=(-s device.op_stall_fraction="$STALL_FRACTION")
-STALL=$(value op_stall_us)
-[ -n "$STALL" ] && DEV_OVERRIDES+=(-s device.op_stall_us="$STALL")
-COPY_OUT=$(value copy_out_gbps)
-[ -n "$COPY_OUT" ] && DEV_OVERRIDES+=(-s device.copy_out_gbps="$COPY_OUT")
-OPT_BW=$(value optimizer_gbps)
-[ -n "$OPT_BW" ] && DEV_OVERRIDES+=(-s device.optimizer_gbps="$OPT_BW")
-SLOWDOWN=$(value comm_slowdown)
-[ -n "$SLOWDOWN" ] && DEV_OVERRIDES+=(-s device.comm_slowdown="$SLOWDOWN")
-COMM_WAKE=$(value comm_wakeup_us)
-[ -n "$COMM_WAKE" ] && DEV_OVERRIDES+=(-s device.comm_wakeup_us="$COMM_WAKE")
 if [ "$NOISE_FLOOR" = 1 ]; then
     NET_OVERRIDES=()
     DEV_OVERRIDES=()
