@@ -21,7 +21,11 @@
  *                  SGD steps (parameter and gradient read, parameter written: 3 x
  *                  bytes): each kind meets its own load (every rank copies out and steps
  *                  at the same moment, after the last allreduce; copies in are spread
- *                  over the backward pass);
+ *                  over the backward pass); with host_cores > 0 (the cores the ranks of
+ *                  each run shared) each span's time is the core time it received: with
+ *                  k copies and steps of the run's ranks running at once, min(1, cores/k)
+ *                  of each moment, so the bandwidths are those of one op on one core,
+ *                  which predict shares out again ([device] host_cores); 0: wall time;
  *   comm_slowdown, comm_wakeup_us  how forwards and backwards suffer from their rank's
  *                  collectives (from the last rank's arrival to the end): over the ops
  *                  with time inside one, their time beyond the model (model +
@@ -62,6 +66,7 @@ typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
         comm_wakeup_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
+    double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     size_t nforward, ngaps, ncontended;  /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
@@ -70,6 +75,6 @@ typedef struct {
 } calib_run_costs;
 
 /* Sorts `s` in place. */
-int calib_run_fit(run_span *s, size_t n, calib_run_costs *out, char *err, size_t errlen);
+int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out, char *err, size_t errlen);
 
 #endif

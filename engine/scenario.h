@@ -187,6 +187,7 @@ typedef struct scenario {
     double op_stall_us;       /* predict only: a stall's mean length (exponential) */
     double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
     double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */
+    double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

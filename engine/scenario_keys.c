@@ -299,6 +299,14 @@ const key_def scn_keys[] = {
      "rank's comm stream moves data (on shared cores the sums hold the cores it wakes on); "
      "`ddpprof calibrate --from` learns it with comm_slowdown; 0 = none",
      AT(comm_wakeup_us), 0, 0},
+    {"device", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: cores that the ranks of one host share for their memory-bound ops (copies "
+     "into and out of the buckets, the optimizer step), each op on at most one core: on the cpu "
+     "backend every rank is a process of one machine, and after the last allreduce they all copy "
+     "out and step at once; a host is network.gpus_per_node ranks, or the whole world when that "
+     "is 0; `ddpprof calibrate --from` writes the cores of the machine it learned on and learns "
+     "the bandwidths of one op on one core; 0 = every rank has its own memory system (GPUs)",
+     AT(host_cores), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

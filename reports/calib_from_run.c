@@ -2,6 +2,7 @@
  * calib_run_fit (see calib_from_run.h). */
 #include "calib_from_run.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,8 @@ static int read_spans(sqlite3 *db, const run_row *r, const model *m, const doubl
     return rc;
 }
 
-static int gather_run(sqlite3 *db, int64_t id, span_list *spans, char *about, size_t aboutlen, char *err,
-                      size_t errlen)
+static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, char *about, size_t aboutlen,
+                      char *err, size_t errlen)
 {
     run_row r = {0};
     scenario *sc = malloc(sizeof *sc);
@@ -185,6 +186,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, char *about, si
     if (rc == 0)
         rc = read_spans(db, &r, &m, models, spans, err, errlen);
     if (rc == 0) {
+        *on_cpu = *on_cpu && strcmp(r.backend, "cpu") == 0;
         size_t len = strlen(about);
         snprintf(about + len, aboutlen - len, "%srun %lld \"%s\" (%s, %d ranks)", len ? ", " : "", (long long)id,
                  r.name, r.backend, r.world);
@@ -196,17 +198,20 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, char *about, si
     return rc;
 }
 
-int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, calib_run_costs *out, char *about,
-                    size_t aboutlen, char *err, size_t errlen)
+int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, calib_run_costs *out,
+                    char *about, size_t aboutlen, char *err, size_t errlen)
 {
     span_list spans = {0};
     if (aboutlen)
         about[0] = '\0';
     int rc = 0;
+    bool on_cpu = true;
     for (int i = 0; i < nruns && rc == 0; i++)
-        rc = gather_run(db, runs[i], &spans, about, aboutlen, err, errlen);
+        rc = gather_run(db, runs[i], &spans, &on_cpu, about, aboutlen, err, errlen);
+    if (host_cores < 0)
+        host_cores = on_cpu ? (double)sysconf(_SC_NPROCESSORS_ONLN) : 0;
     if (rc == 0)
-        rc = calib_run_fit(spans.v, spans.n, out, err, errlen);
+        rc = calib_run_fit(spans.v, spans.n, host_cores, out, err, errlen);
     free(spans.v);
     return rc;
 }

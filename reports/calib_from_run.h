@@ -5,7 +5,8 @@
  * Contract: 0 with `out` filled and `about` naming the runs (their names, backends and
  * world sizes); -1 with err: a run that is not in the database, not complete, or whose
  * stored scenario no longer loads.  Warm-up iterations are left out, as the reports
- * leave them out.
+ * leave them out.  host_cores: the cores the runs' ranks shared (calibrate_run.h); below 0,
+ * this machine's when every run is on the cpu backend (its ranks are processes here), else 0.
  */
 #ifndef DDPPROF_CALIB_FROM_RUN_H
 #define DDPPROF_CALIB_FROM_RUN_H
@@ -16,7 +17,7 @@
 
 #include "calibrate_run.h"
 
-int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, calib_run_costs *out, char *about,
-                    size_t aboutlen, char *err, size_t errlen);
+int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, calib_run_costs *out,
+                    char *about, size_t aboutlen, char *err, size_t errlen);
 
 #endif

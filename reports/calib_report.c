@@ -230,6 +230,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
     if (c->noptimizer)
         add(&t, "; SGD steps, parameter and gradient read, parameter written (%zu spans)\noptimizer_gbps = %.4f\n",
             c->noptimizer, c->optimizer_gbps);
+    if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
+        add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
+                "host_cores = %g\n",
+            c->host_cores);
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
             c->op_overhead_us);

@@ -22,7 +22,7 @@ static const char *const usage =
     "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 4K,64K,...,100M]\n"
     "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
     "                         [-o FILE]\n"
-    "       ddpprof calibrate --from DB --run ID [--run ID ...] [-o FILE]\n"
+    "       ddpprof calibrate --from DB --run ID [--run ID ...] [--host-cores N] [-o FILE]\n"
     "  measures in-place SUM allreduce at every (ranks, size), fits\n"
     "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
     "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
@@ -31,7 +31,9 @@ static const char *const usage =
     "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n"
     "  --from: learns the same terms from recorded runs instead (each op's cost with the whole\n"
     "  run beside it: wake-ups, hand-offs, copies, and each bucket allreduce from the last\n"
-    "  arrival), for predictions of other scenarios on the machine that ran them\n";
+    "  arrival), for predictions of other scenarios on the machine that ran them\n"
+    "  --host-cores: the cores the runs' ranks shared (default: this machine's for cpu runs,\n"
+    "  else 0); copies and optimizer steps are learned per core and written as host_cores\n";
 
 #define MAX_FROM_RUNS 256
 
@@ -43,7 +45,9 @@ typedef struct {
     const char *from; /* --from DB: learn from recorded runs instead of measuring */
     int64_t runs[MAX_FROM_RUNS];
     int nruns;
+    double host_cores; /* --host-cores; -1: this machine's for cpu runs */
     bool probe_option; /* an option of the measuring mode was given */
+    bool from_option;  /* one of --from's own (--run, --host-cores) */
 } options;
 
 static int parse_run(const char *text, options *o)
@@ -55,6 +59,16 @@ static int parse_run(const char *text, options *o)
     if (o->nruns == MAX_FROM_RUNS)
         return cli_usage_error(usage, "--run: at most %d runs", MAX_FROM_RUNS);
     o->runs[o->nruns++] = v;
+    return EXIT_OK;
+}
+
+static int parse_host_cores(const char *text, options *o)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (*end || end == text || !(v >= 0 && v <= 1e6))
+        return cli_usage_error(usage, "--host-cores %s: want a number of cores (0 = not shared)", text);
+    o->host_cores = v;
     return EXIT_OK;
 }
 
@@ -137,7 +151,7 @@ static int parse_args(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         static const char *const known[] = {"--backend", "--ranks",   "--sizes", "--copy-sizes", "--iters",
-                                            "--warmup",  "--repeats", "-o",      "--from",       "--run", NULL};
+                                            "--warmup",  "--repeats", "-o",      "--from",       "--run", "--host-cores", NULL};
         bool is_known = false;
         for (int k = 0; known[k]; k++)
             is_known |= strcmp(a, known[k]) == 0;
@@ -147,9 +161,13 @@ static int parse_args(int argc, char **argv, options *o)
             return cli_usage_error(usage, "%s needs a value", a);
         const char *v = argv[++i];
         int rc = EXIT_OK;
-        o->probe_option |= strcmp(a, "-o") != 0 && strcmp(a, "--from") != 0 && strcmp(a, "--run") != 0;
+        bool from_option = !strcmp(a, "--from") || !strcmp(a, "--run") || !strcmp(a, "--host-cores");
+        o->probe_option |= strcmp(a, "-o") != 0 && !from_option;
+        o->from_option |= strcmp(a, "--from") != 0 && from_option;
         if (!strcmp(a, "--from"))
             o->from = v;
+        else if (!strcmp(a, "--host-cores"))
+            rc = parse_host_cores(v, o);
         else if (!strcmp(a, "--run"))
             rc = parse_run(v, o);
         else if (!strcmp(a, "--backend"))
@@ -180,8 +198,8 @@ static int parse_args(int argc, char **argv, options *o)
         return cli_usage_error(usage, "--from learns from recorded runs: the measuring options do not apply");
     if (o->from && o->nruns == 0)
         return cli_usage_error(usage, "--from %s needs --run ID (which recorded runs to learn from)", o->from);
-    if (!o->from && o->nruns > 0)
-        return cli_usage_error(usage, "--run needs --from DB (the database that holds the run)");
+    if (!o->from && o->from_option)
+        return cli_usage_error(usage, "--run and --host-cores need --from DB (the database that holds the runs)");
     int rc = parse_ranks(ranks, o->plan.ranks, &o->plan.nranks);
     if (rc == EXIT_OK)
         rc = parse_sizes("--sizes", sizes, o->plan.sizes, &o->plan.nsizes);
@@ -208,12 +226,12 @@ int cli_calibrate(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
-    options o = {0};
+    options o = {.host_cores = -1};
     int rc = parse_args(argc, argv, &o);
     if (rc != EXIT_OK)
         return rc;
     if (o.from)
-        return cli_calibrate_from(o.from, o.runs, o.nruns, o.out);
+        return cli_calibrate_from(o.from, o.runs, o.nruns, o.host_cores, o.out);
     o.plan.be = backend_find(o.backend);
     if (!o.plan.be) {
         char names[128];

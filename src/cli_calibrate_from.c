@@ -35,6 +35,9 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->noptimizer)
         printf("optimizer   %10.3f GB/s (SGD steps: parameter and gradient read, parameter written)\n",
                c->optimizer_gbps);
+    if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
+        printf("host_cores  %10g      (copies and SGD steps of a run's ranks shared these cores: each bandwidth is one op's on one core)\n",
+               c->host_cores);
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
                "their speed,\n              and %.3f us later when their end falls inside one)\n",
@@ -67,7 +70,7 @@ static bool fit_samples(const calib_run_costs *c, ring_fit *ring)
     return fit_ring_world(c->ar, c->nar, c->ar[0].ranks, ring, err, sizeof err) == 0;
 }
 
-int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, const char *out)
+int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, double host_cores, const char *out)
 {
     if (access(db_path, R_OK) != 0) {
         int e = errno;
@@ -85,7 +88,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, cons
     if (!c) {
         fprintf(stderr, "ddpprof: out of memory\n");
         rc = EXIT_RUNTIME;
-    } else if (calib_from_runs(store_db(st), runs, nruns, c, about, sizeof about, err, sizeof err) != 0) {
+    } else if (calib_from_runs(store_db(st), runs, nruns, host_cores, c, about, sizeof about, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: calibrate --from %s: %s\n", db_path, err);
         rc = EXIT_USAGE;
     }

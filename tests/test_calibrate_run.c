@@ -2,8 +2,8 @@
  * the forwards' mean excess over their model, the median gap between consecutive
  * forwards, the copies' and SGD's bandwidth, and each bucket allreduce's time from the
  * last arrival (the median over collectives of one size; those some rank did not record
- * left out), and how much slower forwards and backwards run inside their rank's
- * collectives. */
+ * left out), how much slower forwards and backwards run inside their rank's
+ * collectives, and the copies' core time when a run's ranks share the cores. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -58,7 +58,7 @@ static void test_by_hand(void **state)
     };
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 5);
     assert_true(fabs(c.op_wakeup_us - 0.110) < 1e-12);
     /* squares 10000 + 32400 + 4900 + 40000 + 0 = 87300, / 5 = 17460, - 110^2 = 5360 */
@@ -95,7 +95,7 @@ static void test_floors_and_runs_apart(void **state)
     s[3].run = 2; /* so seq 3 has one rank per run: not a whole collective */
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, 4, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 4, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 2);
     assert_true(c.op_wakeup_us == 0);
     assert_int_equal(c.ngaps, 0);
@@ -135,7 +135,7 @@ static void test_slowdown_by_hand(void **state)
     memcpy(faster, s, sizeof s); /* calib_run_fit sorts its spans */
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, N, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, N, 0, &c, err, sizeof err), 0);
     assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     assert_int_equal(c.ncontended, 3);
@@ -146,7 +146,7 @@ static void test_slowdown_by_hand(void **state)
     faster[4].end_ns = 9000;
     faster[5].end_ns = 4100;
     faster[6].end_ns = 7000;
-    assert_int_equal(calib_run_fit(faster, N, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(faster, N, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.ncontended, 3);
     assert_true(c.comm_slowdown == 0);
     assert_true(c.comm_wakeup_us == 0);
@@ -166,7 +166,7 @@ static void test_stalls_by_hand(void **state)
         s[i] = fwd(i % 2, 3, 10000 * i, 10000 * i + 1000 + excess[i], 1000);
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, 9, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 9, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 9);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     assert_true(fabs(c.op_wakeup_sd_us - sqrt(250.0 / 6) / 1e3) < 1e-12);
@@ -175,9 +175,41 @@ static void test_stalls_by_hand(void **state)
 
     for (int i = 0; i < 8; i++)
         s[i] = fwd(i % 2, 3, 10000 * i, 10000 * i + 1000 + excess[i], 1000);
-    assert_int_equal(calib_run_fit(s, 8, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 8, 0, &c, err, sizeof err), 0);
     assert_true(c.op_stall_fraction == 0 && c.op_stall_us == 0);
     assert_true(fabs(c.op_wakeup_us - (600 + 4500) / 8.0 / 1e3) < 1e-12);
+}
+
+/* host_cores = 2: four ranks' 1000-byte copies out all in [0, 2000], one more alone in
+ * [3000, 4000], and a copy in of rank 0 in [1000, 1500].  Four ops at once on two cores
+ * get half a core each, five (in [1000, 1500]) two fifths: each of the four copies out
+ * 500 + 200 + 250 = 950 ns of core time, the copy in 200 ns.  Copies out: 5 x 2000 B over
+ * 4 x 950 + 1000 ns; copies in: 2000 B over 200 ns, and a copy in of another run, alone
+ * on its own machine though at the same moments, 2000 B over 200 ns.  Without
+ * host_cores: wall time, 10000 B / 9000 ns and 4000 B / 700 ns. */
+static void test_shared_cores_by_hand(void **state)
+{
+    (void)state;
+    enum { N = 7 };
+    run_span s[N] = {
+        mem(0, SPAN_COPY_OUT, 1000, 0, 2000),    mem(1, SPAN_COPY_OUT, 1000, 0, 2000),
+        mem(2, SPAN_COPY_OUT, 1000, 0, 2000),    mem(3, SPAN_COPY_OUT, 1000, 0, 2000),
+        mem(0, SPAN_COPY_OUT, 1000, 3000, 4000), mem(0, SPAN_COPY_IN, 1000, 1000, 1500),
+        mem(0, SPAN_COPY_IN, 1000, 1000, 1200),
+    };
+    s[N - 1].run = 2;
+    run_span wall[N];
+    memcpy(wall, s, sizeof s);
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, N, 2, &c, err, sizeof err), 0);
+    assert_true(c.host_cores == 2);
+    assert_true(fabs(c.copy_out_gbps - 10000.0 / 4800.0) < 1e-12);
+    assert_true(fabs(c.mem_bw_gbps - 4000.0 / 400.0) < 1e-12);
+    assert_int_equal(calib_run_fit(wall, N, 0, &c, err, sizeof err), 0);
+    assert_true(c.host_cores == 0);
+    assert_true(fabs(c.copy_out_gbps - 10000.0 / 9000.0) < 1e-12);
+    assert_true(fabs(c.mem_bw_gbps - 4000.0 / 700.0) < 1e-12);
 }
 
 static void test_nothing_to_learn(void **state)
@@ -186,7 +218,7 @@ static void test_nothing_to_learn(void **state)
     run_span s[] = {ar(0, 1, 100, 0, 10)}; /* one rank of a two-rank collective */
     calib_run_costs c;
     char err[256] = "";
-    assert_int_equal(calib_run_fit(s, 1, &c, err, sizeof err), -1);
+    assert_int_equal(calib_run_fit(s, 1, 0, &c, err, sizeof err), -1);
     assert_non_null(strstr(err, "nothing to learn"));
 }
 
@@ -197,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_floors_and_runs_apart),
         cmocka_unit_test(test_slowdown_by_hand),
         cmocka_unit_test(test_stalls_by_hand),
+        cmocka_unit_test(test_shared_cores_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,6 +42,7 @@
 #include "netmodel.h"
 #include "scenario.h"
 #include "sim/sim_contention.h"
+#include "sim/sim_host.h"
 #include "store.h"
 #include "sweep_summary.h"
 #include "timing.h"
@@ -820,6 +821,128 @@ static void check_deterministic(const char *const extra[])
     remove_db(path);
 }
 
+/* A host of 1.5 cores, four members.  Member 0: 1000 ns of work at 0 takes a core,
+ * [0, 1000].  Member 1 likewise at 0: half a core is left until 1000 (500 ns of work),
+ * then a whole one: ends at 1500.  Member 2: 500 ns at 0: nothing left until 1000, half
+ * a core until 1500 (250), then a whole one: 1750.  Member 3: 100 ns at 2000, nothing
+ * else running: 2100.  No work, no time.  Then two cores, two members at 0 and 1000 of
+ * 1000 ns each: neither waits. */
+static void test_host_cores_by_hand(void **state)
+{
+    (void)state;
+    sim_host h;
+    int64_t end;
+    assert_int_equal(sim_host_init(&h, 1.5, 4), 0);
+    assert_int_equal(sim_host_place(&h, 0, 0, 1000, &end), 0);
+    assert_int_equal(end, 1000);
+    assert_int_equal(sim_host_place(&h, 1, 0, 1000, &end), 0);
+    assert_int_equal(end, 1500);
+    assert_int_equal(sim_host_place(&h, 2, 0, 500, &end), 0);
+    assert_int_equal(end, 1750);
+    assert_int_equal(sim_host_place(&h, 3, 2000, 100, &end), 0);
+    assert_int_equal(end, 2100);
+    assert_int_equal(sim_host_place(&h, 3, 2200, 0, &end), 0);
+    assert_int_equal(end, 2200);
+    sim_host_free(&h);
+    assert_int_equal(sim_host_init(&h, 2, 2), 0);
+    assert_int_equal(sim_host_place(&h, 0, 0, 1000, &end), 0);
+    assert_int_equal(end, 1000);
+    assert_int_equal(sim_host_place(&h, 1, 500, 1000, &end), 0);
+    assert_int_equal(end, 1500);
+    sim_host_free(&h);
+}
+
+/* The host forgets what lies before every member's last start: two members placing
+ * 100,000 back-to-back ops of 10 ns keep a few steps, not 200,000; and what it keeps
+ * still times the next op right (member 1 behind member 0 on one core). */
+static void test_host_forgets_the_past(void **state)
+{
+    (void)state;
+    sim_host h;
+    int64_t end0 = 0, end1 = 0;
+    assert_int_equal(sim_host_init(&h, 2, 2), 0);
+    for (int i = 0; i < 100000; i++) {
+        assert_int_equal(sim_host_place(&h, 0, end0, 10, &end0), 0);
+        assert_int_equal(sim_host_place(&h, 1, end1, 10, &end1), 0);
+    }
+    assert_int_equal(end0, 1000000);
+    assert_int_equal(end1, 1000000);
+    assert_true(h.count < 64);
+    h.cores = 1;
+    assert_int_equal(sim_host_place(&h, 0, 1000000, 100, &end0), 0);
+    assert_int_equal(sim_host_place(&h, 1, 1000000, 100, &end1), 0);
+    assert_int_equal(end0, 1000100);
+    assert_int_equal(end1, 1000200);
+    sim_host_free(&h);
+}
+
+/* [device] host_cores in a run: with one core for two ranks only one copy or step
+ * progresses at a time, so their spans cover at least the sum of their lengths in the
+ * unshared run (where the ranks copy at the same moments: they cover less), the step is
+ * longer, and with two cores (one per rank) the spans are those of the unshared run. */
+static void memory_ops_time(sqlite3 *db, int64_t run, int64_t *sum_ns, int64_t *covered_ns)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "select start_ns, end_ns from span where run_id = ?1 "
+                                        "and kind in ('copy_in', 'copy_out', 'optimizer') order by start_ns",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    int64_t from = -1, to = -1;
+    *sum_ns = *covered_ns = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);
+        *sum_ns += b - a;
+        if (a > to) {
+            *covered_ns += to - from;
+            from = a;
+        }
+        to = b > to ? b : to;
+    }
+    *covered_ns += to - from;
+    sqlite3_finalize(q);
+}
+
+static void test_host_cores_in_a_run(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simhost", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", NULL});
+    int64_t own = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    int64_t one = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    int64_t two = run_sim(st, sc);
+    sqlite3 *db = store_db(st);
+    int64_t own_sum, own_covered, one_sum, one_covered;
+    memory_ops_time(db, own, &own_sum, &own_covered);
+    memory_ops_time(db, one, &one_sum, &one_covered);
+    assert_true(own_covered < own_sum);
+    assert_true(one_covered >= own_sum);
+    analysis_run *a = load(db, own), *b = load(db, one);
+    assert_true(b->step_ms_mean > a->step_ms_mean);
+    analysis_free(a, 1);
+    analysis_free(b, 1);
+    const char *cols = "rank, iter, stream, kind, name, start_ns, end_ns";
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "select count(*) from (select %s from span where run_id = ?1 except select %s from span where run_id = ?2)",
+             cols, cols);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, own);
+    sqlite3_bind_int64(q, 2, two);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int64(q, 0), 0);
+    sqlite3_finalize(q);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -834,6 +957,11 @@ static void test_deterministic(void **state)
                                      "model.batch=8", "device.comm_slowdown=0.3", "device.comm_wakeup_us=0.5",
                                      "device.op_wakeup_us=1", "device.op_wakeup_sd_us=1", NULL};
     check_deterministic(contended);
+    /* Sixteen ranks sharing three cores for their copies and steps. */
+    const char *const shared[] = {"run.world_size=16", "run.iterations=3", "skew.jitter=0.1", "skew.speed_sigma=0.2",
+                                  "model.params=", "model.preset=resnet18", "model.batch=8", "device.host_cores=3",
+                                  NULL};
+    check_deterministic(shared);
 }
 
 /* record.detail = phase: each rank-iteration's compute ops become one span per phase
@@ -1254,6 +1382,9 @@ int main(void)
         cmocka_unit_test(test_wakeup_stalls),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
+        cmocka_unit_test(test_host_cores_by_hand),
+        cmocka_unit_test(test_host_forgets_the_past),
+        cmocka_unit_test(test_host_cores_in_a_run),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_comm_wakeup_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),

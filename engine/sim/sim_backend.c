@@ -39,6 +39,36 @@ void sim_world_abort(sim_world *w, const char *why)
         sim_world_push_work(w, r);
 }
 
+static void hosts_free(sim_world *w)
+{
+    for (int h = 0; w->hosts && h < w->nhosts; h++)
+        sim_host_free(&w->hosts[h]);
+    free(w->hosts);
+    w->hosts = NULL;
+    w->nhosts = 0;
+}
+
+/* The ranks that share a host's cores ([device] host_cores): a node of
+ * network.gpus_per_node ranks, or the whole world. */
+static int hosts_create(sim_world *w, const scenario *sc)
+{
+    if (sc->host_cores <= 0)
+        return 0;
+    w->host_ranks = sc->gpus_per_node > 0 && sc->gpus_per_node < sc->world_size ? sc->gpus_per_node : sc->world_size;
+    w->nhosts = (sc->world_size + w->host_ranks - 1) / w->host_ranks;
+    w->hosts = calloc((size_t)w->nhosts, sizeof *w->hosts);
+    if (!w->hosts)
+        return -1;
+    for (int h = 0; h < w->nhosts; h++) {
+        int members = sc->world_size - h * w->host_ranks;
+        if (sim_host_init(&w->hosts[h], sc->host_cores, members < w->host_ranks ? members : w->host_ranks) != 0) {
+            hosts_free(w);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int world_create(const backend_world_args *a, backend_world **out, char *err, size_t errlen)
 {
     const scenario *sc = a->sc;
@@ -74,6 +104,14 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
     w->detail = sc->detail;
     w->span_rings = SIM_SPAN_RINGS;
     net_model_init(&w->net, sc);
+    if (hosts_create(w, sc) != 0) {
+        free(w->devs);
+        free(w->worklist);
+        free(w->runnable);
+        free(bw);
+        snprintf(err, errlen, "out of memory creating the hosts of a sim world of %d ranks", sc->world_size);
+        return -1;
+    }
     *out = bw;
     return 0;
 }
@@ -107,6 +145,7 @@ static void world_destroy(backend_world *bw)
 {
     if (!bw)
         return;
+    hosts_free(&bw->w);
     free(bw->w.devs);
     free(bw->w.colls);
     free(bw->w.worklist);

@@ -275,6 +275,12 @@ static bool contention_modelled(const sim_device *d)
     return d->timing.comm_slowdown > 0 || d->timing.comm_wakeup_ns > 0;
 }
 
+/* The memory-bound ops that run on the host's cores: copies and the optimizer step. */
+static bool host_shared(span_kind k)
+{
+    return k == SPAN_COPY_IN || k == SPAN_COPY_OUT || k == SPAN_OPTIMIZER;
+}
+
 /* Whether the comm stream's busy time up to the compute stream's next op is known: a
  * collective that every rank has not reached yet would slow that op by an unknown
  * amount, so the compute stream waits for it (the last arrival puts this rank back on
@@ -308,6 +314,11 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
             int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
                                     : start + (int64_t)e->dur_ns;
+            if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind) &&
+                sim_host_place(d->host, d->host_member, start, e->dur_ns, &end) != 0) {
+                fail_device(d, "out of memory noting the use of the host's cores");
+                break;
+            }
             if (contended && sim_busy_covers(&d->comm_busy, end))
                 end += (int64_t)d->timing.comm_wakeup_ns;
             emit(d, sid, e, start, end);
@@ -561,6 +572,10 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     d->w = w;
     d->blocked_on = -1;
     timing_init(&d->timing, w->sc, rank);
+    if (w->hosts) {
+        d->host = &w->hosts[rank / w->host_ranks];
+        d->host_member = rank % w->host_ranks;
+    }
     /* The trainer draws its jitter from a timing model seeded the same way: the device's
      * wake-ups take a stream of their own. */
     d->timing.rng ^= 0xd1b54a32d192ed03ULL;

@@ -7,7 +7,8 @@
  * stream not yet reached, and at a collective not every rank has arrived at; with
  * [device] comm_slowdown or comm_wakeup_us, a forward or backward also waits until the
  * collective ahead of it on its comm stream is timed, since it runs slower inside it
- * (sim_contention.h).  The world
+ * (sim_contention.h).  With [device] host_cores, a copy or optimizer step takes its time
+ * from the cores its host's ranks leave it (sim_host.h).  The world
  * keeps one record per collective (by seq); the last rank to arrive completes it and puts
  * every rank on the worklist, which the scheduler (sim_backend.c) drains between fibers.
  * Collectives with buffers (the small ones whose result the host reads: join's counts,
@@ -25,6 +26,7 @@
 #include "netmodel.h"
 #include "sim_contention.h"
 #include "sim_fiber.h"
+#include "sim_host.h"
 #include "timing.h"
 
 typedef enum { SIM_OP = 0, SIM_WAIT, SIM_COLL } sim_entry_type;
@@ -85,6 +87,8 @@ typedef struct {
     sim_stream streams[DEV_STREAM_COUNT];
     timing_model timing; /* for ops that carry a GEMM shape instead of a duration */
     sim_busy comm_busy;  /* the comm stream's collectives still ahead of the compute stream */
+    sim_host *host;      /* cores shared with the other ranks of its host ([device] host_cores; NULL: none) */
+    int host_member;     /* this rank's index among them */
     int64_t host_ns;
     int blocked_on; /* stream the host waits for in synchronize, -1 when not waiting */
     bool in_worklist;
@@ -117,6 +121,8 @@ struct sim_world {
     bool aborted;
     char abort_reason[512];
     int span_rings;
+    sim_host *hosts; /* [device] host_cores > 0: one per host of host_ranks ranks; NULL otherwise */
+    int nhosts, host_ranks;
     sim_fiber *running; /* the fiber the scheduler is running now */
 };
 
