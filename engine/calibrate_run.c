@@ -384,18 +384,23 @@ static int fit_allreduce(const run_span *c, size_t nc, calib_run_costs *out)
     int rc = 0;
     for (size_t i = 0; i < nc && rc == 0;) {
         size_t j = i;
-        int64_t last_start = c[i].start_ns, last_end = c[i].end_ns;
+        int64_t last_start = c[i].start_ns, last_end = c[i].end_ns, first_end = c[i].end_ns;
         bool same_bytes = true;
         while (j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq) {
             last_start = c[j].start_ns > last_start ? c[j].start_ns : last_start;
             last_end = c[j].end_ns > last_end ? c[j].end_ns : last_end;
+            first_end = c[j].end_ns < first_end ? c[j].end_ns : first_end;
             same_bytes &= c[j].bytes == c[i].bytes;
             j++;
         }
+        /* With shared cores, a rank's copy of the result out of the staging area waits
+         * for cores the others' copies and steps hold: the sim shares that copy out, so
+         * the collective itself lasts until the first rank is out. */
+        int64_t end = out->host_cores > 0 ? first_end : last_end;
         /* Only bucket allreduces every rank recorded, so the last arrival is known. */
         bool bucket_allreduce = c[i].kind == SPAN_ALLREDUCE && c[i].bucket >= 0;
-        if (bucket_allreduce && (int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && last_end > last_start) {
-            rc = add_sample(out, c[i].world, c[i].bytes, (double)(last_end - last_start) / 1e3, per, nper, cap);
+        if (bucket_allreduce && (int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && end > last_start) {
+            rc = add_sample(out, c[i].world, c[i].bytes, (double)(end - last_start) / 1e3, per, nper, cap);
             out->ncollectives++;
         }
         i = j;

@@ -186,15 +186,19 @@ static void test_stalls_by_hand(void **state)
  * 500 + 200 + 250 = 950 ns of core time, the copy in 200 ns.  Copies out: 5 x 2000 B over
  * 4 x 950 + 1000 ns; copies in: 2000 B over 200 ns, and a copy in of another run, alone
  * on its own machine though at the same moments, 2000 B over 200 ns.  Without
- * host_cores: wall time, 10000 B / 9000 ns and 4000 B / 700 ns. */
+ * host_cores: wall time, 10000 B / 9000 ns and 4000 B / 700 ns.  An allreduce, last
+ * arrival at 5000, whose ranks end at 5600 and 7000: with shared cores it lasts until the
+ * first rank is out (600 ns; predict shares each rank's copy of the result out),
+ * otherwise until the last (2000 ns). */
 static void test_shared_cores_by_hand(void **state)
 {
     (void)state;
-    enum { N = 7 };
+    enum { N = 9 };
     run_span s[N] = {
         mem(0, SPAN_COPY_OUT, 1000, 0, 2000),    mem(1, SPAN_COPY_OUT, 1000, 0, 2000),
         mem(2, SPAN_COPY_OUT, 1000, 0, 2000),    mem(3, SPAN_COPY_OUT, 1000, 0, 2000),
         mem(0, SPAN_COPY_OUT, 1000, 3000, 4000), mem(0, SPAN_COPY_IN, 1000, 1000, 1500),
+        ar(0, 3, 4000, 4800, 5600),              ar(1, 3, 4000, 5000, 7000),
         mem(0, SPAN_COPY_IN, 1000, 1000, 1200),
     };
     s[N - 1].run = 2;
@@ -206,7 +210,10 @@ static void test_shared_cores_by_hand(void **state)
     assert_true(c.host_cores == 2);
     assert_true(fabs(c.copy_out_gbps - 10000.0 / 4800.0) < 1e-12);
     assert_true(fabs(c.mem_bw_gbps - 4000.0 / 400.0) < 1e-12);
+    assert_int_equal((int)c.nar, 1);
+    assert_true(fabs(c.ar[0].us - 0.6) < 1e-12);
     assert_int_equal(calib_run_fit(wall, N, 0, &c, err, sizeof err), 0);
+    assert_true(fabs(c.ar[0].us - 2.0) < 1e-12);
     assert_true(c.host_cores == 0);
     assert_true(fabs(c.copy_out_gbps - 10000.0 / 9000.0) < 1e-12);
     assert_true(fabs(c.mem_bw_gbps - 4000.0 / 700.0) < 1e-12);

@@ -61,7 +61,9 @@ static int hosts_create(sim_world *w, const scenario *sc)
         return -1;
     for (int h = 0; h < w->nhosts; h++) {
         int members = sc->world_size - h * w->host_ranks;
-        if (sim_host_init(&w->hosts[h], sc->host_cores, members < w->host_ranks ? members : w->host_ranks) != 0) {
+        /* A member per stream: each stream's ops are timed in start order. */
+        int ranks = members < w->host_ranks ? members : w->host_ranks;
+        if (sim_host_init(&w->hosts[h], sc->host_cores, ranks * DEV_STREAM_COUNT) != 0) {
             hosts_free(w);
             return -1;
         }

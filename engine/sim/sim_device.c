@@ -219,7 +219,9 @@ static bool reduce_allreduce(sim_world *w, int64_t seq)
     return true;
 }
 
-static void arrive(sim_device *d, const sim_entry *e, int64_t at)
+/* Registers this rank's arrival at a collective; true when it was the last, which
+ * completes it. */
+static bool arrive(sim_device *d, const sim_entry *e, int64_t at)
 {
     sim_world *w = d->w;
     sim_collective *c = collective(w, e->seq);
@@ -227,21 +229,21 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
     if (!c) {
         snprintf(why, sizeof why, "rank %d: out of memory for collective %lld", d->base.rank, (long long)e->seq);
         sim_world_abort(w, why);
-        return;
+        return false;
     }
     if (c->arrived > 0 && (c->bytes != e->bytes || c->work != e->work)) {
         snprintf(why, sizeof why,
                  "collective %lld (iteration %d): rank %d sends %lld bytes where the ranks before it sent %lld",
                  (long long)e->seq, (int)e->iter, d->base.rank, (long long)e->bytes, (long long)c->bytes);
         sim_world_abort(w, why);
-        return;
+        return false;
     }
     if (c->arrived > 0 && e->work == WORK_BROADCAST && c->root != e->root) {
         snprintf(why, sizeof why,
                  "broadcast %lld (iteration %d): rank %d names rank %d its root where the ranks before it named %d",
                  (long long)e->seq, (int)e->iter, d->base.rank, (int)e->root, (int)c->root);
         sim_world_abort(w, why);
-        return;
+        return false;
     }
     c->bytes = e->bytes;
     c->work = e->work;
@@ -249,7 +251,7 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
     if (c->arrived == 0 || at > c->last_arrival_ns)
         c->last_arrival_ns = at;
     if (++c->arrived < w->world_size)
-        return;
+        return false;
     double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
                                              : net_allreduce_ns(&w->net, (double)e->bytes);
     c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
@@ -259,11 +261,19 @@ static void arrive(sim_device *d, const sim_entry *e, int64_t at)
         snprintf(why, sizeof why, "collective %lld (iteration %d): the sim adds only float32 and int32 buffers",
                  (long long)e->seq, (int)e->iter);
         sim_world_abort(w, why);
-        return;
+        return false;
     }
-    for (int r = 0; r < w->world_size; r++)
-        if (r != d->base.rank)
+    /* On a shared host the order the ranks are timed in is the order they get its cores
+     * (sim_host.h): it turns from collective to collective, as the order a real
+     * scheduler runs them in does, and the rank that completed the collective waits its
+     * turn too.  Elsewhere the order does not show. */
+    int first = (int)(((uint64_t)e->seq * 0x9E3779B97F4A7C15ull >> 32) % (uint64_t)w->world_size);
+    for (int i = 0; i < w->world_size; i++) {
+        int r = (first + i) % w->world_size;
+        if (r != d->base.rank || d->host)
             sim_world_push_work(w, r);
+    }
+    return true;
 }
 
 /* ------------------------------------------------------------------ streams */
@@ -279,6 +289,32 @@ static bool contention_modelled(const sim_device *d)
 static bool host_shared(span_kind k)
 {
     return k == SPAN_COPY_IN || k == SPAN_COPY_OUT || k == SPAN_OPTIMIZER;
+}
+
+/* Bucket allreduces, whose result each rank of a shared host copies out of the staging
+ * area on its own (the cpu backend's processes); not the small collectives the host
+ * reads. */
+static bool staged_out(const sim_entry *e)
+{
+    return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
+}
+
+/* This rank's end of collective `c` on a shared host: the collective's time ends with
+ * the first rank's copy of the result out of the staging area (calibrate --from learns
+ * it so); each rank's copy (read + write, at copy_out_gbps) takes its share of the
+ * host's cores from there, behind the copies and steps of ranks already timed, as a
+ * comm worker that yields to compute waits for them. */
+static int copy_result_out(sim_device *d, const sim_collective *c, const sim_entry *e, int64_t *end)
+{
+    uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
+    int64_t start = c->end_ns - (int64_t)work;
+    if (start < c->last_arrival_ns)
+        start = c->last_arrival_ns;
+    int64_t out;
+    if (sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, start, work, &out) != 0)
+        return -1;
+    *end = out > c->end_ns ? out : c->end_ns;
+    return 0;
 }
 
 /* Whether the comm stream's busy time up to the compute stream's next op is known: a
@@ -315,7 +351,8 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
                                     : start + (int64_t)e->dur_ns;
             if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind) &&
-                sim_host_place(d->host, d->host_member, start, e->dur_ns, &end) != 0) {
+                sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE, start, e->dur_ns,
+                               &end) != 0) {
                 fail_device(d, "out of memory noting the use of the host's cores");
                 break;
             }
@@ -333,19 +370,24 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             if (!st->arrived) {
                 st->arrival_ns = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
                 st->arrived = true;
-                arrive(d, e, st->arrival_ns);
-                if (d->w->aborted)
-                    break;
+                bool completed = arrive(d, e, st->arrival_ns);
+                if (d->w->aborted || (completed && d->host))
+                    break; /* on a shared host, this rank's end waits its turn (arrive) */
             }
             const sim_collective *c = &d->w->colls[e->seq];
             if (c->end_ns < 0)
                 break;
-            emit(d, sid, e, st->arrival_ns, c->end_ns);
-            if (contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, c->end_ns) != 0) {
+            int64_t end = c->end_ns;
+            if (d->host && staged_out(e) && copy_result_out(d, c, e, &end) != 0) {
+                fail_device(d, "out of memory noting the use of the host's cores");
+                break;
+            }
+            emit(d, sid, e, st->arrival_ns, end);
+            if (contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, end) != 0) {
                 fail_device(d, "out of memory noting when the comm stream is busy");
                 break;
             }
-            st->free_ns = c->end_ns;
+            st->free_ns = end;
             st->arrived = false;
         }
         st->head++;

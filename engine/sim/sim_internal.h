@@ -8,7 +8,8 @@
  * [device] comm_slowdown or comm_wakeup_us, a forward or backward also waits until the
  * collective ahead of it on its comm stream is timed, since it runs slower inside it
  * (sim_contention.h).  With [device] host_cores, a copy or optimizer step takes its time
- * from the cores its host's ranks leave it (sim_host.h).  The world
+ * from the cores its host's ranks leave it (sim_host.h), and so does each rank's copy of
+ * a bucket allreduce's result out of the staging area, which ends its collective.  The world
  * keeps one record per collective (by seq); the last rank to arrive completes it and puts
  * every rank on the worklist, which the scheduler (sim_backend.c) drains between fibers.
  * Collectives with buffers (the small ones whose result the host reads: join's counts,
@@ -88,7 +89,7 @@ typedef struct {
     timing_model timing; /* for ops that carry a GEMM shape instead of a duration */
     sim_busy comm_busy;  /* the comm stream's collectives still ahead of the compute stream */
     sim_host *host;      /* cores shared with the other ranks of its host ([device] host_cores; NULL: none) */
-    int host_member;     /* this rank's index among them */
+    int host_member;     /* this rank's index among them (its streams are members index x 2 + stream) */
     int64_t host_ns;
     int blocked_on; /* stream the host waits for in synchronize, -1 when not waiting */
     bool in_worklist;
