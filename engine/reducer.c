@@ -12,21 +12,24 @@
 
 #define MIB (1024.0 * 1024.0)
 
+/* The buckets' table; their memory (the arena) stays for the next assignment. */
 static void free_buckets(reducer *r)
 {
-    if (r->buckets)
-        for (int b = 0; b < r->current.nbuckets; b++)
-            dev_free(r->dev, r->buckets[b].buf);
     free(r->buckets);
     r->buckets = NULL;
 }
 
-/* Allocates the flat buffers of r->current and the parameter -> (bucket, offset) map. */
+/* Lays r->current's flat buffers out one after another in the arena, and fills the
+ * parameter -> (bucket, offset) map.  Every assignment covers the same parameters, so
+ * the rebuilt buckets fit where the first ones were: like PyTorch's caching allocator
+ * handing the freed bucket memory back, the rebuild maps no new device memory (on the
+ * cpu backend, no page of it is faulted in and zeroed again mid-run). */
 static int setup_buckets(reducer *r, char *err, size_t errlen)
 {
     r->buckets = calloc((size_t)r->current.nbuckets, sizeof *r->buckets);
     if (!r->buckets)
         goto oom;
+    int64_t total = 0;
     for (int b = 0; b < r->current.nbuckets; b++) {
         const bucket_def *bd = &r->current.buckets[b];
         int64_t off = 0;
@@ -37,11 +40,22 @@ static int setup_buckets(reducer *r, char *err, size_t errlen)
             off += r->m->params[p].numel;
         }
         r->buckets[b].numel = off;
-        if (r->dev->no_buffers)
-            continue; /* the device only models time: ops carry no memory */
-        r->buckets[b].buf = dev_alloc(r->dev, (size_t)(off ? off : 1) * sizeof(float));
-        if (!r->buckets[b].buf)
+        total += off;
+    }
+    if (r->dev->no_buffers)
+        return 0; /* the device only models time: ops carry no memory */
+    if (total > r->arena_numel) {
+        dev_free(r->dev, r->arena);
+        r->arena_numel = 0;
+        r->arena = dev_alloc(r->dev, (size_t)(total ? total : 1) * sizeof(float));
+        if (!r->arena)
             goto oom;
+        r->arena_numel = total;
+    }
+    int64_t at = 0;
+    for (int b = 0; b < r->current.nbuckets; b++) {
+        r->buckets[b].buf = r->arena + at;
+        at += r->buckets[b].numel;
     }
     return 0;
 oom:
@@ -133,6 +147,7 @@ oom:
 void reducer_free(reducer *r)
 {
     free_buckets(r);
+    dev_free(r->dev, r->arena);
     bucket_assignment_free(&r->initial);
     bucket_assignment_free(&r->current);
     free(r->param_bucket);
@@ -152,7 +167,7 @@ static int rebuild(reducer *r, char *err, size_t errlen)
     if (ddp_sync_bucket_indices(r, &rebuilt, err, errlen) != 0)
         return -1;
     /* The streams are idle here (the host synchronised the last step), so the old
-     * buffers can go. */
+     * buffers' memory can take the new ones. */
     free_buckets(r);
     bucket_assignment_free(&r->current);
     r->current = rebuilt;

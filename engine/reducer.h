@@ -46,6 +46,8 @@ typedef struct reducer {
     bucket_assignment current;
     int version; /* 0 before the rebuild, 1 after */
     reducer_bucket *buckets;
+    float *arena;        /* every bucket's memory, kept across the rebuild (device memory) */
+    int64_t arena_numel;
     int *param_bucket;
     int64_t *param_offset; /* element offset of each param inside its bucket */
     bool *is_view;         /* gradient_as_bucket_view: grad already points into its bucket */
