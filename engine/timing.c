@@ -41,9 +41,12 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
 {
     double speed = scenario_rank_speed(sc, rank);
     t->flops_per_ns = sc->peak_tflops * 1e3 * sc->efficiency * speed;
-    t->bytes_per_ns = sc->mem_bw_gbps * speed;
-    t->copy_out_bytes_per_ns = (sc->copy_out_gbps > 0 ? sc->copy_out_gbps : sc->mem_bw_gbps) * speed;
-    t->optimizer_bytes_per_ns = (sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps) * speed;
+    /* A rank's speed is its compute's (skew.slowdown: "the slow ranks' compute takes this
+     * many times longer"): its copies and optimizer step move bytes at the memory's
+     * bandwidth, as the cpu and cuda backends' real copies do whatever the skew. */
+    t->bytes_per_ns = sc->mem_bw_gbps;
+    t->copy_out_bytes_per_ns = sc->copy_out_gbps > 0 ? sc->copy_out_gbps : sc->mem_bw_gbps;
+    t->optimizer_bytes_per_ns = sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps;
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;

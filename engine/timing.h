@@ -17,8 +17,8 @@
 
 typedef struct {
     double flops_per_ns; /* achieved, this rank */
-    double bytes_per_ns; /* memory bandwidth, this rank */
-    double copy_out_bytes_per_ns, optimizer_bytes_per_ns; /* those ops' own, this rank */
+    double bytes_per_ns; /* memory bandwidth (a rank's speed is its compute's) */
+    double copy_out_bytes_per_ns, optimizer_bytes_per_ns; /* those ops' own */
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
