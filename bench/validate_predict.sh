@@ -15,7 +15,7 @@
 # measured alone.  Either way the prediction gets [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
 # measures it), copy_out_gbps / optimizer_gbps / comm_slowdown / comm_wakeup_us where calibrate --from
-# learns them, always,
+# learns them (and host_cores, the cores the cpu ranks share), always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
 # latency_us / bandwidth_gbps for other world sizes and broadcasts); a scenario that paces
 # its allreduces to a link of its own ([network] pace = true) keeps that link and gets the
@@ -29,9 +29,10 @@
 #          --backend cpu" checks this script's plumbing by comparing two cpu runs)
 #          CALIBRATION=runs | probes (above)
 #          CALIBRATE_ARGS="--ranks 2,4" (passed to ddpprof calibrate, probes only)
-#          RUNS=1: cpu runs of each scenario (and of each calibration point); with more,
-#          the measured figures are the median over the runs (per figure), which steadies
-#          them on a busy machine
+#          RUNS=1: rounds of cpu runs, each of every calibration point then of every
+#          scenario (so calibration and measurement meet the same machine as it drifts);
+#          with more, the measured figures are the median over the runs (per figure),
+#          which steadies them on a busy machine
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
 #          override: how far two measurements of one scenario differ on this machine now
 #          REUSE=bench/results/validate_predict-<timestamp>: no cpu run at all; predict
@@ -115,16 +116,42 @@ if [ "$CALIBRATION" = runs ]; then
     CALDB=$OUT/calibration.sqlite
     if [ -n "$REUSE" ]; then
         cp "$REUSE/calibration.sqlite" "$CALDB"
-    else
-        # As many runs of each calibration point as of each validated scenario: what is
-        # learned is as steady as what it is checked against.
-        for ((r = 1; r <= RUNS; r++)); do
+    fi
+fi
+
+max_id() { sqlite3 "$DB" 'SELECT COALESCE(MAX(id), 0) FROM run' 2>/dev/null || echo 0; }
+
+# The measurements, round by round: each round runs the calibration points once, then
+# every scenario once, so the calibration and the runs it is checked against meet the
+# same machine (a shared machine drifts by several percent within minutes).  As many runs
+# of each calibration point as of each validated scenario: what is learned is as steady
+# as what it is checked against.  MEASURED_IDS: scenario, point, run id.
+MEASURED_IDS=$OUT/measured.tsv
+: >"$MEASURED_IDS"
+if [ -z "$REUSE" ]; then
+    for ((r = 1; r <= RUNS; r++)); do
+        if [ "$CALIBRATION" = runs ]; then
             "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
                 echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
                 exit 1
             }
+        fi
+        for scen in "${SCENARIOS[@]}"; do
+            name=$(basename "$scen" .ini)
+            before=$(max_id)
+            if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >>"$OUT/$name.run.log" 2>&1; then
+                echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
+                exit 1
+            fi
+            after=$(max_id)
+            for ((i = 1; i <= after - before; i++)); do
+                printf '%s\t%d\t%d\n' "$name" "$i" $((before + i)) >>"$MEASURED_IDS"
+            done
         done
-    fi
+    done
+fi
+
+if [ "$CALIBRATION" = runs ]; then
     # shellcheck disable=SC2046
     "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") -o "$CAL" \
         >"$OUT/calibrate.txt" 2>>"$OUT/calibrate.log" || {
@@ -177,8 +204,6 @@ if [ "$NOISE_FLOOR" = 1 ]; then
     MEASURED=()
 fi
 
-max_id() { sqlite3 "$DB" 'SELECT COALESCE(MAX(id), 0) FROM run' 2>/dev/null || echo 0; }
-
 PAIRS=$OUT/pairs.tsv
 : >"$PAIRS"
 for scen in "${SCENARIOS[@]}"; do
@@ -191,13 +216,10 @@ for scen in "${SCENARIOS[@]}"; do
             exit 2
         fi
     else
-        before=$(max_id)
-        for ((r = 1; r <= RUNS; r++)); do
-            if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >>"$OUT/$name.run.log" 2>&1; then
-                echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
-                exit 1
-            fi
-        done
+        # This scenario's runs of every round, point by point.
+        mapfile -t reused < <(awk -F'\t' -v n="$name" '$1 == n { ids[$2] = ids[$2] (ids[$2] == "" ? "" : ",") $3;
+                                                              if ($2 > np) np = $2 }
+                                                    END { for (i = 1; i <= np; i++) print ids[i] }' "$MEASURED_IDS")
     fi
     mid=$(max_id)
     link=calibrated
@@ -219,25 +241,12 @@ for scen in "${SCENARIOS[@]}"; do
     fi
     after=$(max_id)
     points=$((after - mid))
-    if [ -n "$REUSE" ]; then
-        if [ "${#reused[@]}" -ne "$points" ]; then
-            echo "validate_predict: $name: $points points predicted, ${#reused[@]} measured in $REUSE" >&2
-            exit 1
-        fi
-        for ((i = 1; i <= points; i++)); do
-            printf '%s\t%s\t%s\t%d\n' "$name" "$link" "${reused[i - 1]}" $((mid + i)) >>"$PAIRS"
-        done
-        continue
-    fi
-    if [ $((mid - before)) -ne $((points * RUNS)) ]; then
-        echo "validate_predict: $name: $((mid - before)) measured runs for $points predicted x $RUNS" >&2
+    if [ "${#reused[@]}" -ne "$points" ]; then
+        echo "validate_predict: $name: $points points predicted, ${#reused[@]} measured${REUSE:+ in $REUSE}" >&2
         exit 1
     fi
-    # Point i was measured by runs before + r*points + i (r = 0 .. RUNS-1).
     for ((i = 1; i <= points; i++)); do
-        ids=""
-        for ((r = 0; r < RUNS; r++)); do ids="$ids${ids:+,}$((before + r * points + i))"; done
-        printf '%s\t%s\t%s\t%d\n' "$name" "$link" "$ids" $((mid + i)) >>"$PAIRS"
+        printf '%s\t%s\t%s\t%d\n' "$name" "$link" "${reused[i - 1]}" $((mid + i)) >>"$PAIRS"
     done
 done
 

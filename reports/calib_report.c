@@ -144,6 +144,41 @@ static void add(text *t, const char *fmt, ...)
 static const char *list_sep(size_t i) { return i == 0 ? " " : i % 8 == 0 ? ",\n    " : ", "; }
 
 /* network.measured_*: three lists, one entry per measurement, in measurement order. */
+/* A comment of any length as lines of at most COMMENT_WIDTH characters (a scenario
+ * file's lines have a limit), broken between words. */
+#define COMMENT_WIDTH 96
+
+static void add_comment(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_comment(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *words = NULL;
+    if (vasprintf(&words, fmt, ap) < 0)
+        words = NULL;
+    va_end(ap);
+    if (!words) {
+        t->failed = true;
+        return;
+    }
+    const char *p = words;
+    while (*p) {
+        size_t room = COMMENT_WIDTH - 2, n = strlen(p);
+        if (n > room) {
+            n = room;
+            while (n > 0 && p[n] != ' ')
+                n--;
+            if (n == 0) /* one word longer than a line: cut it */
+                n = room;
+        }
+        add(t, "; %.*s\n", (int)n, p);
+        p += n;
+        while (*p == ' ')
+            p++;
+    }
+    free(words);
+}
+
 static void add_measurements(text *t, const ring_sample *ar, size_t nar)
 {
     add(t, "measured_ranks =");
@@ -161,7 +196,7 @@ static void add_measurements(text *t, const ring_sample *ar, size_t nar)
 char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *f, const char *about)
 {
     text t = {0};
-    add(&t, "; written by ddpprof calibrate: %s\n", about);
+    add_comment(&t, "written by ddpprof calibrate: %s", about);
     add(&t, "; in-place SUM allreduce on the %s backend, %zu measurements (ranks", p->be->name, d->nar);
     for (size_t i = 0; i < p->nranks; i++)
         add(&t, "%s%d", i ? "," : " ", p->ranks[i]);
@@ -209,7 +244,7 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
 char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about)
 {
     text t = {0};
-    add(&t, "; written by ddpprof calibrate --from: learned from %s\n", about);
+    add_comment(&t, "written by ddpprof calibrate --from: learned from %s", about);
     if (c->nar > 0) {
         add(&t, "; %zu bucket allreduces, from the last rank's arrival to the end, the median per size;\n"
                 "; allreduce times interpolated between them at the world sizes seen%s\n",

@@ -355,7 +355,8 @@ static void ddpprof(result *r, const char *const *args)
 
 /* calibrate --from: a recorded cpu run of 2 ranks with two bucket sizes gives a fragment
  * that loads back with the figures it printed (each bucket allreduce measured at 2
- * ranks, forwards' wake-up, copies' bandwidth); a run that is not there is exit 2. */
+ * ranks, forwards' wake-up, copies' bandwidth), from one run or many; a run that is not
+ * there is exit 2. */
 static void test_calibrate_from_a_run(void **state)
 {
     (void)state;
@@ -392,6 +393,22 @@ static void test_calibrate_from_a_run(void **state)
     assert_int_equal(sscanf(w, "op_wakeup %lf", &wake), 1);
     assert_int_equal(sscanf(m, "mem_bw %lf", &bw), 1);
     assert_true(fabs(wake - sc->op_wakeup_us) < 1e-3 && bw > 0 && fabs(bw - sc->mem_bw_gbps) < 1e-3);
+    /* Learned from many runs (here one, named twelve times), the fragment still loads:
+     * the comment naming them is wrapped to the scenario format's line length.  With
+     * --host-cores it says how many cores the bandwidths were shared out over. */
+    const char *many[] = {"calibrate", "--from", db, "--run", "1", "--run", "1", "--run", "1", "--run", "1",
+                          "--run", "1", "--run", "1", "--run", "1", "--run", "1", "--run", "1", "--run", "1",
+                          "--run", "1", "--run", "1", "--host-cores", "2", "-o", out, NULL};
+    ddpprof(r, many);
+    if (r->status != 0)
+        fail_msg("calibrate --from exited %d: %s", r->status, r->err);
+    if (scenario_load_file(out, sc, err) != 0)
+        fail_msg("the fragment from twelve runs does not load: %s", err);
+    assert_true(sc->host_cores == 2);
+    assert_non_null(strstr(r->out, "host_cores"));
+    const char *cores_alone[] = {"calibrate", "--host-cores", "2", NULL};
+    ddpprof(r, cores_alone);
+    assert_int_equal(r->status, 2);
     const char *missing[] = {"calibrate", "--from", db, "--run", "7", "-o", out, NULL};
     ddpprof(r, missing);
     assert_int_equal(r->status, 2);
