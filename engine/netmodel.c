@@ -143,6 +143,13 @@ double net_allreduce_ns(const net_model *nm, double bytes)
     return link > measured ? link : measured;
 }
 
+double net_allreduce_data_ns(const net_model *nm, double bytes)
+{
+    if (nm->ranks <= 1)
+        return 0;
+    return nm->nmeasured > 0 ? measured_allreduce(nm, bytes) : net_link_allreduce_ns(nm, bytes);
+}
+
 double net_link_allreduce_ns(const net_model *nm, double bytes)
 {
     if (nm->ranks <= 1)

@@ -50,6 +50,9 @@ void net_model_init(net_model *nm, const scenario *sc);
  * the measured time where there are measurements (with pace, at least the link's),
  * else the link's. */
 double net_allreduce_ns(const net_model *nm, double bytes);
+/* The same without the pace's floor: when the reduced data is there (a paced backend
+ * copies it out, then holds the collective to the link's time). */
+double net_allreduce_data_ns(const net_model *nm, double bytes);
 /* The alpha-beta time alone (flat or hierarchical), whatever was measured: what a paced
  * backend holds each allreduce to. */
 double net_link_allreduce_ns(const net_model *nm, double bytes);

@@ -255,6 +255,8 @@ static bool arrive(sim_device *d, const sim_entry *e, int64_t at)
     double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
                                              : net_allreduce_ns(&w->net, (double)e->bytes);
     c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
+    c->data_ns = e->work == WORK_BROADCAST ? c->end_ns
+                                            : c->last_arrival_ns + (int64_t)(net_allreduce_data_ns(&w->net, (double)e->bytes) + 0.5);
     if (e->work == WORK_BROADCAST) {
         deliver_broadcast(w, e->seq, c->root);
     } else if (!reduce_allreduce(w, e->seq)) {
@@ -303,11 +305,12 @@ static bool staged_out(const sim_entry *e)
  * the first rank's copy of the result out of the staging area (calibrate --from learns
  * it so); each rank's copy (read + write, at copy_out_gbps) takes its share of the
  * host's cores from there, behind the copies and steps of ranks already timed, as a
- * comm worker that yields to compute waits for them. */
+ * comm worker that yields to compute waits for them.  A paced link's floor comes after
+ * the copy, and holds the end no earlier than it. */
 static int copy_result_out(sim_device *d, const sim_collective *c, const sim_entry *e, int64_t *end)
 {
     uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
-    int64_t start = c->end_ns - (int64_t)work;
+    int64_t start = c->data_ns - (int64_t)work;
     if (start < c->last_arrival_ns)
         start = c->last_arrival_ns;
     int64_t out;

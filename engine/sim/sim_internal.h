@@ -102,6 +102,7 @@ typedef struct {
     int arrived;
     int64_t last_arrival_ns;
     int64_t end_ns; /* -1 until complete */
+    int64_t data_ns; /* allreduces: when the sum is there, before a paced link's floor */
     uint8_t work;
     int32_t root; /* broadcasts: the sending rank, as the first arrival named it */
 } sim_collective;
