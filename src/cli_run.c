@@ -306,7 +306,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         goto out_sc;
     }
     int64_t *point_runs = calloc(npoints, sizeof *point_runs);
-    size_t nrun_points = 0;
+    size_t nrun_points = 0, points_done = 0, points_wanted = coordinated && only_point ? 1 : npoints;
     for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {
         if (coordinated && only_point && (size_t)atoll(only_point) != p)
             continue;
@@ -340,6 +340,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             if (writer)
                 fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
             status = EXIT_RUNTIME;
+        } else {
+            points_done++;
         }
     }
     /* A sweep's answer: the step of each point and the best. */
@@ -347,7 +349,10 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         report_sweep_summary(store_db(st), point_runs, nrun_points, stdout, err, sizeof err) != 0)
         fprintf(stderr, "ddpprof: sweep summary: %s\n", err);
     free(point_runs);
-    if (interrupted && atomic_load(interrupted) && status == EXIT_OK)
+    /* A signal fails the command when it cut work short: one landing after the last
+     * point was recorded complete leaves nothing undone, and the exit status agrees with
+     * the database. */
+    if (interrupted && atomic_load(interrupted) && status == EXIT_OK && points_done < points_wanted)
         status = EXIT_RUNTIME;
     store_close(st);
 out_sc:

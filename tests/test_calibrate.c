@@ -329,11 +329,14 @@ static void ddpprof(result *r, const char *const *args)
 {
     const char *bin = getenv("DDPPROF");
     assert_non_null(bin);
-    const char *argv[32];
+    enum { MAX_ARGS = 64 };
+    const char *argv[MAX_ARGS];
     int n = 0;
     argv[n++] = bin;
-    for (int i = 0; args[i]; i++)
+    for (int i = 0; args[i]; i++) {
+        assert_true(n < MAX_ARGS - 1);
         argv[n++] = args[i];
+    }
     argv[n] = NULL;
     char out_path[200], err_path[200];
     snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
