@@ -287,6 +287,12 @@ const key_def scn_keys[] = {
      "predict only: the mean length of such a stall in microseconds (each an exponential draw, "
      "seeded as the wake-ups are)",
      AT(op_stall_us), 0, 0},
+    {"device", "noise_seed", K_U64, 0, 0, NULL, "0",
+     "predict only: seed of the draws of the machine's noise alone (the wake-ups' spread, the "
+     "stalls, the order a host's ranks get its cores in), apart from run.seed, which also draws "
+     "the jitter and the skew: predictions of one scenario with seeds 1, 2, 3, ... are draws of "
+     "one model, as repeated runs are measurements of one machine; 0 = from run.seed",
+     AT(noise_seed), 0, 0},
     {"device", "comm_slowdown", K_DOUBLE, 0, 100, NULL, "0",
      "predict only: how much slower a forward or backward runs while its rank's comm stream "
      "moves data (NCCL kernels take SMs and memory bandwidth; the cpu backend's allreduce sums "

@@ -37,6 +37,11 @@ static double jitter_factor(timing_model *t)
     return f < 0.05 ? 0.05 : f;
 }
 
+uint64_t timing_rank_seed(uint64_t seed, int rank)
+{
+    return seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
+}
+
 void timing_init(timing_model *t, const scenario *sc, int rank)
 {
     double speed = scenario_rank_speed(sc, rank);
@@ -58,7 +63,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->batch = sc->batch;
     t->has_spare = false;
     t->spare = 0;
-    t->rng = sc->seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
+    t->rng = timing_rank_seed(sc->seed, rank);
 }
 
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)

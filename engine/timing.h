@@ -33,6 +33,8 @@ typedef struct {
 } timing_model;
 
 void timing_init(timing_model *t, const scenario *sc, int rank);
+/* The random state timing_init starts rank `rank` from with `seed`. */
+uint64_t timing_rank_seed(uint64_t seed, int rank);
 /* Forward of `layer` for the rank's batch. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
 /* Backward: twice the forward FLOPs (input and weight gradients). */

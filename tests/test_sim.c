@@ -785,6 +785,29 @@ static void test_join_by_hand(void **state)
 /* The same scenario and seed give the same span table (every column but run_id), with
  * jitter, lognormal per-rank speeds and a fraction of slow ranks in play; another seed
  * gives another. */
+/* Spans of run a not in run b plus those of b not in a (every column but ids); the
+ * span count of run a in *count. */
+static int64_t span_differences(sqlite3 *db, int64_t a, int64_t b, int64_t *count)
+{
+    const char *cols = "rank, iter, stream, kind, name, layer, bucket, seq, bytes, start_ns, end_ns";
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "select (select count(*) from span where run_id = ?1), "
+             "(select count(*) from (select %s from span where run_id = ?1 except select %s from span where "
+             "run_id = ?2)) + (select count(*) from (select %s from span where run_id = ?2 except select %s "
+             "from span where run_id = ?1))",
+             cols, cols, cols, cols);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, a);
+    sqlite3_bind_int64(q, 2, b);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    *count = sqlite3_column_int64(q, 0);
+    int64_t differ = sqlite3_column_int64(q, 1);
+    sqlite3_finalize(q);
+    return differ;
+}
+
 static void check_deterministic(const char *const extra[])
 {
     char path[64], err[256];
@@ -795,28 +818,44 @@ static void check_deterministic(const char *const extra[])
     assert_int_equal(scenario_override(sc, "run.seed=2", (char[SCENARIO_ERR]){0}), 0);
     int64_t c = run_sim(st, sc);
     sqlite3 *db = store_db(st);
-    const char *cols = "rank, iter, stream, kind, name, layer, bucket, seq, bytes, start_ns, end_ns";
-    char sql[1024];
-    int64_t pairs[2][2] = {{a, b}, {a, c}};
-    for (int p = 0; p < 2; p++) {
-        snprintf(sql, sizeof sql,
-                 "select (select count(*) from span where run_id = ?1), "
-                 "(select count(*) from (select %s from span where run_id = ?1 except select %s from span where "
-                 "run_id = ?2)) + (select count(*) from (select %s from span where run_id = ?2 except select %s "
-                 "from span where run_id = ?1))",
-                 cols, cols, cols, cols);
-        sqlite3_stmt *q;
-        assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
-        sqlite3_bind_int64(q, 1, pairs[p][0]);
-        sqlite3_bind_int64(q, 2, pairs[p][1]);
-        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-        assert_true(sqlite3_column_int64(q, 0) > 1000);
-        if (p == 0)
-            assert_int_equal(sqlite3_column_int64(q, 1), 0);
-        else
-            assert_true(sqlite3_column_int64(q, 1) > 0);
-        sqlite3_finalize(q);
-    }
+    int64_t count;
+    assert_int_equal(span_differences(db, a, b, &count), 0);
+    assert_true(count > 1000);
+    assert_true(span_differences(db, a, c, &count) > 0);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
+/* device.noise_seed draws the machine's noise alone: with the wake-ups' spread, other
+ * noise seeds give other spans and 0 is run.seed's; with every noise term fixed (no
+ * spread, no stalls, no shared cores) another noise seed changes nothing, while another
+ * run.seed still draws other jitter and skew. */
+static void test_noise_seed_draws_the_noise_alone(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simnoise", &st, err, sizeof err), 0);
+    sqlite3 *db = store_db(st);
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=8", "run.iterations=3", "skew.jitter=0.1",
+                                                  "skew.speed_sigma=0.2", "model.params=", "model.preset=resnet18",
+                                                  "model.batch=8", "device.op_wakeup_us=5", "device.op_wakeup_sd_us=5",
+                                                  NULL});
+    int64_t count, base = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.noise_seed=1", err), 0); /* run.seed is 1 */
+    assert_int_equal(span_differences(db, base, run_sim(st, sc), &count), 0);
+    assert_true(count > 500);
+    assert_int_equal(scenario_override(sc, "device.noise_seed=2", err), 0);
+    int64_t two = run_sim(st, sc);
+    assert_true(span_differences(db, base, two, &count) > count / 2);
+
+    assert_int_equal(scenario_override(sc, "device.op_wakeup_sd_us=0", err), 0);
+    int64_t fixed2 = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.noise_seed=3", err), 0);
+    assert_int_equal(span_differences(db, fixed2, run_sim(st, sc), &count), 0);
+    assert_int_equal(scenario_override(sc, "run.seed=3", err), 0);
+    assert_true(span_differences(db, fixed2, run_sim(st, sc), &count) > count / 2);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1450,6 +1489,7 @@ int main(void)
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),
+        cmocka_unit_test(test_noise_seed_draws_the_noise_alone),
         cmocka_unit_test(test_wakeup_stalls),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),

@@ -269,7 +269,8 @@ static bool arrive(sim_device *d, const sim_entry *e, int64_t at)
      * (sim_host.h): it turns from collective to collective, as the order a real
      * scheduler runs them in does, and the rank that completed the collective waits its
      * turn too.  Elsewhere the order does not show. */
-    int first = (int)(((uint64_t)e->seq * 0x9E3779B97F4A7C15ull >> 32) % (uint64_t)w->world_size);
+    uint64_t turn = ((uint64_t)e->seq + (sim_noise_seed(w) - w->sc->seed) * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull;
+    int first = (int)((turn >> 32) % (uint64_t)w->world_size);
     for (int i = 0; i < w->world_size; i++) {
         int r = (first + i) % w->world_size;
         if (r != d->base.rank || d->host)
@@ -621,9 +622,11 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
         d->host = &w->hosts[rank / w->host_ranks];
         d->host_member = rank % w->host_ranks;
     }
-    /* The trainer draws its jitter from a timing model seeded the same way: the device's
-     * wake-ups take a stream of their own. */
-    d->timing.rng ^= 0xd1b54a32d192ed03ULL;
+    /* The trainer draws its jitter from a timing model seeded by run.seed: the device's
+     * draws of the machine's noise take a stream of their own, from [device] noise_seed
+     * where it is set, so that predictions with other noise seeds keep the jitter and skew. */
+    d->timing.rng = timing_rank_seed(sim_noise_seed(w), rank) ^ 0xd1b54a32d192ed03ULL;
+    d->timing.has_spare = false;
     span_ring *ring = recorder_ring(w->rec, rank % w->span_rings);
     for (int s = 0; s < DEV_STREAM_COUNT; s++)
         d->streams[s].ring = ring;

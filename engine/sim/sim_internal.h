@@ -128,6 +128,12 @@ struct sim_world {
     sim_fiber *running; /* the fiber the scheduler is running now */
 };
 
+/* The seed of the draws of the machine's noise: [device] noise_seed, or run.seed. */
+static inline uint64_t sim_noise_seed(const sim_world *w)
+{
+    return w->sc->noise_seed ? w->sc->noise_seed : w->sc->seed;
+}
+
 /* Advances both streams of `d` as far as their dependencies allow. */
 void sim_device_advance(sim_device *d);
 /* True when the host of `d` waits in synchronize and may go on now. */
