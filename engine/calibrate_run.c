@@ -1,6 +1,8 @@
 /* calibrate_run.c — per-op costs learned from a measured run's spans (calibrate_run.h). */
 #include "calibrate_run.h"
 
+#include "calibrate_launch.h"
+
 #include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
@@ -435,7 +437,8 @@ int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out
     run_span *c = collectives(s, n, &nc);
     int rc = c ? 0 : -1;
     if (rc == 0)
-        rc = fit_memory(s, n, out) != 0 || fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 || fit_contention(s, n, c, nc, out) != 0 ||
+        rc = fit_memory(s, n, out) != 0 || fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 ||
+                     calib_fit_comm_launch(s, n, out) != 0 || fit_contention(s, n, c, nc, out) != 0 ||
                      fit_allreduce(c, nc, out) != 0
                  ? -1
                  : 0;

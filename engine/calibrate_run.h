@@ -33,6 +33,8 @@
  *                  fitted by least squares as a x (time inside) + w x (1 if the modelled
  *                  end falls inside); the op progresses at 1/(1+s) of its speed inside
  *                  with s = a / (1 - a), and wakes w later; neither below 0;
+ *   comm_launch_us, comm_launch_sd_us  how late an idle comm stream starts a bucket's
+ *                  allreduce once the bucket is ready (calibrate_launch.h);
  *   allreduce      per bucket allreduce seen by every rank: the time from the last
  *                  rank's arrival to the last end, and the median of those per (world
  *                  size, bytes), as calibration samples.
@@ -64,10 +66,10 @@ typedef struct {
 
 typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
-        comm_wakeup_us;
+        comm_wakeup_us, comm_launch_us, comm_launch_sd_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
-    size_t nforward, ngaps, ncontended;  /* spans behind each figure */
+    size_t nforward, ngaps, ncontended, nlaunch; /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;

@@ -188,6 +188,8 @@ typedef struct scenario {
     uint64_t noise_seed;      /* predict only: seed of those draws alone (0: run.seed) */
     double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
     double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */
+    double comm_launch_us;  /* predict only: an idle comm stream's late start after the compute stream's event */
+    double comm_launch_sd_us; /* predict only: its standard deviation (seeded lognormal) */
     double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */

@@ -305,6 +305,18 @@ const key_def scn_keys[] = {
      "rank's comm stream moves data (on shared cores the sums hold the cores it wakes on); "
      "`ddpprof calibrate --from` learns it with comm_slowdown; 0 = none",
      AT(comm_wakeup_us), 0, 0},
+    {"device", "comm_launch_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: microseconds by which a comm stream that sat idle, waiting for the compute "
+     "stream's event (a bucket's gradients ready), starts the collective after it late, beyond "
+     "op_overhead_us (the cpu backend's comm worker is woken by the event and runs below "
+     "compute; a GPU's NCCL kernel is launched), and by which it wakes late from a paced link's "
+     "floor; `ddpprof calibrate --from` learns it; 0 = none",
+     AT(comm_launch_us), 0, 0},
+    {"device", "comm_launch_sd_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: standard deviation of comm_launch_us from collective to collective (a "
+     "seeded lognormal, as the wake-ups are); `ddpprof calibrate --from` learns it; 0 = every "
+     "late start the same",
+     AT(comm_launch_sd_us), 0, 0},
     {"device", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: cores that the ranks of one host share for their memory-bound ops (copies "
      "into and out of the buckets, the optimizer step), each op on at most one core: on the cpu "

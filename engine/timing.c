@@ -59,6 +59,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->stall_ns = sc->op_stall_us * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
     t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
+    t->comm_launch_ns = sc->comm_launch_us * 1e3;
+    t->comm_launch_sd_ns = sc->comm_launch_sd_us * 1e3;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -92,16 +94,25 @@ static uint64_t stall_ns(timing_model *t)
     return (uint64_t)(-t->stall_ns * log(uniform01(&t->rng)) + 0.5);
 }
 
-/* One wake-up: op_wakeup_ns, or with a spread a lognormal draw of that mean and
- * standard deviation (wake-ups are never early and now and then very late), and now
- * and then a stall after it. */
+/* A late wake-up of mean m and standard deviation s: a lognormal draw (wake-ups are
+ * never early and now and then very late), or m itself without a spread. */
+static uint64_t lognormal_ns(timing_model *t, double m, double s)
+{
+    if (m <= 0 || s <= 0)
+        return m > 0 ? (uint64_t)(m + 0.5) : 0;
+    double var = log(1.0 + s * s / (m * m));
+    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5);
+}
+
+/* One wake-up of a timed op, and now and then a stall after it. */
 static uint64_t wakeup_ns(timing_model *t)
 {
-    double m = (double)t->op_wakeup_ns, s = t->op_wakeup_sd_ns;
-    if (m <= 0 || s <= 0)
-        return t->op_wakeup_ns + stall_ns(t);
-    double var = log(1.0 + s * s / (m * m));
-    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5) + stall_ns(t);
+    return lognormal_ns(t, (double)t->op_wakeup_ns, t->op_wakeup_sd_ns) + stall_ns(t);
+}
+
+uint64_t timing_comm_launch_ns(timing_model *t)
+{
+    return lognormal_ns(t, t->comm_launch_ns, t->comm_launch_sd_ns);
 }
 
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed)

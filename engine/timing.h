@@ -25,6 +25,7 @@ typedef struct {
     double stall_fraction, stall_ns; /* the share of wake-ups that stall too, a stall's mean ([device]) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
+    double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
     double jitter;
     double batch;
     uint64_t rng;
@@ -56,5 +57,9 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
  * puts it there.  Backends that run ops for real pay these costs themselves and use
  * model_ns as is. */
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed);
+/* How late a comm stream that idled, waiting for the compute stream's event, starts what
+ * follows it, and how late it wakes from a paced link's floor (comm_launch_ns, with
+ * comm_launch_sd_ns a lognormal draw as the wake-ups are); beyond the dispatch cost. */
+uint64_t timing_comm_launch_ns(timing_model *t);
 
 #endif

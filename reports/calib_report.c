@@ -254,7 +254,7 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
-    if (c->ncopy_in || c->ncopy_out || c->noptimizer || c->nforward || c->ngaps || c->ncontended)
+    if (c->ncopy_in || c->ncopy_out || c->noptimizer || c->nforward || c->ngaps || c->ncontended || c->nlaunch)
         add(&t, "\n[device]\n");
     if (c->ncopy_in)
         add(&t, "; copies into the buckets, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
@@ -284,6 +284,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
                 "inside and a late wake-up (%zu spans)\ncomm_slowdown = %.4f\ncomm_wakeup_us = %.4f\n",
             c->ncontended, c->comm_slowdown, c->comm_wakeup_us);
+    if (c->nlaunch)
+        add(&t, "; bucket allreduces whose comm stream idled until the bucket was ready: their late start beyond "
+                "op_overhead_us, mean and standard deviation (%zu)\ncomm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\n",
+            c->nlaunch, c->comm_launch_us, c->comm_launch_sd_us);
     if (t.failed) {
         free(t.s);
         return NULL;

@@ -42,6 +42,10 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
                "their speed,\n              and %.3f us later when their end falls inside one)\n",
                c->comm_slowdown, c->ncontended, c->comm_wakeup_us);
+    if (c->nlaunch)
+        printf("comm_launch %10.3f us  (%zu bucket allreduces an idle comm stream started late, beyond op_overhead, mean;"
+               " standard deviation %.3f us)\n",
+               c->comm_launch_us, c->nlaunch, c->comm_launch_sd_us);
     if (c->nar) {
         printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
         for (size_t i = 0; i < c->nar; i++) {

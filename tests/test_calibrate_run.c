@@ -3,7 +3,8 @@
  * forwards, the copies' and SGD's bandwidth, and each bucket allreduce's time from the
  * last arrival (the median over collectives of one size; those some rank did not record
  * left out), how much slower forwards and backwards run inside their rank's
- * collectives, and the copies' core time when a run's ranks share the cores. */
+ * collectives, the copies' core time when a run's ranks share the cores, and how late an
+ * idle comm stream starts a bucket's allreduce. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -219,6 +220,47 @@ static void test_shared_cores_by_hand(void **state)
     assert_true(fabs(c.mem_bw_gbps - 4000.0 / 700.0) < 1e-12);
 }
 
+static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
+                          int64_t end)
+{
+    return (run_span){.run = 1, .world = 2, .rank = rank, .iter = iter, .stream = (uint8_t)stream,
+                      .kind = (uint8_t)kind, .bucket = bucket, .seq = stream == STREAM_COMM ? 10 * iter + bucket : -1,
+                      .bytes = 1000, .start_ns = start, .end_ns = end};
+}
+
+/* An idle comm stream's late start.  Forwards of rank 0 [0, 1000], [1030, 2030]:
+ * op_overhead 30 ns.  Rank 0: bucket 0's copies in end at 3000 and 3400 (ready 3400),
+ * its allreduce starts 3650 on a stream with nothing before it: 250; bucket 1 ready
+ * 6000, the stream free since 5000: starts 6130, 130.  Rank 1: bucket 0 ready 3500,
+ * starts 3600: 100, ends 9000; bucket 1 ready 8000 while the stream was still busy:
+ * queued, left out; bucket 2 has no copy in: left out.  Delays 250, 130, 100: mean 160,
+ * 130 beyond op_overhead; standard deviation sqrt(29800 - 160^2) = sqrt(4200) ns. */
+static void test_comm_launch_by_hand(void **state)
+{
+    (void)state;
+    run_span s[] = {
+        fwd(0, 2, 0, 1000, 1000),
+        fwd(0, 2, 1030, 2030, 1000),
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 0, 2900, 3000),
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 0, 3300, 3400),
+        in_bucket(0, 2, STREAM_COMM, SPAN_ALLREDUCE, 0, 3650, 5000),
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 1, 5900, 6000),
+        in_bucket(0, 2, STREAM_COMM, SPAN_ALLREDUCE, 1, 6130, 7000),
+        in_bucket(1, 2, STREAM_COMPUTE, SPAN_COPY_IN, 0, 3400, 3500),
+        in_bucket(1, 2, STREAM_COMM, SPAN_ALLREDUCE, 0, 3600, 9000),
+        in_bucket(1, 2, STREAM_COMPUTE, SPAN_COPY_IN, 1, 7900, 8000),
+        in_bucket(1, 2, STREAM_COMM, SPAN_ALLREDUCE, 1, 9010, 9500),
+        in_bucket(1, 2, STREAM_COMM, SPAN_ALLREDUCE, 2, 9600, 9700),
+    };
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_true(fabs(c.op_overhead_us - 0.030) < 1e-12);
+    assert_int_equal(c.nlaunch, 3);
+    assert_true(fabs(c.comm_launch_us - 0.130) < 1e-9);
+    assert_true(fabs(c.comm_launch_sd_us - sqrt(4200.0) / 1e3) < 1e-9);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -237,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_slowdown_by_hand),
         cmocka_unit_test(test_stalls_by_hand),
         cmocka_unit_test(test_shared_cores_by_hand),
+        cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -316,6 +316,76 @@ static void test_op_overhead_by_hand(void **state)
     remove_db(path);
 }
 
+/* [device] comm_launch_us = 0.75 beside op_overhead_us = 0.5 and op_wakeup_us = 0.25: the
+ * comm stream, idle since construction, waits for the event after copy_in param0 (ends
+ * 21500) and starts the bucket's allreduce 750 + 500 ns later: [22750, 28750]; what
+ * follows it moves by 750 too: copy_out param0 [29250, 30250], param1 [30750, 31750],
+ * SGD [32250, 35250].  Behind a paced link whose floor outlasts the measured sum (1 us),
+ * the stream sleeps to the floor and wakes
+ * 750 ns late: each bucket allreduce lasts 750 ns more than the link's 2 x 1 us + bytes /
+ * 1000 GB/s (the 4 MB bucket of iteration 0, the rebuilt 2 MB ones after); without the
+ * link's floor, the link's time exactly. */
+static void test_comm_launch_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simlaunch", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5",
+                                                  "device.op_wakeup_us=0.25", "device.comm_launch_us=0.75", NULL});
+    int64_t run = run_sim(st, sc);
+    const want_span want[] = {
+        CONSTRUCTION_GAP(0),
+        CONSTRUCTION_GAP(1),
+#define LAUNCH_STEP(r)                                                                                       \
+    {r, 0, "host", "wait", "end of step", 9500, 35250},                                                     \
+        {r, 0, "compute", "forward", "layer0", 10000, 11250},                                                \
+        {r, 0, "compute", "forward", "layer1", 11750, 13000},                                                \
+        {r, 0, "compute", "backward", "layer1", 13500, 15750},                                               \
+        {r, 0, "compute", "copy_in", "param1", 16250, 17250},                                                \
+        {r, 0, "compute", "backward", "layer0", 17750, 20000},                                               \
+        {r, 0, "compute", "copy_in", "param0", 20500, 21500},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 22750, 28750},                                               \
+        {r, 0, "compute", "copy_out", "param0", 29250, 30250},                                               \
+        {r, 0, "compute", "copy_out", "param1", 30750, 31750},                                               \
+        {r, 0, "compute", "optimizer", "sgd step", 32250, 35250}
+        LAUNCH_STEP(0),
+        LAUNCH_STEP(1),
+#undef LAUNCH_STEP
+    };
+    sqlite3 *db = store_db(st);
+    expect_spans(db, run, want, sizeof want / sizeof want[0]);
+
+    const char *paced[] = {"run.iterations=3", "network.pace=true", "network.algorithm=measured",
+                           "network.measured_ranks=2,2", "network.measured_bytes=1000000,4000000",
+                           "network.measured_us=1,1", NULL};
+    for (int i = 0; paced[i]; i++)
+        assert_int_equal(scenario_override(sc, paced[i], err), 0);
+    int64_t runs[2];
+    runs[0] = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "network.pace=false", err), 0);
+    assert_int_equal(scenario_override(sc, "network.algorithm=ring", err), 0);
+    runs[1] = run_sim(st, sc);
+    for (int k = 0; k < 2; k++) {
+        sqlite3_stmt *q;
+        assert_int_equal(sqlite3_prepare_v2(db,
+                                            "select count(*), min(end_ns - start_ns - 2000 - bytes / 1000), "
+                                            "max(end_ns - start_ns - 2000 - bytes / 1000) from span "
+                                            "where run_id = ?1 and kind = 'allreduce' and bucket >= 0",
+                                            -1, &q, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_int64(q, 1, runs[k]);
+        assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+        assert_true(sqlite3_column_int64(q, 0) >= 8);
+        assert_int_equal(sqlite3_column_int64(q, 1), k == 0 ? 750 : 0);
+        assert_int_equal(sqlite3_column_int64(q, 2), k == 0 ? 750 : 0);
+        sqlite3_finalize(q);
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
  * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 and has no
  * wake-up (it never sleeps to a deadline); forwards keep 1000 + 250.  Copies move 2 x
@@ -1486,6 +1556,7 @@ int main(void)
         cmocka_unit_test(test_equal_ranks_by_hand),
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_op_overhead_by_hand),
+        cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),

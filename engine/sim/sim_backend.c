@@ -71,6 +71,16 @@ static int hosts_create(sim_world *w, const scenario *sc)
     return 0;
 }
 
+/* The world's arrays of one entry per rank or collective (NULL ones are fine). */
+static void world_arrays_free(sim_world *w)
+{
+    free(w->devs);
+    free(w->colls);
+    free(w->worklist);
+    free(w->order);
+    free(w->runnable);
+}
+
 static int world_create(const backend_world_args *a, backend_world **out, char *err, size_t errlen)
 {
     const scenario *sc = a->sc;
@@ -88,14 +98,12 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
     if (w) {
         w->devs = calloc((size_t)sc->world_size, sizeof *w->devs);
         w->worklist = calloc((size_t)sc->world_size, sizeof *w->worklist);
+        w->order = calloc((size_t)sc->world_size, sizeof *w->order);
         w->runnable = calloc((size_t)sc->world_size, sizeof *w->runnable);
     }
-    if (!w || !w->devs || !w->worklist || !w->runnable) {
-        if (w) {
-            free(w->devs);
-            free(w->worklist);
-            free(w->runnable);
-        }
+    if (!w || !w->devs || !w->worklist || !w->order || !w->runnable) {
+        if (w)
+            world_arrays_free(w);
         free(bw);
         snprintf(err, errlen, "out of memory creating a sim world of %d ranks", sc->world_size);
         return -1;
@@ -107,9 +115,7 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
     w->span_rings = SIM_SPAN_RINGS;
     net_model_init(&w->net, sc);
     if (hosts_create(w, sc) != 0) {
-        free(w->devs);
-        free(w->worklist);
-        free(w->runnable);
+        world_arrays_free(w);
         free(bw);
         snprintf(err, errlen, "out of memory creating the hosts of a sim world of %d ranks", sc->world_size);
         return -1;
@@ -148,10 +154,7 @@ static void world_destroy(backend_world *bw)
     if (!bw)
         return;
     hosts_free(&bw->w);
-    free(bw->w.devs);
-    free(bw->w.colls);
-    free(bw->w.worklist);
-    free(bw->w.runnable);
+    world_arrays_free(&bw->w);
     free(bw);
 }
 

@@ -219,6 +219,39 @@ static bool reduce_allreduce(sim_world *w, int64_t seq)
     return true;
 }
 
+/* Bucket allreduces, whose result each rank of a shared host copies out of the staging
+ * area on its own (the cpu backend's processes); not the small collectives the host
+ * reads. */
+static bool staged_out(const sim_entry *e)
+{
+    return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
+}
+
+/* Each rank's end of collective `c` on a shared host, timed when the last rank arrives:
+ * the collective's time ends with the first rank's copy of the result out of the staging
+ * area (calibrate --from learns it so); each rank's copy (read + write, at
+ * copy_out_gbps) takes its share of the host's cores from there, the ranks in `order`.
+ * Every rank's comm worker waits for the sum and starts its copy at once, before any rank
+ * that is out goes on to its copies and optimizer step, so all the copies are placed on
+ * the cores before any of those.  A paced link's floor comes after the copy, and holds
+ * the end no earlier than it. */
+static int copy_results_out(sim_world *w, const sim_collective *c, const sim_entry *e, const int *order)
+{
+    for (int i = 0; i < w->world_size; i++) {
+        sim_device *d = w->devs[order[i]];
+        uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
+        int64_t start = c->data_ns - (int64_t)work;
+        if (start < c->last_arrival_ns)
+            start = c->last_arrival_ns;
+        int64_t out;
+        if (sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, start, work, &out) != 0)
+            return -1;
+        d->staged_seq = e->seq;
+        d->staged_end_ns = out > c->end_ns ? out : c->end_ns;
+    }
+    return 0;
+}
+
 /* Registers this rank's arrival at a collective; true when it was the last, which
  * completes it. */
 static bool arrive(sim_device *d, const sim_entry *e, int64_t at)
@@ -271,11 +304,15 @@ static bool arrive(sim_device *d, const sim_entry *e, int64_t at)
      * turn too.  Elsewhere the order does not show. */
     uint64_t turn = ((uint64_t)e->seq + (sim_noise_seed(w) - w->sc->seed) * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull;
     int first = (int)((turn >> 32) % (uint64_t)w->world_size);
-    for (int i = 0; i < w->world_size; i++) {
-        int r = (first + i) % w->world_size;
-        if (r != d->base.rank || d->host)
-            sim_world_push_work(w, r);
+    for (int i = 0; i < w->world_size; i++)
+        w->order[i] = (first + i) % w->world_size;
+    if (d->host && staged_out(e) && copy_results_out(w, c, e, w->order) != 0) {
+        sim_world_abort(w, "out of memory noting the use of the host's cores");
+        return false;
     }
+    for (int i = 0; i < w->world_size; i++)
+        if (w->order[i] != d->base.rank || d->host)
+            sim_world_push_work(w, w->order[i]);
     return true;
 }
 
@@ -292,33 +329,6 @@ static bool contention_modelled(const sim_device *d)
 static bool host_shared(span_kind k)
 {
     return k == SPAN_COPY_IN || k == SPAN_COPY_OUT || k == SPAN_OPTIMIZER;
-}
-
-/* Bucket allreduces, whose result each rank of a shared host copies out of the staging
- * area on its own (the cpu backend's processes); not the small collectives the host
- * reads. */
-static bool staged_out(const sim_entry *e)
-{
-    return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
-}
-
-/* This rank's end of collective `c` on a shared host: the collective's time ends with
- * the first rank's copy of the result out of the staging area (calibrate --from learns
- * it so); each rank's copy (read + write, at copy_out_gbps) takes its share of the
- * host's cores from there, behind the copies and steps of ranks already timed, as a
- * comm worker that yields to compute waits for them.  A paced link's floor comes after
- * the copy, and holds the end no earlier than it. */
-static int copy_result_out(sim_device *d, const sim_collective *c, const sim_entry *e, int64_t *end)
-{
-    uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
-    int64_t start = c->data_ns - (int64_t)work;
-    if (start < c->last_arrival_ns)
-        start = c->last_arrival_ns;
-    int64_t out;
-    if (sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, start, work, &out) != 0)
-        return -1;
-    *end = out > c->end_ns ? out : c->end_ns;
-    return 0;
 }
 
 /* Whether the comm stream's busy time up to the compute stream's next op is known: a
@@ -368,6 +378,9 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             int64_t at = mark_time(&d->streams[1 - sid], e->ticket);
             if (at < 0)
                 break;
+            /* A comm stream that idled until the event starts what follows late. */
+            if (sid == DEV_STREAM_COMM && at > st->free_ns)
+                at += (int64_t)timing_comm_launch_ns(&d->timing);
             if (at > st->free_ns)
                 st->free_ns = at;
         } else {
@@ -381,10 +394,13 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             const sim_collective *c = &d->w->colls[e->seq];
             if (c->end_ns < 0)
                 break;
-            int64_t end = c->end_ns;
-            if (d->host && staged_out(e) && copy_result_out(d, c, e, &end) != 0) {
-                fail_device(d, "out of memory noting the use of the host's cores");
-                break;
+            int64_t end = d->host && d->staged_seq == e->seq ? d->staged_end_ns : c->end_ns;
+            /* Held to a paced link's floor, the sum was there before it: the stream
+             * sleeps to the floor and wakes late. */
+            if (c->data_ns < c->end_ns) {
+                int64_t woke = c->end_ns + (int64_t)timing_comm_launch_ns(&d->timing);
+                if (woke > end)
+                    end = woke;
             }
             emit(d, sid, e, st->arrival_ns, end);
             if (contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, end) != 0) {
@@ -617,6 +633,7 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     d->base.no_buffers = true;
     d->w = w;
     d->blocked_on = -1;
+    d->staged_seq = -1;
     timing_init(&d->timing, w->sc, rank);
     if (w->hosts) {
         d->host = &w->hosts[rank / w->host_ranks];

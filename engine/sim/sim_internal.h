@@ -90,6 +90,7 @@ typedef struct {
     sim_busy comm_busy;  /* the comm stream's collectives still ahead of the compute stream */
     sim_host *host;      /* cores shared with the other ranks of its host ([device] host_cores; NULL: none) */
     int host_member;     /* this rank's index among them (its streams are members index x 2 + stream) */
+    int64_t staged_seq, staged_end_ns; /* on a shared host: its end of that bucket allreduce */
     int64_t host_ns;
     int blocked_on; /* stream the host waits for in synchronize, -1 when not waiting */
     bool in_worklist;
@@ -118,6 +119,7 @@ struct sim_world {
     int64_t ncolls, colls_cap;
     int *worklist; /* ranks whose streams may advance: a ring of world_size (each rank once) */
     int work_head, nwork;
+    int *order;    /* the order the ranks of a completed collective are timed in (world_size) */
     int *runnable; /* ranks whose host can go on */
     int nrunnable;
     bool aborted;
