@@ -274,6 +274,21 @@ static void test_equal_ranks_by_hand(void **state)
         {r, 0, "comm", "broadcast", "verify params: broadcast sizes and strides int64", 3000, 4000},        \
         {r, 0, "comm", "broadcast", "sync module states float32", 4500, 9500}
 
+/* The one iteration of test_op_overhead_by_hand and test_comm_launch_by_hand, with the
+ * bucket's allreduce and what follows it `late` ns later. */
+#define GAP_STEP(r, late)                                                                                    \
+    {r, 0, "host", "wait", "end of step", 9500, 34500 + (late)},                                            \
+        {r, 0, "compute", "forward", "layer0", 10000, 11250},                                                \
+        {r, 0, "compute", "forward", "layer1", 11750, 13000},                                                \
+        {r, 0, "compute", "backward", "layer1", 13500, 15750},                                               \
+        {r, 0, "compute", "copy_in", "param1", 16250, 17250},                                                \
+        {r, 0, "compute", "backward", "layer0", 17750, 20000},                                               \
+        {r, 0, "compute", "copy_in", "param0", 20500, 21500},                                                \
+        {r, 0, "comm", "allreduce", "bucket 0", 22000 + (late), 28000 + (late)},                             \
+        {r, 0, "compute", "copy_out", "param0", 28500 + (late), 29500 + (late)},                             \
+        {r, 0, "compute", "copy_out", "param1", 30000 + (late), 31000 + (late)},                             \
+        {r, 0, "compute", "optimizer", "sgd step", 31500 + (late), 34500 + (late)}
+
 /* [device] op_overhead_us = 0.5 and op_wakeup_us = 0.25: every op and collective starts
  * 500 ns after its stream and inputs are ready (the hand-off is idle time between
  * spans), forwards and backwards last 250 ns more than their model (the wake-up after
@@ -294,21 +309,8 @@ static void test_op_overhead_by_hand(void **state)
     const want_span want[] = {
         CONSTRUCTION_GAP(0),
         CONSTRUCTION_GAP(1),
-#define OVERHEAD_STEP(r)                                                                                     \
-    {r, 0, "host", "wait", "end of step", 9500, 34500},                                                     \
-        {r, 0, "compute", "forward", "layer0", 10000, 11250},                                                \
-        {r, 0, "compute", "forward", "layer1", 11750, 13000},                                                \
-        {r, 0, "compute", "backward", "layer1", 13500, 15750},                                               \
-        {r, 0, "compute", "copy_in", "param1", 16250, 17250},                                                \
-        {r, 0, "compute", "backward", "layer0", 17750, 20000},                                               \
-        {r, 0, "compute", "copy_in", "param0", 20500, 21500},                                                \
-        {r, 0, "comm", "allreduce", "bucket 0", 22000, 28000},                                               \
-        {r, 0, "compute", "copy_out", "param0", 28500, 29500},                                               \
-        {r, 0, "compute", "copy_out", "param1", 30000, 31000},                                               \
-        {r, 0, "compute", "optimizer", "sgd step", 31500, 34500}
-        OVERHEAD_STEP(0),
-        OVERHEAD_STEP(1),
-#undef OVERHEAD_STEP
+        GAP_STEP(0, 0),
+        GAP_STEP(1, 0),
     };
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
     free(sc);
@@ -337,21 +339,8 @@ static void test_comm_launch_by_hand(void **state)
     const want_span want[] = {
         CONSTRUCTION_GAP(0),
         CONSTRUCTION_GAP(1),
-#define LAUNCH_STEP(r)                                                                                       \
-    {r, 0, "host", "wait", "end of step", 9500, 35250},                                                     \
-        {r, 0, "compute", "forward", "layer0", 10000, 11250},                                                \
-        {r, 0, "compute", "forward", "layer1", 11750, 13000},                                                \
-        {r, 0, "compute", "backward", "layer1", 13500, 15750},                                               \
-        {r, 0, "compute", "copy_in", "param1", 16250, 17250},                                                \
-        {r, 0, "compute", "backward", "layer0", 17750, 20000},                                               \
-        {r, 0, "compute", "copy_in", "param0", 20500, 21500},                                                \
-        {r, 0, "comm", "allreduce", "bucket 0", 22750, 28750},                                               \
-        {r, 0, "compute", "copy_out", "param0", 29250, 30250},                                               \
-        {r, 0, "compute", "copy_out", "param1", 30750, 31750},                                               \
-        {r, 0, "compute", "optimizer", "sgd step", 32250, 35250}
-        LAUNCH_STEP(0),
-        LAUNCH_STEP(1),
-#undef LAUNCH_STEP
+        GAP_STEP(0, 750),
+        GAP_STEP(1, 750),
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
