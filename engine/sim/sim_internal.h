@@ -136,6 +136,9 @@ static inline uint64_t sim_noise_seed(const sim_world *w)
     return w->sc->noise_seed ? w->sc->noise_seed : w->sc->seed;
 }
 
+/* Registers rank d's arrival at collective e at time `at`; true when it was the last,
+ * which completes it (sim_collective.c); false too when the world aborted. */
+bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at);
 /* Advances both streams of `d` as far as their dependencies allow. */
 void sim_device_advance(sim_device *d);
 /* True when the host of `d` waits in synchronize and may go on now. */

@@ -1,0 +1,188 @@
+/* sim_collective.c — collectives in virtual time (sim_internal.h): each rank's arrival,
+ * and at the last one the collective's end (the last arrival plus the network model's
+ * time), its data handed over where a host reads it, each rank's copy of the result out
+ * on a shared host's cores, and every rank put back on the worklist. */
+#include "sim_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static sim_collective *collective(sim_world *w, int64_t seq)
+{
+    if (seq < 0)
+        return NULL;
+    if (seq >= w->colls_cap) {
+        int64_t ncap = w->colls_cap ? w->colls_cap : 256;
+        while (ncap <= seq)
+            ncap *= 2;
+        sim_collective *nc = realloc(w->colls, (size_t)ncap * sizeof *nc);
+        if (!nc)
+            return NULL;
+        for (int64_t i = w->colls_cap; i < ncap; i++)
+            nc[i] = (sim_collective){.end_ns = -1, .bytes = -1};
+        w->colls = nc;
+        w->colls_cap = ncap;
+    }
+    if (seq >= w->ncolls)
+        w->ncolls = seq + 1;
+    return &w->colls[seq];
+}
+
+/* Rank r's entry for collective `seq`: the head of the stream that arrived at it. */
+static sim_entry *arrived_entry(sim_device *d, int64_t seq)
+{
+    for (int s = 0; s < DEV_STREAM_COUNT; s++) {
+        sim_stream *st = &d->streams[s];
+        if (st->arrived && st->count > 0 && st->q[st->head].seq == seq)
+            return &st->q[st->head];
+    }
+    return NULL;
+}
+
+/* A broadcast's data, from the root's buffer to every other rank's, once all have
+ * arrived: the root may reuse its buffer as soon as its host sees the collective end,
+ * before the other ranks' streams are timed. */
+static void deliver_broadcast(sim_world *w, int64_t seq, int root)
+{
+    const sim_entry *src = arrived_entry(w->devs[root], seq);
+    if (!src || !src->buf)
+        return;
+    for (int r = 0; r < w->world_size; r++) {
+        sim_entry *dst = r == root ? NULL : arrived_entry(w->devs[r], seq);
+        if (dst && dst->buf)
+            memcpy(dst->buf, src->buf, (size_t)(dst->count < src->count ? dst->count : src->count) * sizeof(int32_t));
+    }
+}
+
+/* A SUM allreduce's result in every rank's buffer, once all have arrived (the host may
+ * read it as soon as it sees the collective end: join's counts of ranks still
+ * training).  Buffers reach the sim only where the host reads them, small ones; bucket
+ * allreduces carry none.  false: a dtype the sim does not add. */
+static bool reduce_allreduce(sim_world *w, int64_t seq)
+{
+    sim_entry *acc = arrived_entry(w->devs[0], seq);
+    if (!acc || !acc->buf)
+        return true;
+    for (int r = 1; r < w->world_size; r++) {
+        const sim_entry *e = arrived_entry(w->devs[r], seq);
+        if (!e || !e->buf || e->count != acc->count)
+            return true; /* traffic only somewhere: nothing to add */
+    }
+    if (acc->dtype != DEV_F32 && acc->dtype != DEV_I32)
+        return false;
+    float *af = acc->buf;
+    int32_t *ai = acc->buf;
+    if (acc->dtype == DEV_F32 && acc->prescale != 1.0f)
+        for (int64_t i = 0; i < acc->count; i++)
+            af[i] *= acc->prescale;
+    for (int r = 1; r < w->world_size; r++) {
+        const sim_entry *e = arrived_entry(w->devs[r], seq);
+        const float *ef = e->buf;
+        const int32_t *ei = e->buf;
+        for (int64_t i = 0; i < acc->count; i++) {
+            if (acc->dtype == DEV_F32)
+                af[i] += ef[i] * e->prescale;
+            else
+                ai[i] += ei[i];
+        }
+    }
+    for (int r = 1; r < w->world_size; r++)
+        memcpy(arrived_entry(w->devs[r], seq)->buf, acc->buf, (size_t)acc->count * 4);
+    return true;
+}
+
+/* Bucket allreduces, whose result each rank of a shared host copies out of the staging
+ * area on its own (the cpu backend's processes); not the small collectives the host
+ * reads. */
+static bool staged_out(const sim_entry *e)
+{
+    return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
+}
+
+/* Each rank's end of collective `c` on a shared host, timed when the last rank arrives:
+ * the collective's time ends with the first rank's copy of the result out of the staging
+ * area (calibrate --from learns it so); each rank's copy (read + write, at
+ * copy_out_gbps) takes its share of the host's cores from there, the ranks in `order`.
+ * Every rank's comm worker waits for the sum and starts its copy at once, before any rank
+ * that is out goes on to its copies and optimizer step, so all the copies are placed on
+ * the cores before any of those.  A paced link's floor comes after the copy, and holds
+ * the end no earlier than it. */
+static int copy_results_out(sim_world *w, const sim_collective *c, const sim_entry *e, const int *order)
+{
+    for (int i = 0; i < w->world_size; i++) {
+        sim_device *d = w->devs[order[i]];
+        uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
+        int64_t start = c->data_ns - (int64_t)work;
+        if (start < c->last_arrival_ns)
+            start = c->last_arrival_ns;
+        int64_t out;
+        if (sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, start, work, &out) != 0)
+            return -1;
+        d->staged_seq = e->seq;
+        d->staged_end_ns = out > c->end_ns ? out : c->end_ns;
+    }
+    return 0;
+}
+
+bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
+{
+    sim_world *w = d->w;
+    sim_collective *c = collective(w, e->seq);
+    char why[512];
+    if (!c) {
+        snprintf(why, sizeof why, "rank %d: out of memory for collective %lld", d->base.rank, (long long)e->seq);
+        sim_world_abort(w, why);
+        return false;
+    }
+    if (c->arrived > 0 && (c->bytes != e->bytes || c->work != e->work)) {
+        snprintf(why, sizeof why,
+                 "collective %lld (iteration %d): rank %d sends %lld bytes where the ranks before it sent %lld",
+                 (long long)e->seq, (int)e->iter, d->base.rank, (long long)e->bytes, (long long)c->bytes);
+        sim_world_abort(w, why);
+        return false;
+    }
+    if (c->arrived > 0 && e->work == WORK_BROADCAST && c->root != e->root) {
+        snprintf(why, sizeof why,
+                 "broadcast %lld (iteration %d): rank %d names rank %d its root where the ranks before it named %d",
+                 (long long)e->seq, (int)e->iter, d->base.rank, (int)e->root, (int)c->root);
+        sim_world_abort(w, why);
+        return false;
+    }
+    c->bytes = e->bytes;
+    c->work = e->work;
+    c->root = e->root;
+    if (c->arrived == 0 || at > c->last_arrival_ns)
+        c->last_arrival_ns = at;
+    if (++c->arrived < w->world_size)
+        return false;
+    double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
+                                             : net_allreduce_ns(&w->net, (double)e->bytes);
+    c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
+    c->data_ns = e->work == WORK_BROADCAST ? c->end_ns
+                                            : c->last_arrival_ns + (int64_t)(net_allreduce_data_ns(&w->net, (double)e->bytes) + 0.5);
+    if (e->work == WORK_BROADCAST) {
+        deliver_broadcast(w, e->seq, c->root);
+    } else if (!reduce_allreduce(w, e->seq)) {
+        snprintf(why, sizeof why, "collective %lld (iteration %d): the sim adds only float32 and int32 buffers",
+                 (long long)e->seq, (int)e->iter);
+        sim_world_abort(w, why);
+        return false;
+    }
+    /* On a shared host the order the ranks are timed in is the order they get its cores
+     * (sim_host.h): it turns from collective to collective, as the order a real
+     * scheduler runs them in does, and the rank that completed the collective waits its
+     * turn too.  Elsewhere the order does not show. */
+    uint64_t turn = ((uint64_t)e->seq + (sim_noise_seed(w) - w->sc->seed) * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull;
+    int first = (int)((turn >> 32) % (uint64_t)w->world_size);
+    for (int i = 0; i < w->world_size; i++)
+        w->order[i] = (first + i) % w->world_size;
+    if (d->host && staged_out(e) && copy_results_out(w, c, e, w->order) != 0) {
+        sim_world_abort(w, "out of memory noting the use of the host's cores");
+        return false;
+    }
+    for (int i = 0; i < w->world_size; i++)
+        if (w->order[i] != d->base.rank || d->host)
+            sim_world_push_work(w, w->order[i]);
+    return true;
+}
