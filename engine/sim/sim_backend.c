@@ -77,7 +77,6 @@ static void world_arrays_free(sim_world *w)
     free(w->devs);
     free(w->colls);
     free(w->worklist);
-    free(w->order);
     free(w->runnable);
 }
 
@@ -98,10 +97,9 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
     if (w) {
         w->devs = calloc((size_t)sc->world_size, sizeof *w->devs);
         w->worklist = calloc((size_t)sc->world_size, sizeof *w->worklist);
-        w->order = calloc((size_t)sc->world_size, sizeof *w->order);
         w->runnable = calloc((size_t)sc->world_size, sizeof *w->runnable);
     }
-    if (!w || !w->devs || !w->worklist || !w->order || !w->runnable) {
+    if (!w || !w->devs || !w->worklist || !w->runnable) {
         if (w)
             world_arrays_free(w);
         free(bw);

@@ -103,15 +103,16 @@ static bool staged_out(const sim_entry *e)
 /* Each rank's end of collective `c` on a shared host, timed when the last rank arrives:
  * the collective's time ends with the first rank's copy of the result out of the staging
  * area (calibrate --from learns it so); each rank's copy (read + write, at
- * copy_out_gbps) takes its share of the host's cores from there, the ranks in `order`.
+ * copy_out_gbps) takes its share of the host's cores from there, the ranks in turn from
+ * rank `first`.
  * Every rank's comm worker waits for the sum and starts its copy at once, before any rank
  * that is out goes on to its copies and optimizer step, so all the copies are placed on
  * the cores before any of those.  A paced link's floor comes after the copy, and holds
  * the end no earlier than it. */
-static int copy_results_out(sim_world *w, const sim_collective *c, const sim_entry *e, const int *order)
+static int copy_results_out(sim_world *w, const sim_collective *c, const sim_entry *e, int first)
 {
     for (int i = 0; i < w->world_size; i++) {
-        sim_device *d = w->devs[order[i]];
+        sim_device *d = w->devs[(first + i) % w->world_size];
         uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
         int64_t start = c->data_ns - (int64_t)work;
         if (start < c->last_arrival_ns)
@@ -175,14 +176,14 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
      * turn too.  Elsewhere the order does not show. */
     uint64_t turn = ((uint64_t)e->seq + (sim_noise_seed(w) - w->sc->seed) * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull;
     int first = (int)((turn >> 32) % (uint64_t)w->world_size);
-    for (int i = 0; i < w->world_size; i++)
-        w->order[i] = (first + i) % w->world_size;
-    if (d->host && staged_out(e) && copy_results_out(w, c, e, w->order) != 0) {
+    if (d->host && staged_out(e) && copy_results_out(w, c, e, first) != 0) {
         sim_world_abort(w, "out of memory noting the use of the host's cores");
         return false;
     }
-    for (int i = 0; i < w->world_size; i++)
-        if (w->order[i] != d->base.rank || d->host)
-            sim_world_push_work(w, w->order[i]);
+    for (int i = 0; i < w->world_size; i++) {
+        int r = (first + i) % w->world_size;
+        if (r != d->base.rank || d->host)
+            sim_world_push_work(w, r);
+    }
     return true;
 }

@@ -119,7 +119,6 @@ struct sim_world {
     int64_t ncolls, colls_cap;
     int *worklist; /* ranks whose streams may advance: a ring of world_size (each rank once) */
     int work_head, nwork;
-    int *order;    /* the order the ranks of a completed collective are timed in (world_size) */
     int *runnable; /* ranks whose host can go on */
     int nrunnable;
     bool aborted;
