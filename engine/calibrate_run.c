@@ -1,6 +1,7 @@
 /* calibrate_run.c — per-op costs learned from a measured run's spans (calibrate_run.h). */
 #include "calibrate_run.h"
 
+#include "calibrate_exit.h"
 #include "calibrate_launch.h"
 
 #include <stdbool.h>
@@ -395,9 +396,10 @@ static int fit_allreduce(const run_span *c, size_t nc, calib_run_costs *out)
             same_bytes &= c[j].bytes == c[i].bytes;
             j++;
         }
-        /* With shared cores, a rank's copy of the result out of the staging area waits
-         * for cores the others' copies and steps hold: the sim shares that copy out, so
-         * the collective itself lasts until the first rank is out. */
+        /* With shared cores, a rank leaves late when the cores are held by the others'
+         * copies and steps (calibrate_exit.h) or by its copy of the result out of the
+         * staging area: the sim models both, so the collective itself lasts until the
+         * first rank is out. */
         int64_t end = out->host_cores > 0 ? first_end : last_end;
         /* Only bucket allreduces every rank recorded, so the last arrival is known. */
         bool bucket_allreduce = c[i].kind == SPAN_ALLREDUCE && c[i].bucket >= 0;
@@ -442,6 +444,8 @@ int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out
                      fit_allreduce(c, nc, out) != 0
                  ? -1
                  : 0;
+    if (rc == 0)
+        calib_fit_comm_exit(s, n, c, nc, out);
     free(c);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);

@@ -35,8 +35,12 @@
  *                  with s = a / (1 - a), and wakes w later; neither below 0;
  *   comm_launch_us, comm_launch_sd_us  how late an idle comm stream starts a bucket's
  *                  allreduce once the bucket is ready (calibrate_launch.h);
+ *   comm_exit_late_fraction, comm_exit_late_us, comm_exit_late_sd_us  how many of the
+ *                  ranks waiting for a bucket allreduce on a host of fewer cores than
+ *                  ranks leave it late, and by how much (calibrate_exit.h);
  *   allreduce      per bucket allreduce seen by every rank: the time from the last
- *                  rank's arrival to the last end, and the median of those per (world
+ *                  rank's arrival to the last end (with host_cores > 0 the first end:
+ *                  the late exits are a term of their own), and the median of those per (world
  *                  size, bytes), as calibration samples.
  * Each figure says how many spans it came from (0: not learned, value left 0).  It
  * returns -1 with err only when nothing at all could be learned.
@@ -66,10 +70,11 @@ typedef struct {
 
 typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
-        comm_wakeup_us, comm_launch_us, comm_launch_sd_us;
+        comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
+        comm_exit_late_sd_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
-    size_t nforward, ngaps, ncontended, nlaunch; /* spans behind each figure */
+    size_t nforward, ngaps, ncontended, nlaunch, nexit; /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;

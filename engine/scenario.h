@@ -190,6 +190,8 @@ typedef struct scenario {
     double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */
     double comm_launch_us;  /* predict only: an idle comm stream's late start after the compute stream's event */
     double comm_launch_sd_us; /* predict only: its standard deviation (seeded lognormal) */
+    double comm_exit_late_fraction; /* predict only: share of ranks a waited-for collective lets go late on a crowded host */
+    double comm_exit_late_us, comm_exit_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
     double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */

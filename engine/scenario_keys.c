@@ -317,6 +317,21 @@ const key_def scn_keys[] = {
      "seeded lognormal, as the wake-ups are); `ddpprof calibrate --from` learns it; 0 = every "
      "late start the same",
      AT(comm_launch_sd_us), 0, 0},
+    {"device", "comm_exit_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: on a host whose ranks outnumber host_cores, the share of the ranks waiting "
+     "for a bucket allreduce (nothing else on their compute stream) that leave it late, the "
+     "first rank out aside (the cpu backend's comm workers, woken at the end, queue behind "
+     "the copies and steps of the ranks already out); `ddpprof calibrate --from` learns it; "
+     "0 = none",
+     AT(comm_exit_late_fraction), 0, 0},
+    {"device", "comm_exit_late_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: microseconds by which such a rank leaves late, the mean (a seeded "
+     "lognormal with comm_exit_late_sd_us); `ddpprof calibrate --from` learns it",
+     AT(comm_exit_late_us), 0, 0},
+    {"device", "comm_exit_late_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: standard deviation of comm_exit_late_us; `ddpprof calibrate --from` "
+     "learns it; 0 = every late exit the same",
+     AT(comm_exit_late_sd_us), 0, 0},
     {"device", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: cores that the ranks of one host share for their memory-bound ops (copies "
      "into and out of the buckets, the optimizer step), each op on at most one core: on the cpu "

@@ -61,6 +61,9 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
     t->comm_launch_ns = sc->comm_launch_us * 1e3;
     t->comm_launch_sd_ns = sc->comm_launch_sd_us * 1e3;
+    t->comm_exit_late_fraction = sc->comm_exit_late_fraction;
+    t->comm_exit_late_ns = sc->comm_exit_late_us * 1e3;
+    t->comm_exit_late_sd_ns = sc->comm_exit_late_sd_us * 1e3;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -113,6 +116,13 @@ static uint64_t wakeup_ns(timing_model *t)
 uint64_t timing_comm_launch_ns(timing_model *t)
 {
     return lognormal_ns(t, t->comm_launch_ns, t->comm_launch_sd_ns);
+}
+
+uint64_t timing_comm_exit_late_ns(timing_model *t)
+{
+    if (t->comm_exit_late_fraction <= 0 || t->comm_exit_late_ns <= 0 || uniform01(&t->rng) >= t->comm_exit_late_fraction)
+        return 0;
+    return lognormal_ns(t, t->comm_exit_late_ns, t->comm_exit_late_sd_ns);
 }
 
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed)

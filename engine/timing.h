@@ -26,6 +26,7 @@ typedef struct {
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
+    double comm_exit_late_fraction, comm_exit_late_ns, comm_exit_late_sd_ns; /* late exits on a crowded host ([device]) */
     double jitter;
     double batch;
     uint64_t rng;
@@ -61,5 +62,9 @@ uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_byt
  * follows it, and how late it wakes from a paced link's floor (comm_launch_ns, with
  * comm_launch_sd_ns a lognormal draw as the wake-ups are); beyond the dispatch cost. */
 uint64_t timing_comm_launch_ns(timing_model *t);
+/* How late a rank waiting for a collective on a crowded host leaves it: 0, or for
+ * comm_exit_late_fraction of the calls a lognormal draw of comm_exit_late_ns's mean and
+ * comm_exit_late_sd_ns's deviation.  Draws nothing while the fraction or mean is 0. */
+uint64_t timing_comm_exit_late_ns(timing_model *t);
 
 #endif

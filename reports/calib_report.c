@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calibrate_exit.h"
+
 static int fit_copies(const calib_data *d, calib_copy_kind kind, double *gbps, char *err, size_t errlen)
 {
     copy_sample s[2 * CALIB_MAX_POINTS];
@@ -288,6 +290,12 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; bucket allreduces whose comm stream idled until the bucket was ready: their late start beyond "
                 "op_overhead_us, mean and standard deviation (%zu)\ncomm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\n",
             c->nlaunch, c->comm_launch_us, c->comm_launch_sd_us);
+    if (c->comm_exit_late_fraction > 0)
+        add(&t, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out aside: the "
+                "share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"
+                "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
+            CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
+            c->comm_exit_late_sd_us);
     if (t.failed) {
         free(t.s);
         return NULL;

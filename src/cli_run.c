@@ -84,14 +84,16 @@ static const backend_ops *resolve_backend(const scenario *sc, bool quiet, int *s
     return be;
 }
 
-/* Threads, processes started here, or this process as one rank under a launcher. */
+/* Threads, processes started here, or this process as one rank under a launcher.  A
+ * backend that schedules the ranks itself (the sim) runs them all here: run.ranks then
+ * says what it models (ranks as processes copy each bucket's sum out of shared memory). */
 static int run_point(const scenario *point, const model *m, const backend_ops *be, const launch_env *env,
                      bool coordinated, store *st, const launch_options *opt, launch_result *res, char *err,
                      size_t errlen)
 {
     if (env->kind != LAUNCH_NONE)
         return launch_as_rank(point, m, env, !coordinated, st, be, opt, res, err, errlen);
-    if (!strcmp(point->ranks, "processes") || be->one_rank_per_process)
+    if ((!strcmp(point->ranks, "processes") && !be->run_ranks) || be->one_rank_per_process)
         return launch_processes(point, m, st, be, opt, res, err, errlen);
     return launch_run(point, m, st, be, opt, res, err, errlen);
 }

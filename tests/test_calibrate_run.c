@@ -3,8 +3,9 @@
  * forwards, the copies' and SGD's bandwidth, and each bucket allreduce's time from the
  * last arrival (the median over collectives of one size; those some rank did not record
  * left out), how much slower forwards and backwards run inside their rank's
- * collectives, the copies' core time when a run's ranks share the cores, and how late an
- * idle comm stream starts a bucket's allreduce. */
+ * collectives, the copies' core time when a run's ranks share the cores, how late an
+ * idle comm stream starts a bucket's allreduce, and how late ranks waiting for one leave
+ * it on a crowded host. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "calibrate_run.h"
@@ -261,6 +263,52 @@ static void test_comm_launch_by_hand(void **state)
     assert_true(fabs(c.comm_launch_sd_us - sqrt(4200.0) / 1e3) < 1e-9);
 }
 
+/* A rank of a run of `world` ranks: a compute span, or a bucket allreduce of seq `seq`. */
+static run_span of_world(int64_t run, int world, int rank, span_kind kind, int64_t seq, int64_t start, int64_t end)
+{
+    bool comm = kind == SPAN_ALLREDUCE;
+    return (run_span){.run = run, .world = world, .rank = rank, .iter = 2,
+                      .stream = comm ? STREAM_COMM : STREAM_COMPUTE, .kind = (uint8_t)kind, .bucket = comm ? 0 : -1,
+                      .seq = comm ? seq : -1, .bytes = 1000, .start_ns = start, .end_ns = end};
+}
+
+/* Late exits on 2 cores.  Run 1, 3 ranks (crowded), times in us:
+ *   seq 1, every compute stream idle (last arrival 10, first end 20 by rank 0): rank 1
+ *   ends 0.1 ms after it (not late), rank 2 3 ms (late);
+ *   seq 2 (last arrival 40, first end 50 by rank 1): rank 0 1 ms late, rank 2 0.2 ms;
+ *   seq 3 (last arrival 60, first end 70 by rank 0): ranks 1 and 2 end 5 ms late, but a
+ *   backward of theirs runs between the last arrival and the first end: not waiting.
+ * Run 2, 2 ranks on the 2 cores (not crowded): a 9 ms lag left out.
+ * Looked at 4 ranks, 2 late (3 ms, 1 ms): fraction 0.5, mean 2 ms, deviation 1 ms. */
+static void test_comm_exit_by_hand(void **state)
+{
+    (void)state;
+    const int64_t us = 1000;
+    run_span s[] = {
+        of_world(1, 3, 0, SPAN_ALLREDUCE, 1, 0, 20 * us),   of_world(1, 3, 1, SPAN_ALLREDUCE, 1, 5 * us, 120 * us),
+        of_world(1, 3, 2, SPAN_ALLREDUCE, 1, 10 * us, 3020 * us),
+        of_world(1, 3, 0, SPAN_ALLREDUCE, 2, 30 * us, 1050 * us), of_world(1, 3, 1, SPAN_ALLREDUCE, 2, 40 * us, 50 * us),
+        of_world(1, 3, 2, SPAN_ALLREDUCE, 2, 35 * us, 250 * us),
+        of_world(1, 3, 0, SPAN_ALLREDUCE, 3, 60 * us, 70 * us), of_world(1, 3, 1, SPAN_ALLREDUCE, 3, 60 * us, 5070 * us),
+        of_world(1, 3, 2, SPAN_ALLREDUCE, 3, 55 * us, 5070 * us),
+        of_world(1, 3, 1, SPAN_BACKWARD, -1, 55 * us, 65 * us), of_world(1, 3, 2, SPAN_BACKWARD, -1, 65 * us, 80 * us),
+        /* compute that meets no collective's window: before seq 1, after seq 3 */
+        of_world(1, 3, 2, SPAN_BACKWARD, -1, 0, 8 * us), of_world(1, 3, 2, SPAN_COPY_OUT, -1, 6000 * us, 6001 * us),
+        of_world(2, 2, 0, SPAN_ALLREDUCE, 1, 0, 10 * us),   of_world(2, 2, 1, SPAN_ALLREDUCE, 1, 0, 9010 * us),
+    };
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 2, &c, err, sizeof err), 0);
+    assert_int_equal(c.nexit, 4);
+    assert_true(fabs(c.comm_exit_late_fraction - 0.5) < 1e-12);
+    assert_true(fabs(c.comm_exit_late_us - 2000.0) < 1e-9);
+    assert_true(fabs(c.comm_exit_late_sd_us - 1000.0) < 1e-6);
+    /* Without shared cores nothing is crowded: nothing learned. */
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nexit, 0);
+    assert_true(c.comm_exit_late_fraction == 0 && c.comm_exit_late_us == 0);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -280,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_stalls_by_hand),
         cmocka_unit_test(test_shared_cores_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
+        cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -942,8 +942,10 @@ static void test_host_cores_by_hand(void **state)
     assert_int_equal(end, 2100);
     assert_int_equal(sim_host_place(&h, 3, 2200, 0, &end), 0);
     assert_int_equal(end, 2200);
+    assert_int_equal(sim_host_busy_until(&h), 2100);
     sim_host_free(&h);
     assert_int_equal(sim_host_init(&h, 2, 2), 0);
+    assert_true(sim_host_busy_until(&h) == INT64_MIN);
     assert_int_equal(sim_host_place(&h, 0, 0, 1000, &end), 0);
     assert_int_equal(end, 1000);
     assert_int_equal(sim_host_place(&h, 1, 500, 1000, &end), 0);
@@ -1042,11 +1044,12 @@ static void test_host_cores_in_a_run(void **state)
     remove_db(path);
 }
 
-/* On a shared host each rank copies a bucket allreduce's result out on its own: with one
- * core for four ranks, the copies (2 MB read and written at 4000 GB/s: 1000 ns) run one
- * after the other, so no two ranks end a bucket allreduce less than 1000 ns apart, and the
- * rank out first changes from collective to collective (each of the four is first of
- * some); with a core each they end together, and so they do behind a paced link's floor. */
+/* On a shared host each rank as a process copies a bucket allreduce's result out on its
+ * own: with one core for four ranks, the copies (2 MB read and written at 4000 GB/s:
+ * 1000 ns) run one after the other, so no two ranks end a bucket allreduce less than
+ * 1000 ns apart, and the rank out first changes from collective to collective (each of
+ * the four is first of some); with a core each they end together, and so they do behind
+ * a paced link's floor.  Ranks as threads sum in place: no copy, they end together. */
 static void first_out(sqlite3 *db, int64_t run, int *n, int64_t *min_gap, int firsts[4])
 {
     sqlite3_stmt *q;
@@ -1080,7 +1083,8 @@ static void test_host_copies_results_out(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simstage", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario(
-        (const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=8", "device.host_cores=1", NULL});
+        (const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=8", "device.host_cores=1",
+                         "run.ranks=processes", NULL});
     int64_t one = run_sim(st, sc);
     assert_int_equal(scenario_override(sc, "device.host_cores=4", (char[SCENARIO_ERR]){0}), 0);
     int64_t four = run_sim(st, sc);
@@ -1107,6 +1111,89 @@ static void test_host_copies_results_out(void **state)
     first_out(db, floor, &n, &min_gap, (int[4]){0});
     assert_true(n >= 16);
     assert_int_equal(min_gap, 0);
+    assert_int_equal(scenario_override(sc, "network.pace=false", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "run.ranks=threads", (char[SCENARIO_ERR]){0}), 0);
+    int64_t threads = run_sim(st, sc);
+    first_out(db, threads, &n, &min_gap, (int[4]){0});
+    assert_true(n >= 16);
+    assert_int_equal(min_gap, 0);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
+/* Per bucket allreduce of `run` (two ranks): its iteration, the first rank out, both
+ * ends, and how long the first rank's copies out and step of that iteration hold the
+ * host's cores after it (the end of the last of them). */
+typedef struct {
+    int iter, first;
+    int64_t first_end, other_end, first_work_end;
+} exit_pair;
+
+static int exit_pairs(sqlite3 *db, int64_t run, exit_pair *out, int cap)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "select a.iter, a.rank, a.end_ns, b.end_ns, (select max(end_ns) from span m "
+                                        " where m.run_id = a.run_id and m.rank = a.rank and m.iter = a.iter and "
+                                        " m.kind in ('copy_out', 'optimizer')) from span a join span b on "
+                                        "b.run_id = a.run_id and b.seq = a.seq and b.rank <> a.rank where a.run_id = ?1 "
+                                        "and a.kind = 'allreduce' and a.bucket >= 0 and (a.end_ns < b.end_ns or "
+                                        "(a.end_ns = b.end_ns and a.rank < b.rank)) order by a.seq",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    int n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW && n < cap) {
+        out[n] = (exit_pair){sqlite3_column_int(q, 0), sqlite3_column_int(q, 1), sqlite3_column_int64(q, 2),
+                             sqlite3_column_int64(q, 3), sqlite3_column_int64(q, 4)};
+        n++;
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* [device] comm_exit_late_*: two ranks on one core (crowded), every rank but the first
+ * out late by 300 ns.  After the rebuild each iteration has two buckets: layer 1's
+ * allreduce ends while layer 0's backward (2 ms at 1 GFLOP/s) still runs on both ranks,
+ * so they leave it together; layer 0's, the last, finds both compute streams waiting:
+ * the second rank leaves exactly 300 ns after the first (the first rank's copy out alone
+ * holds the core 1000 ns).  With a late exit of 1 s, it leaves when the first rank's
+ * copies out and step are done, not later.  With a core each (host_cores = 2) nobody is
+ * late. */
+static void test_late_exit_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simexit", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.iterations=4", "run.warmup=1", "device.peak_tflops=0.001",
+                                                  "device.host_cores=1", "device.comm_exit_late_fraction=1",
+                                                  "device.comm_exit_late_us=0.3", NULL});
+    int64_t runs[3];
+    runs[0] = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.comm_exit_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
+    runs[1] = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    runs[2] = run_sim(st, sc);
+    sqlite3 *db = store_db(st);
+    for (int k = 0; k < 3; k++) {
+        exit_pair p[16];
+        int n = exit_pairs(db, runs[k], p, 16);
+        assert_int_equal(n, 9); /* one bucket before the rebuild, then two an iteration */
+        for (int i = 0; i < n; i++) {
+            bool last = i + 1 == n || p[i + 1].iter != p[i].iter;
+            int64_t lag = p[i].other_end - p[i].first_end;
+            if (k == 2 || !last)
+                assert_int_equal(lag, 0);
+            else if (k == 0)
+                assert_int_equal(lag, 300);
+            else
+                assert_int_equal(p[i].other_end, p[i].first_work_end);
+            if (k == 1 && last)
+                assert_true(lag >= 1000);
+        }
+    }
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1556,6 +1643,7 @@ int main(void)
         cmocka_unit_test(test_host_cores_by_hand),
         cmocka_unit_test(test_host_forgets_the_past),
         cmocka_unit_test(test_host_cores_in_a_run),
+        cmocka_unit_test(test_late_exit_by_hand),
         cmocka_unit_test(test_host_copies_results_out),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_comm_wakeup_by_hand),

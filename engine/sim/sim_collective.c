@@ -1,7 +1,8 @@
 /* sim_collective.c — collectives in virtual time (sim_internal.h): each rank's arrival,
  * and at the last one the collective's end (the last arrival plus the network model's
  * time), its data handed over where a host reads it, each rank's copy of the result out
- * on a shared host's cores, and every rank put back on the worklist. */
+ * on a shared host's cores, the late exits drawn on a crowded host, and every rank put
+ * back on the worklist. */
 #include "sim_internal.h"
 
 #include <stdio.h>
@@ -92,14 +93,6 @@ static bool reduce_allreduce(sim_world *w, int64_t seq)
     return true;
 }
 
-/* Bucket allreduces, whose result each rank of a shared host copies out of the staging
- * area on its own (the cpu backend's processes); not the small collectives the host
- * reads. */
-static bool staged_out(const sim_entry *e)
-{
-    return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
-}
-
 /* Each rank's end of collective `c` on a shared host, timed when the last rank arrives:
  * the collective's time ends with the first rank's copy of the result out of the staging
  * area (calibrate --from learns it so); each rank's copy (read + write, at
@@ -124,6 +117,47 @@ static int copy_results_out(sim_world *w, const sim_collective *c, const sim_ent
         d->staged_end_ns = out > c->end_ns ? out : c->end_ns;
     }
     return 0;
+}
+
+/* On a host of fewer cores than ranks, how late each rank but the first may leave
+ * bucket allreduce `e` ([device] comm_exit_late_*): drawn now, in the turning order, so
+ * the order the ranks go on in can follow it; whether the rank waits for the collective
+ * at all is known only when it is timed (sim_device.c). */
+static bool draw_late_exits(sim_world *w, const sim_entry *e, int first)
+{
+    sim_device *d0 = w->devs[first];
+    if (!d0->host || d0->host->members / DEV_STREAM_COUNT <= d0->host->cores || !sim_bucket_allreduce(e))
+        return false;
+    bool any = false;
+    for (int i = 1; i < w->world_size; i++) {
+        sim_device *d = w->devs[(first + i) % w->world_size];
+        d->late_seq = e->seq;
+        d->late_ns = (int64_t)timing_comm_exit_late_ns(&d->timing);
+        any |= d->late_ns > 0;
+    }
+    return any;
+}
+
+void sim_collective_first_out(sim_world *w, sim_collective *c, int64_t seq)
+{
+    c->first_out = true;
+    int first = sim_collective_first(w, seq);
+    /* Those that leave late go on after the others, whose copies and steps then hold the
+     * cores they queue for. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 1; i < w->world_size; i++) {
+            const sim_device *d = w->devs[(first + i) % w->world_size];
+            bool late = d->late_seq == seq && d->late_ns > 0;
+            if (late == (pass == 1))
+                sim_world_push_work(w, d->base.rank);
+        }
+    }
+}
+
+int sim_collective_first(const sim_world *w, int64_t seq)
+{
+    uint64_t turn = ((uint64_t)seq + (sim_noise_seed(w) - w->sc->seed) * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull;
+    return (int)((turn >> 32) % (uint64_t)w->world_size);
 }
 
 bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
@@ -171,15 +205,16 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
         return false;
     }
     /* On a shared host the order the ranks are timed in is the order they get its cores
-     * (sim_host.h): it turns from collective to collective, as the order a real
-     * scheduler runs them in does, and the rank that completed the collective waits its
-     * turn too.  Elsewhere the order does not show. */
-    uint64_t turn = ((uint64_t)e->seq + (sim_noise_seed(w) - w->sc->seed) * 0xD1B54A32D192ED03ull) * 0x9E3779B97F4A7C15ull;
-    int first = (int)((turn >> 32) % (uint64_t)w->world_size);
-    if (d->host && staged_out(e) && copy_results_out(w, c, e, first) != 0) {
+     * (sim_host.h), and the rank that completed the collective waits its turn too.
+     * Elsewhere the order does not show.  Ranks as processes copy a bucket's sum out of
+     * the staging area; ranks as threads sum in place. */
+    int first = sim_collective_first(w, e->seq);
+    bool staged = strcmp(w->sc->ranks, "processes") == 0 && sim_bucket_allreduce(e);
+    if (d->host && staged && copy_results_out(w, c, e, first) != 0) {
         sim_world_abort(w, "out of memory noting the use of the host's cores");
         return false;
     }
+    c->late_exits = draw_late_exits(w, e, first);
     for (int i = 0; i < w->world_size; i++) {
         int r = (first + i) % w->world_size;
         if (r != d->base.rank || d->host)

@@ -163,6 +163,24 @@ static bool comm_known(sim_device *d)
     return comm->count == 0 || comm->q[comm->head].type != SIM_COLL;
 }
 
+/* How late this rank leaves bucket allreduce `e`, which ends at `end` (the draw of
+ * sim_collective.c, on a host of fewer cores than ranks, for every rank but the first
+ * out): only when its compute stream has nothing to run but what waits for the
+ * collective (mid-backward every rank's compute is busy alike and they leave together),
+ * and no later than the cores are free of the copies and steps placed on them, those of
+ * the ranks already out, which hold the cores its comm worker queues for. */
+static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end)
+{
+    if (!d->host || d->late_seq != e->seq || d->late_ns <= 0)
+        return 0;
+    const sim_stream *compute = &d->streams[DEV_STREAM_COMPUTE];
+    if (compute->free_ns > end || (compute->count > 0 && compute->q[compute->head].type != SIM_WAIT))
+        return 0;
+    int64_t busy_until = sim_host_busy_until(d->host);
+    int64_t held = busy_until > end ? busy_until - end : 0;
+    return d->late_ns < held ? d->late_ns : held;
+}
+
 /* Times the stream's head entries while their dependencies are known; true if any. */
 static bool advance_stream(sim_device *d, dev_stream sid)
 {
@@ -208,8 +226,13 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 if (d->w->aborted || (completed && d->host))
                     break; /* on a shared host, this rank's end waits its turn (arrive) */
             }
-            const sim_collective *c = &d->w->colls[e->seq];
+            sim_collective *c = &d->w->colls[e->seq];
             if (c->end_ns < 0)
+                break;
+            /* With late exits drawn, the first rank out is timed first: its copies and
+             * step are on the cores before anyone it keeps waiting is timed. */
+            bool first = c->late_exits && !c->first_out && sim_collective_first(d->w, e->seq) == d->base.rank;
+            if (c->late_exits && !c->first_out && !first)
                 break;
             int64_t end = d->host && d->staged_seq == e->seq ? d->staged_end_ns : c->end_ns;
             /* Held to a paced link's floor, the sum was there before it: the stream
@@ -219,6 +242,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 if (woke > end)
                     end = woke;
             }
+            end += late_exit_ns(d, e, end);
             emit(d, sid, e, st->arrival_ns, end);
             if (contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, end) != 0) {
                 fail_device(d, "out of memory noting when the comm stream is busy");
@@ -226,6 +250,10 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             }
             st->free_ns = end;
             st->arrived = false;
+            /* The others are timed after this device's advance, copies out and step
+             * included: the worklist runs one device at a time. */
+            if (first)
+                sim_collective_first_out(d->w, c, e->seq);
         }
         st->head++;
         st->count--;
@@ -451,6 +479,7 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     d->w = w;
     d->blocked_on = -1;
     d->staged_seq = -1;
+    d->late_seq = -1;
     timing_init(&d->timing, w->sc, rank);
     if (w->hosts) {
         d->host = &w->hosts[rank / w->host_ranks];

@@ -28,6 +28,12 @@ void sim_host_free(sim_host *h)
     *h = (sim_host){0};
 }
 
+int64_t sim_host_busy_until(const sim_host *h)
+{
+    /* Every op ends at a step of its own and the last step's use is 0. */
+    return h->count > 0 ? h->steps[h->count - 1].at_ns : INT64_MIN;
+}
+
 /* Index of the last step at or before t, or -1 when t is before them all. */
 static ptrdiff_t step_at(const sim_host *h, int64_t t)
 {

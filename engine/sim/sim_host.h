@@ -17,6 +17,7 @@
  * of one core, records its use and returns its end in *end_ns; a member's starts never
  * decrease (a stream's ops are timed in order), which lets the host forget what lies
  * before every member's last start.  Returns -1 only when out of memory.
+ * sim_host_busy_until() tells when the work placed so far is all done.
  */
 #ifndef DDPPROF_SIM_HOST_H
 #define DDPPROF_SIM_HOST_H
@@ -40,6 +41,9 @@ typedef struct {
 
 int sim_host_init(sim_host *h, double cores, int members);
 int sim_host_place(sim_host *h, int member, int64_t start_ns, uint64_t work_ns, int64_t *end_ns);
+/* The time from which the ops placed so far leave every core free (INT64_MIN: none
+ * placed yet). */
+int64_t sim_host_busy_until(const sim_host *h);
 void sim_host_free(sim_host *h);
 
 #endif

@@ -9,9 +9,12 @@
  * collective ahead of it on its comm stream is timed, since it runs slower inside it
  * (sim_contention.h).  With [device] host_cores, a copy or optimizer step takes its time
  * from the cores its host's ranks leave it (sim_host.h), and so does each rank's copy of
- * a bucket allreduce's result out of the staging area, which ends its collective.  The world
- * keeps one record per collective (by seq); the last rank to arrive completes it and puts
- * every rank on the worklist, which the scheduler (sim_backend.c) drains between fibers.
+ * a bucket allreduce's result out of the staging area (ranks as processes), which ends its
+ * collective.  On a host of fewer cores than ranks, a rank waiting for a bucket allreduce
+ * may leave it late ([device] comm_exit_late_*): its comm worker queues for cores the
+ * ranks already out hold with their copies and steps.  The world keeps one record per
+ * collective (by seq); the last rank to arrive completes it and puts every rank on the
+ * worklist, which the scheduler (sim_backend.c) drains between fibers.
  * Collectives with buffers (the small ones whose result the host reads: join's counts,
  * the rebuilt bucket order) carry their data at completion, before any host can see the
  * end: a broadcast the root's, an allreduce the sum (float32, int32).
@@ -91,6 +94,7 @@ typedef struct {
     sim_host *host;      /* cores shared with the other ranks of its host ([device] host_cores; NULL: none) */
     int host_member;     /* this rank's index among them (its streams are members index x 2 + stream) */
     int64_t staged_seq, staged_end_ns; /* on a shared host: its end of that bucket allreduce */
+    int64_t late_seq, late_ns; /* on a crowded host: how late it may leave that bucket allreduce */
     int64_t host_ns;
     int blocked_on; /* stream the host waits for in synchronize, -1 when not waiting */
     bool in_worklist;
@@ -105,6 +109,8 @@ typedef struct {
     int64_t end_ns; /* -1 until complete */
     int64_t data_ns; /* allreduces: when the sum is there, before a paced link's floor */
     uint8_t work;
+    bool late_exits; /* some ranks drew a late exit: the others wait for the first rank out */
+    bool first_out;  /* the first rank (sim_collective_first) has timed its end */
     int32_t root; /* broadcasts: the sending rank, as the first arrival named it */
 } sim_collective;
 
@@ -135,6 +141,19 @@ static inline uint64_t sim_noise_seed(const sim_world *w)
     return w->sc->noise_seed ? w->sc->noise_seed : w->sc->seed;
 }
 
+/* A bucket's allreduce (gradients), not the small collectives whose result the host
+ * reads (join's counts, the rebuilt bucket order). */
+static inline bool sim_bucket_allreduce(const sim_entry *e)
+{
+    return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
+}
+
+/* The rank of collective `seq` timed first on a shared host (sim_collective.c): it turns
+ * from collective to collective, as the order a real scheduler runs them in does. */
+int sim_collective_first(const sim_world *w, int64_t seq);
+/* Called by the first rank out of a collective with late exits once it has timed its
+ * end: puts the other ranks back on the worklist, those that leave late last. */
+void sim_collective_first_out(sim_world *w, sim_collective *c, int64_t seq);
 /* Registers rank d's arrival at collective e at time `at`; true when it was the last,
  * which completes it (sim_collective.c); false too when the world aborted. */
 bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at);
