@@ -344,6 +344,19 @@ static void test_predict(void **state)
     ddpprof(&r, (const char *[]){"run", scen, "-o", db, "--backend", "sim", "--verify", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "only models time"));
+    /* A scenario of ranks as processes is predicted in this one process, as such. */
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.ranks=processes", "-s", "run.iterations=2",
+                                  NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "select count(distinct span.rank), min(status) from span join run on "
+                                           "run.id = span.run_id where run.id = (select max(id) from run)",
+                                           -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_int_equal(sqlite3_column_int(q, 0), 4);
+    assert_string_equal((const char *)sqlite3_column_text(q, 1), "complete");
+    sqlite3_finalize(q);
+    sqlite3_close(h);
 }
 
 static void test_bench_allreduce(void **state)

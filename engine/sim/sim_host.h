@@ -1,6 +1,6 @@
 /* sim_host.h — the cores of one host, shared by the memory-bound ops of its ranks.
  *
- * On the cpu backend every rank of a run is a process of one machine: its copies into and
+ * On the cpu backend every rank of a run runs on one machine: its copies into and
  * out of the buckets and its optimizer step are real memory work on the same few cores,
  * and after the last allreduce every rank copies out and steps at once.  [device]
  * host_cores = C says how many cores a host has; a memory-bound op needs its modelled
