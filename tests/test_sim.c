@@ -1199,6 +1199,47 @@ static void test_late_exit_by_hand(void **state)
     remove_db(path);
 }
 
+/* Late exits per host: four ranks on two hosts of one core each (network.gpus_per_node =
+ * 2), every rank late by 300 ns but the first of its host out.  In every bucket allreduce
+ * both compute streams wait for (the last of each iteration), each host has one rank out
+ * at the collective's end and the other 300 ns after it. */
+static void test_late_exit_per_host(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simexith", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=4", "network.gpus_per_node=2", "run.iterations=4",
+                                                  "run.warmup=1", "device.peak_tflops=0.001", "device.host_cores=1",
+                                                  "device.comm_exit_late_fraction=1", "device.comm_exit_late_us=0.3",
+                                                  NULL});
+    int64_t run = run_sim(st, sc);
+    sqlite3_stmt *q;
+    /* Per last bucket of an iteration and host: how many ranks left at the first end,
+     * how many 300 ns after it. */
+    assert_int_equal(sqlite3_prepare_v2(store_db(st),
+                                        "with a as (select seq, iter, rank, end_ns, min(end_ns) over (partition by seq) "
+                                        " first_end, max(seq) over (partition by iter) last_seq from span where run_id = ?1 "
+                                        " and kind = 'allreduce' and bucket >= 0) select rank / 2, "
+                                        "sum(end_ns = first_end), sum(end_ns = first_end + 300), count(*) from a "
+                                        "where seq = last_seq group by seq, rank / 2",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    int groups = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        assert_int_equal(sqlite3_column_int(q, 1), 1);
+        assert_int_equal(sqlite3_column_int(q, 2), 1);
+        assert_int_equal(sqlite3_column_int(q, 3), 2);
+        groups++;
+    }
+    sqlite3_finalize(q);
+    assert_int_equal(groups, 2 * 5); /* two hosts, five iterations */
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 static void test_deterministic(void **state)
 {
     (void)state;
@@ -1644,6 +1685,7 @@ int main(void)
         cmocka_unit_test(test_host_forgets_the_past),
         cmocka_unit_test(test_host_cores_in_a_run),
         cmocka_unit_test(test_late_exit_by_hand),
+        cmocka_unit_test(test_late_exit_per_host),
         cmocka_unit_test(test_host_copies_results_out),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_comm_wakeup_by_hand),

@@ -119,18 +119,22 @@ static int copy_results_out(sim_world *w, const sim_collective *c, const sim_ent
     return 0;
 }
 
-/* On a host of fewer cores than ranks, how late each rank but the first may leave
- * bucket allreduce `e` ([device] comm_exit_late_*): drawn now, in the turning order, so
- * the order the ranks go on in can follow it; whether the rank waits for the collective
- * at all is known only when it is timed (sim_device.c). */
+/* On a host of fewer cores than ranks, how late each rank but the first of its host out
+ * may leave bucket allreduce `e` ([device] comm_exit_late_*): drawn now, in the turning
+ * order, so the order the ranks go on in can follow it; whether the rank waits for the
+ * collective at all is known only when it is timed (sim_device.c).  The turning order
+ * runs up from `first`, so a host's first rank out is `first` or its lowest rank. */
 static bool draw_late_exits(sim_world *w, const sim_entry *e, int first)
 {
-    sim_device *d0 = w->devs[first];
-    if (!d0->host || d0->host->members / DEV_STREAM_COUNT <= d0->host->cores || !sim_bucket_allreduce(e))
+    if (!w->hosts || !sim_bucket_allreduce(e))
         return false;
     bool any = false;
-    for (int i = 1; i < w->world_size; i++) {
-        sim_device *d = w->devs[(first + i) % w->world_size];
+    for (int i = 0; i < w->world_size; i++) {
+        int r = (first + i) % w->world_size;
+        sim_device *d = w->devs[r];
+        int host_first = r / w->host_ranks == first / w->host_ranks ? first : r / w->host_ranks * w->host_ranks;
+        if (r == host_first || d->host->members / DEV_STREAM_COUNT <= d->host->cores)
+            continue;
         d->late_seq = e->seq;
         d->late_ns = (int64_t)timing_comm_exit_late_ns(&d->timing);
         any |= d->late_ns > 0;
