@@ -89,10 +89,17 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes)
     return (uint64_t)(bytes / bw * jitter_factor(t));
 }
 
+/* Whether an event of probability `fraction` happens this time, for an event of size
+ * `size` (no draw at all while either is 0, so a model without it keeps its draws). */
+static bool happens(timing_model *t, double fraction, double size)
+{
+    return fraction > 0 && size > 0 && uniform01(&t->rng) < fraction;
+}
+
 /* A stall after a wake-up, for stall_fraction of them: exponential of mean stall_ns. */
 static uint64_t stall_ns(timing_model *t)
 {
-    if (t->stall_fraction <= 0 || t->stall_ns <= 0 || uniform01(&t->rng) >= t->stall_fraction)
+    if (!happens(t, t->stall_fraction, t->stall_ns))
         return 0;
     return (uint64_t)(-t->stall_ns * log(uniform01(&t->rng)) + 0.5);
 }
@@ -120,7 +127,7 @@ uint64_t timing_comm_launch_ns(timing_model *t)
 
 uint64_t timing_comm_exit_late_ns(timing_model *t)
 {
-    if (t->comm_exit_late_fraction <= 0 || t->comm_exit_late_ns <= 0 || uniform01(&t->rng) >= t->comm_exit_late_fraction)
+    if (!happens(t, t->comm_exit_late_fraction, t->comm_exit_late_ns))
         return 0;
     return lognormal_ns(t, t->comm_exit_late_ns, t->comm_exit_late_sd_ns);
 }

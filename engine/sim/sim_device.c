@@ -164,8 +164,8 @@ static bool comm_known(sim_device *d)
 }
 
 /* How late this rank leaves bucket allreduce `e`, which ends at `end` (the draw of
- * sim_collective.c, on a host of fewer cores than ranks, for every rank but the first
- * out): only when its compute stream has nothing to run but what waits for the
+ * sim_collective.c, on a host of fewer cores than ranks, for every rank but the first of
+ * its host out): only when its compute stream has nothing to run but what waits for the
  * collective (mid-backward every rank's compute is busy alike and they leave together),
  * and no later than the cores are free of the copies and steps placed on them, those of
  * the ranks already out, which hold the cores its comm worker queues for. */
@@ -231,8 +231,9 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 break;
             /* With late exits drawn, the first rank out is timed first: its copies and
              * step are on the cores before anyone it keeps waiting is timed. */
-            bool first = c->late_exits && !c->first_out && sim_collective_first(d->w, e->seq) == d->base.rank;
-            if (c->late_exits && !c->first_out && !first)
+            bool awaits_first = c->late_exits && !c->first_out;
+            bool first = awaits_first && sim_collective_first(d->w, e->seq) == d->base.rank;
+            if (awaits_first && !first)
                 break;
             int64_t end = d->host && d->staged_seq == e->seq ? d->staged_end_ns : c->end_ns;
             /* Held to a paced link's floor, the sum was there before it: the stream
