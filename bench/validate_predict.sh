@@ -14,7 +14,7 @@
 # a whole run beside it.  CALIBRATION=probes: `ddpprof calibrate`'s probes, each cost
 # measured alone.  Either way the prediction gets [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
-# measures it), copy_out_gbps / optimizer_gbps / comm_slowdown / comm_wakeup_us where calibrate --from
+# measures it), copy_out_gbps / optimizer_gbps / grad_write_gbps / comm_slowdown / comm_wakeup_us where calibrate --from
 # learns them (and host_cores, the cores the cpu ranks share), always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
 # latency_us / bandwidth_gbps for other world sizes and broadcasts); a scenario that paces
@@ -197,7 +197,7 @@ else
 fi
 # Every [device] term the calibration gives, as an override.
 DEV_OVERRIDES=()
-for key in mem_bw_gbps copy_out_gbps optimizer_gbps op_overhead_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
+for key in mem_bw_gbps copy_out_gbps optimizer_gbps grad_write_gbps op_overhead_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
     op_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_exit_late_fraction \
     comm_exit_late_us comm_exit_late_sd_us host_cores; do
     v=$(value "$key")

@@ -109,6 +109,83 @@ static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
     return 0;
 }
 
+/* A span of a rank's comm stream while its collective moved data. */
+typedef struct {
+    int64_t run;
+    int rank;
+    int64_t from_ns, to_ns;
+} busy_interval;
+
+static int by_rank_time(const void *pa, const void *pb)
+{
+    const busy_interval *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->from_ns > b->from_ns) - (a->from_ns < b->from_ns);
+}
+
+/* Every collective of every rank from the last arrival to that rank's end, by (run, rank,
+ * time); `c` holds the comm spans with a seq in by_collective order.  The count in *nb. */
+static busy_interval *busy_intervals(const run_span *c, size_t nc, size_t *nb)
+{
+    busy_interval *b = malloc((nc ? nc : 1) * sizeof *b);
+    if (!b)
+        return NULL;
+    *nb = 0;
+    for (size_t i = 0; i < nc;) {
+        size_t j = i;
+        int64_t last = c[i].start_ns;
+        for (; j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq; j++)
+            last = c[j].start_ns > last ? c[j].start_ns : last;
+        for (size_t k = i; k < j; k++)
+            if (c[k].end_ns > last)
+                b[(*nb)++] = (busy_interval){c[k].run, c[k].rank, last, c[k].end_ns};
+        i = j;
+    }
+    qsort(b, *nb, sizeof *b, by_rank_time);
+    return b;
+}
+
+/* Time of [from, to) inside the rank's busy intervals (b sorted by_rank_time). */
+static double busy_overlap(const busy_interval *b, size_t nb, int64_t run, int rank, int64_t from, int64_t to)
+{
+    size_t lo = 0, hi = nb; /* first interval of (run, rank) that ends after `from` */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const busy_interval *m = &b[mid];
+        bool before = m->run < run || (m->run == run && (m->rank < rank || (m->rank == rank && m->to_ns <= from)));
+        if (before)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double t = 0;
+    for (size_t i = lo; i < nb && b[i].run == run && b[i].rank == rank && b[i].from_ns < to; i++) {
+        int64_t a = b[i].from_ns > from ? b[i].from_ns : from, z = b[i].to_ns < to ? b[i].to_ns : to;
+        if (z > a)
+            t += (double)(z - a);
+    }
+    return t;
+}
+
+/* a (the share of time inside collectives lost: s = a / (1 - a)) and w (ns per late
+ * wake-up) from the normal equations, neither below 0: where one would be, the other is
+ * fitted alone. */
+/* Backwards this long beyond four times their FLOP model, and of this many bytes, are
+ * bound by their gradient write: one that sleeps to its deadline would need a wake-up of
+ * three times its model, and a write long enough to outlast a wake-up. */
+#define WRITE_BOUND_MODEL_SHARE 0.25
+#define WRITE_BOUND_MIN_BYTES (1 << 20)
+
+static bool write_bound(const run_span *s)
+{
+    double dur = (double)(s->end_ns - s->start_ns);
+    return s->stream == STREAM_COMPUTE && s->kind == SPAN_BACKWARD && s->bytes >= WRITE_BOUND_MIN_BYTES &&
+           s->model_ns > 0 && s->model_ns <= WRITE_BOUND_MODEL_SHARE * dur;
+}
+
 static bool host_shared(const run_span *s)
 {
     return s->stream == STREAM_COMPUTE &&
@@ -212,6 +289,27 @@ static double bandwidth_of(const run_span *s, const double *time, size_t n, span
     return ns > 0 ? moved / ns : 0;
 }
 
+/* The gradient writes' bandwidth: the median of bytes written over wall time, over the
+ * backwards bound by their write with no time inside their rank's collectives (where the
+ * sums take the cores and the memory the write wants: comm_slowdown models that).  The
+ * median, for a write's own speed: on cores shared with other ranks one write in a few is
+ * held off the core for milliseconds (a 2 MB write took 64 us to 2 ms in the calibration
+ * runs), which the wake-up stalls model; the sim does not share the cores out to writes. */
+static int fit_grad_write(const run_span *s, size_t n, const busy_interval *b, size_t nb, calib_run_costs *out)
+{
+    double *rate = malloc((n ? n : 1) * sizeof *rate);
+    if (!rate)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (write_bound(&s[i]) && busy_overlap(b, nb, s[i].run, s[i].rank, s[i].start_ns, s[i].end_ns) <= 0)
+            rate[k++] = (double)s[i].bytes / (double)(s[i].end_ns - s[i].start_ns);
+    out->ngrad_write = k;
+    out->grad_write_gbps = k ? median(rate, k) : 0;
+    free(rate);
+    return 0;
+}
+
 static int fit_memory(const run_span *s, size_t n, calib_run_costs *out)
 {
     double *time = malloc((n ? n : 1) * sizeof *time);
@@ -226,70 +324,6 @@ static int fit_memory(const run_span *s, size_t n, calib_run_costs *out)
     return 0;
 }
 
-/* A span of a rank's comm stream while its collective moved data. */
-typedef struct {
-    int64_t run;
-    int rank;
-    int64_t from_ns, to_ns;
-} busy_interval;
-
-static int by_rank_time(const void *pa, const void *pb)
-{
-    const busy_interval *a = pa, *b = pb;
-    if (a->run != b->run)
-        return a->run < b->run ? -1 : 1;
-    if (a->rank != b->rank)
-        return a->rank < b->rank ? -1 : 1;
-    return (a->from_ns > b->from_ns) - (a->from_ns < b->from_ns);
-}
-
-/* Every collective of every rank from the last arrival to that rank's end, by (run, rank,
- * time); `c` holds the comm spans with a seq in by_collective order.  The count in *nb. */
-static busy_interval *busy_intervals(const run_span *c, size_t nc, size_t *nb)
-{
-    busy_interval *b = malloc((nc ? nc : 1) * sizeof *b);
-    if (!b)
-        return NULL;
-    *nb = 0;
-    for (size_t i = 0; i < nc;) {
-        size_t j = i;
-        int64_t last = c[i].start_ns;
-        for (; j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq; j++)
-            last = c[j].start_ns > last ? c[j].start_ns : last;
-        for (size_t k = i; k < j; k++)
-            if (c[k].end_ns > last)
-                b[(*nb)++] = (busy_interval){c[k].run, c[k].rank, last, c[k].end_ns};
-        i = j;
-    }
-    qsort(b, *nb, sizeof *b, by_rank_time);
-    return b;
-}
-
-/* Time of [from, to) inside the rank's busy intervals (b sorted by_rank_time). */
-static double busy_overlap(const busy_interval *b, size_t nb, int64_t run, int rank, int64_t from, int64_t to)
-{
-    size_t lo = 0, hi = nb; /* first interval of (run, rank) that ends after `from` */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        const busy_interval *m = &b[mid];
-        bool before = m->run < run || (m->run == run && (m->rank < rank || (m->rank == rank && m->to_ns <= from)));
-        if (before)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    double t = 0;
-    for (size_t i = lo; i < nb && b[i].run == run && b[i].rank == rank && b[i].from_ns < to; i++) {
-        int64_t a = b[i].from_ns > from ? b[i].from_ns : from, z = b[i].to_ns < to ? b[i].to_ns : to;
-        if (z > a)
-            t += (double)(z - a);
-    }
-    return t;
-}
-
-/* a (the share of time inside collectives lost: s = a / (1 - a)) and w (ns per late
- * wake-up) from the normal equations, neither below 0: where one would be, the other is
- * fitted alone. */
 static void fit_two(double s11, double s12, double s22, double b1, double b2, calib_run_costs *out)
 {
     double det = s11 * s22 - s12 * s12;
@@ -310,14 +344,10 @@ static void fit_two(double s11, double s12, double s22, double b1, double b2, ca
     out->comm_wakeup_us = w > 0 ? w / 1e3 : 0;
 }
 
-/* After fit_wakeup and fit_memory: the model of a timed op without contention is theirs.
- * `c`: the comm spans with a seq, by_collective. */
-static int fit_contention(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out)
+/* After fit_wakeup and fit_memory: the model of an op without contention is theirs.
+ * `b`: every rank's collectives, busy_intervals(). */
+static void fit_contention(const run_span *s, size_t n, const busy_interval *b, size_t nb, calib_run_costs *out)
 {
-    size_t nb = 0;
-    busy_interval *b = busy_intervals(c, nc, &nb);
-    if (!b)
-        return -1;
     /* Least squares of excess = a x inside + w x [deadline inside], over the ops with any
      * time inside: the normal equations' sums. */
     double s11 = 0, s12 = 0, s22 = 0, b1 = 0, b2 = 0;
@@ -329,12 +359,15 @@ static int fit_contention(const run_span *s, size_t n, const run_span *c, size_t
         double ov = busy_overlap(b, nb, o->run, o->rank, o->start_ns, o->end_ns);
         if (ov <= 0)
             continue;
-        double model = o->model_ns + wake_ns;
-        if (o->kind == SPAN_BACKWARD && out->mem_bw_gbps > 0 && (double)o->bytes / out->mem_bw_gbps > model)
-            model = (double)o->bytes / out->mem_bw_gbps; /* the gradient write outlasts the FLOPs */
+        /* A backward whose gradient write outlasts its FLOPs never sleeps, so never wakes
+         * late (timing_op_sleeps). */
+        double write_gbps = out->ngrad_write ? out->grad_write_gbps : out->mem_bw_gbps;
+        double write = o->kind == SPAN_BACKWARD && write_gbps > 0 ? (double)o->bytes / write_gbps : 0;
+        bool sleeps = write < (double)o->model_ns;
+        double model = sleeps ? o->model_ns + wake_ns : write;
         double excess = (double)(o->end_ns - o->start_ns) - model;
         int64_t deadline = o->start_ns + (int64_t)model;
-        double late = busy_overlap(b, nb, o->run, o->rank, deadline - 1, deadline) > 0 ? 1.0 : 0.0;
+        double late = sleeps && busy_overlap(b, nb, o->run, o->rank, deadline - 1, deadline) > 0 ? 1.0 : 0.0;
         s11 += ov * ov;
         s12 += ov * late;
         s22 += late;
@@ -342,9 +375,7 @@ static int fit_contention(const run_span *s, size_t n, const run_span *c, size_t
         b2 += late * excess;
         out->ncontended++;
     }
-    free(b);
     fit_two(s11, s12, s22, b1, b2, out);
-    return 0;
 }
 
 static int by_collective(const void *pa, const void *pb)
@@ -435,23 +466,26 @@ int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out
 {
     *out = (calib_run_costs){.host_cores = host_cores > 0 ? host_cores : 0};
     qsort(s, n, sizeof *s, by_place);
-    size_t nc = 0;
+    size_t nc = 0, nb = 0;
     run_span *c = collectives(s, n, &nc);
-    int rc = c ? 0 : -1;
+    busy_interval *b = c ? busy_intervals(c, nc, &nb) : NULL;
+    int rc = b ? 0 : -1;
     if (rc == 0)
-        rc = fit_memory(s, n, out) != 0 || fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 ||
-                     calib_fit_comm_launch(s, n, out) != 0 || fit_contention(s, n, c, nc, out) != 0 ||
-                     fit_allreduce(c, nc, out) != 0
+        rc = fit_memory(s, n, out) != 0 || fit_grad_write(s, n, b, nb, out) != 0 || fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 ||
+                     calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0
                  ? -1
                  : 0;
-    if (rc == 0)
+    if (rc == 0) {
+        fit_contention(s, n, b, nb, out); /* after fit_wakeup and fit_memory: their model */
         calib_fit_comm_exit(s, n, c, nc, out);
+    }
+    free(b);
     free(c);
     if (rc != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }
-    if (out->nforward == 0 && out->ngaps == 0 && out->ncopy_in + out->ncopy_out + out->noptimizer == 0 && out->nar == 0) {
+    if (out->nforward == 0 && out->ngaps == 0 && out->ncopy_in + out->ncopy_out + out->noptimizer + out->ngrad_write == 0 && out->nar == 0) {
         snprintf(err, errlen,
                  "nothing to learn from these %zu spans: no forward, copy, optimizer or bucket allreduce span", n);
         return -1;

@@ -26,10 +26,16 @@
  *                  k copies and steps of the run's ranks running at once, min(1, cores/k)
  *                  of each moment, so the bandwidths are those of one op on one core,
  *                  which predict shares out again ([device] host_cores); 0: wall time;
+ *   grad_write_gbps bytes written over time of the backwards bound by their gradient
+ *                  write: at least 1 MiB written and a modelled FLOP time under a quarter
+ *                  of the span (a backward that sleeps to its deadline lasts its model
+ *                  and a wake-up; one whose write outlasts the model never sleeps), wall
+ *                  time (the sim does not share gradient writes out over the cores);
  *   comm_slowdown, comm_wakeup_us  how forwards and backwards suffer from their rank's
  *                  collectives (from the last rank's arrival to the end): over the ops
  *                  with time inside one, their time beyond the model (model +
- *                  op_wakeup_us; a backward at least its gradient write at mem_bw_gbps)
+ *                  op_wakeup_us; a backward at least its gradient write at grad_write_gbps, or
+ *                  mem_bw_gbps where that is not learned: such a backward never sleeps, so never wakes late)
  *                  fitted by least squares as a x (time inside) + w x (1 if the modelled
  *                  end falls inside); the op progresses at 1/(1+s) of its speed inside
  *                  with s = a / (1 - a), and wakes w later; neither below 0;
@@ -72,10 +78,10 @@ typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
         comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
         comm_exit_late_sd_us;
-    double mem_bw_gbps, copy_out_gbps, optimizer_gbps;
+    double mem_bw_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps;
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     size_t nforward, ngaps, ncontended, nlaunch, nexit; /* spans behind each figure */
-    size_t ncopy_in, ncopy_out, noptimizer;
+    size_t ncopy_in, ncopy_out, noptimizer, ngrad_write;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;
     size_t ncollectives; /* bucket allreduces behind the samples */

@@ -179,6 +179,7 @@ typedef struct scenario {
     double mem_bw_gbps;
     double copy_out_gbps;  /* copies out of the buckets (0: mem_bw_gbps) */
     double optimizer_gbps; /* the optimizer step (0: mem_bw_gbps) */
+    double grad_write_gbps; /* a backward's gradient write, bytes written (0: mem_bw_gbps) */
     double efficiency; /* achieved fraction of peak */
     double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */

@@ -259,6 +259,11 @@ const key_def scn_keys[] = {
      "writes the parameter), where it differs from mem_bw_gbps; `ddpprof calibrate --from` "
      "learns it; 0 = mem_bw_gbps",
      AT(optimizer_gbps), 0, 0},
+    {"device", "grad_write_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "memory bandwidth in GB/s of a backward's gradient write (bytes written; read and written "
+     "when it accumulates), the least time a backward takes, where it differs from mem_bw_gbps "
+     "(a fill, not a copy); `ddpprof calibrate --from` learns it; 0 = mem_bw_gbps",
+     AT(grad_write_gbps), 0, 0},
     {"device", "efficiency", K_DOUBLE, 0.01, 1, NULL, "0.5",
      "fraction of the peak that kernels achieve", AT(efficiency), 0, 0},
     {"device", "op_overhead_us", K_DOUBLE, 0, 1e6, NULL, "0",

@@ -52,6 +52,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->bytes_per_ns = sc->mem_bw_gbps;
     t->copy_out_bytes_per_ns = sc->copy_out_gbps > 0 ? sc->copy_out_gbps : sc->mem_bw_gbps;
     t->optimizer_bytes_per_ns = sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps;
+    t->grad_write_bytes_per_ns = sc->grad_write_gbps > 0 ? sc->grad_write_gbps : sc->mem_bw_gbps;
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
@@ -132,10 +133,19 @@ uint64_t timing_comm_exit_late_ns(timing_model *t)
     return lognormal_ns(t, t->comm_exit_late_ns, t->comm_exit_late_sd_ns);
 }
 
+static uint64_t work_ns(const timing_model *t, double work_bytes)
+{
+    return work_bytes > 0 ? (uint64_t)(work_bytes / t->grad_write_bytes_per_ns) : 0;
+}
+
+bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)
+{
+    return work_ns(t, work_bytes) < model_ns;
+}
+
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed)
 {
-    uint64_t work_ns = work_bytes > 0 ? (uint64_t)(work_bytes / t->bytes_per_ns) : 0;
-    if (work_ns >= model_ns)
-        return work_ns; /* the work outlasts the model: no sleep, no wake-up */
+    if (!timing_op_sleeps(t, model_ns, work_bytes))
+        return work_ns(t, work_bytes); /* the work outlasts the model: no sleep, no wake-up */
     return model_ns + (timed ? wakeup_ns(t) : 0);
 }

@@ -19,6 +19,7 @@ typedef struct {
     double flops_per_ns; /* achieved, this rank */
     double bytes_per_ns; /* memory bandwidth (a rank's speed is its compute's) */
     double copy_out_bytes_per_ns, optimizer_bytes_per_ns; /* those ops' own */
+    double grad_write_bytes_per_ns; /* a backward's gradient write */
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
@@ -46,7 +47,7 @@ uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
 uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
 /* How long a virtual-time stream op of modelled length `model_ns` lasts, as a real
  * stream runs it: its own work first (`work_bytes` written and read at the rank's
- * memory bandwidth: the gradients a backward writes), then, if the model is longer, a
+ * gradient write bandwidth: the gradients a backward writes), then, if the model is longer, a
  * sleep to the modelled deadline and, for an op that sleeps so (`timed`: forward and
  * backward, whose model is FLOPs), the wake-up after it.  The result is at least the
  * roofline max(model, memory time).  With op_wakeup_sd_ns the wake-up is a seeded
@@ -58,6 +59,9 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
  * puts it there.  Backends that run ops for real pay these costs themselves and use
  * model_ns as is. */
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed);
+/* Whether such an op sleeps to its modelled deadline (its work ends before it): only an
+ * op that sleeps wakes late, inside a collective or not. */
+bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes);
 /* How late a comm stream that idled, waiting for the compute stream's event, starts what
  * follows it, and how late it wakes from a paced link's floor (comm_launch_ns, with
  * comm_launch_sd_ns a lognormal draw as the wake-ups are); beyond the dispatch cost. */

@@ -256,7 +256,7 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
-    if (c->ncopy_in || c->ncopy_out || c->noptimizer || c->nforward || c->ngaps || c->ncontended || c->nlaunch)
+    if (c->ncopy_in || c->ncopy_out || c->noptimizer || c->ngrad_write || c->nforward || c->ngaps || c->ncontended || c->nlaunch)
         add(&t, "\n[device]\n");
     if (c->ncopy_in)
         add(&t, "; copies into the buckets, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
@@ -267,6 +267,9 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
     if (c->noptimizer)
         add(&t, "; SGD steps, parameter and gradient read, parameter written (%zu spans)\noptimizer_gbps = %.4f\n",
             c->noptimizer, c->optimizer_gbps);
+    if (c->ngrad_write)
+        add(&t, "; backwards bound by their gradient write outside collectives, the median of bytes written over time (%zu spans)\ngrad_write_gbps = %.4f\n",
+            c->ngrad_write, c->grad_write_gbps);
     if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
         add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
                 "host_cores = %g\n",

@@ -35,6 +35,8 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->noptimizer)
         printf("optimizer   %10.3f GB/s (SGD steps: parameter and gradient read, parameter written)\n",
                c->optimizer_gbps);
+    if (c->ngrad_write)
+        printf("grad_write  %10.3f GB/s (backwards bound by their gradient write outside collectives, bytes written over time, median)\n", c->grad_write_gbps);
     if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
         printf("host_cores  %10g      (copies and SGD steps of a run's ranks shared these cores: each bandwidth is one op's on one core)\n",
                c->host_cores);

@@ -4,8 +4,8 @@
  * last arrival (the median over collectives of one size; those some rank did not record
  * left out), how much slower forwards and backwards run inside their rank's
  * collectives, the copies' core time when a run's ranks share the cores, how late an
- * idle comm stream starts a bucket's allreduce, and how late ranks waiting for one leave
- * it on a crowded host. */
+ * idle comm stream starts a bucket's allreduce, how late ranks waiting for one leave
+ * it on a crowded host, and how fast a backward bound by its gradient write writes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -309,6 +309,37 @@ static void test_comm_exit_by_hand(void **state)
     assert_true(c.comm_exit_late_fraction == 0 && c.comm_exit_late_us == 0);
 }
 
+/* grad_write_gbps: backwards of 2 MiB and model 100 ns, written in 100, 200 and 400 us
+ * with no time inside a collective: 2097152 B over each, median 2097152 / 200000 B/ns.
+ * Left out: the same write inside its rank's allreduce [1000 us, 2000 us] (the sums take
+ * its cores), one whose model is over a quarter of its span (it may sleep), one of 512
+ * KiB (too short to tell from a wake-up).  Its model sleeps no more: a write-bound
+ * backward ending inside a collective adds no wake-up to comm_wakeup_us's fit, which a
+ * sleeping one of model 1000 does (300 ns late). */
+static void test_grad_write_by_hand(void **state)
+{
+    (void)state;
+    const int64_t us = 1000, mib = 1 << 20;
+    run_span s[] = {
+        bwd(0, 2 * mib, 0, 100 * us, 100),          bwd(0, 2 * mib, 200 * us, 400 * us, 100),
+        bwd(1, 2 * mib, 0, 400 * us, 100),          bwd(0, 2 * mib, 1100 * us, 1101 * us, 100),
+        bwd(1, 2 * mib, 500 * us, 510 * us, 3000),  bwd(1, mib / 2, 600 * us, 700 * us, 100),
+        ar(0, 1, 8000, 1000 * us, 2000 * us),       ar(1, 1, 8000, 1000 * us, 2000 * us),
+        bwd(1, 1000, 1500 * us, 1500 * us + 1400, 1000),
+    };
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.ngrad_write, 3);
+    assert_true(fabs(c.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
+    /* Inside the collective: the 1 us write (2 MiB at grad_write: 200 us, so 199 us
+     * early, never late) and the sleeping backward (model 1000, 400 beyond it, its end
+     * inside): a x 1000 = -199000 and a x 1400 + w = 400 give a < 0, so a = 0 and w = 400. */
+    assert_int_equal(c.ncontended, 2);
+    assert_true(c.comm_slowdown == 0);
+    assert_true(fabs(c.comm_wakeup_us - 0.4) < 1e-9);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -329,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_shared_cores_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
+        cmocka_unit_test(test_grad_write_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

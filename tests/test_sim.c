@@ -660,6 +660,57 @@ static void test_comm_wakeup_by_hand(void **state)
     remove_db(path);
 }
 
+/* The backwards of a run with comm_wakeup_us = 0.5: how many there are, how many last
+ * exactly `dur` ns, and how many of those end inside an allreduce of their rank. */
+static void backward_durations(sqlite3 *db, int64_t run, int64_t dur, int64_t *n, int64_t *exact, int64_t *inside)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "select count(*), coalesce(sum(b.end_ns - b.start_ns = ?2), 0), "
+                                        "coalesce(sum(b.end_ns - b.start_ns = ?2 and exists (select 1 from span a "
+                                        "where a.run_id = b.run_id and a.rank = b.rank and a.kind = 'allreduce' and "
+                                        "a.start_ns < b.end_ns and b.end_ns < a.end_ns)), 0) from span b "
+                                        "where b.run_id = ?1 and b.kind = 'backward'",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int64(q, 2, dur);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    *n = sqlite3_column_int64(q, 0);
+    *exact = sqlite3_column_int64(q, 1);
+    *inside = sqlite3_column_int64(q, 2);
+    sqlite3_finalize(q);
+}
+
+/* [device] grad_write_gbps = 800: each layer's 2 MB gradient write takes 2500 ns, longer
+ * than its model (2000 ns), so every backward lasts 2500 ns and never sleeps, and so
+ * never wakes late (comm_wakeup_us = 0.5), though some end inside their rank's
+ * allreduce.  With the write at mem_bw_gbps (500 ns) the backwards sleep to 2000 ns, and
+ * one ending inside an allreduce lasts 2500 ns because it wakes 500 ns late. */
+static void test_grad_write_never_wakes_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simgw", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "device.comm_wakeup_us=0.5",
+                                                  "device.grad_write_gbps=800", NULL});
+    int64_t bound = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.grad_write_gbps=0", (char[SCENARIO_ERR]){0}), 0);
+    int64_t sleeping = run_sim(st, sc);
+    int64_t n, exact, inside;
+    backward_durations(store_db(st), bound, 2500, &n, &exact, &inside);
+    assert_int_equal(n, 2 * 2 * 3); /* 2 ranks x 2 layers x 3 iterations */
+    assert_int_equal(exact, n);
+    assert_true(inside > 0);
+    backward_durations(store_db(st), sleeping, 2500, &n, &exact, &inside);
+    assert_true(exact > 0 && exact < n);
+    assert_int_equal(inside, exact);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* [device] copy_out_gbps = 2000 and optimizer_gbps = 1000: a copy out of a bucket moves
  * 2 x 2 MB in 2000 ns, the SGD step 12 MB in 12000; copies in keep mem_bw_gbps (1000
  * ns).  One iteration, one bucket, from 8000 as in ONE_BUCKET until the allreduce
@@ -1689,6 +1740,7 @@ int main(void)
         cmocka_unit_test(test_host_copies_results_out),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_comm_wakeup_by_hand),
+        cmocka_unit_test(test_grad_write_never_wakes_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
         cmocka_unit_test(test_join_by_hand),
         cmocka_unit_test(test_deterministic),

@@ -205,8 +205,8 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 fail_device(d, "out of memory noting the use of the host's cores");
                 break;
             }
-            if (contended && sim_busy_covers(&d->comm_busy, end))
-                end += (int64_t)d->timing.comm_wakeup_ns;
+            if (contended && e->sleeps && sim_busy_covers(&d->comm_busy, end))
+                end += (int64_t)d->timing.comm_wakeup_ns; /* only an op that sleeps wakes late */
             emit(d, sid, e, start, end);
             st->free_ns = end;
         } else if (e->type == SIM_WAIT) {
@@ -344,10 +344,13 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
     uint64_t dur = op->model_ns;
     if (dur == 0 && op->gemm.m > 0)
         dur = (uint64_t)(2.0 * (double)op->gemm.m * (double)op->gemm.n * (double)op->gemm.k / d->timing.flops_per_ns);
+    bool timed = !coll && (op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
+    bool sleeps = false;
     if (!coll) {
         /* A backward writes its gradients (reads them too when it accumulates). */
         double work_bytes = op->work == WORK_GRAD ? (double)op->bytes * (op->u.grad.accumulate ? 2.0 : 1.0) : 0.0;
-        dur = timing_stream_op_ns(&d->timing, dur, work_bytes, op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
+        sleeps = timed && timing_op_sleeps(&d->timing, dur, work_bytes);
+        dur = timing_stream_op_ns(&d->timing, dur, work_bytes, timed);
     }
     sim_entry e = {.type = coll ? SIM_COLL : SIM_OP,
                    .kind = (uint8_t)op->kind,
@@ -362,7 +365,7 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
                    .buf = coll ? op->u.coll.buf : NULL,
                    .count = coll ? op->u.coll.count : 0,
                    .root = op->work == WORK_BROADCAST ? op->u.coll.root : 0,
-                   .dtype = coll ? (uint8_t)op->u.coll.dtype : 0,
+                   .dtype = coll ? (uint8_t)op->u.coll.dtype : (uint8_t)sleeps,
                    .prescale = coll ? op->u.coll.prescale : 1.0f};
     if (coll && op->seq < 0) {
         fail_device(d, "a collective without a sequence number");

@@ -39,7 +39,10 @@ typedef struct {
     uint8_t type;  /* sim_entry_type */
     uint8_t kind;  /* span_kind */
     uint8_t work;  /* dev_work of a collective */
-    uint8_t dtype; /* dev_dtype of a collective's buffer */
+    union {
+        uint8_t dtype;  /* collectives: dev_dtype of the buffer */
+        uint8_t sleeps; /* forwards and backwards: sleeps to its modelled deadline (timing_op_sleeps) */
+    };
     int32_t iter, layer, bucket;
     int64_t seq, bytes;
     int64_t enq_ns;  /* host time of the enqueue: nothing starts before it */
