@@ -33,6 +33,10 @@
 #          scenario (so calibration and measurement meet the same machine as it drifts);
 #          with more, the measured figures are the median over the runs (per figure),
 #          which steadies them on a busy machine
+#          SHORT_S=2 SHORT_REPEATS=3: a scenario whose cpu run takes under SHORT_S
+#          seconds (timed in the first round) runs SHORT_REPEATS times a round, and is
+#          predicted as many times as it is measured (nvtx_small, resnet18_buckets,
+#          no_sync: a few milliseconds of measured steps each)
 #          DRAWS=$RUNS: predictions of each scenario, each with its own draws of the
 #          machine's noise (device.noise_seed = 1, 2, ...); the predicted figures are the
 #          median over them, as the measured ones are over the runs: a single draw of a
@@ -58,6 +62,8 @@ fi
 PREDICT=${PREDICT:-$DDPPROF predict}
 CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
 RUNS=${RUNS:-1}
+SHORT_S=${SHORT_S:-2}
+SHORT_REPEATS=${SHORT_REPEATS:-3}
 DRAWS=${DRAWS:-$RUNS}
 CALIBRATION=${CALIBRATION:-runs}
 REUSE=${REUSE:-}
@@ -72,6 +78,8 @@ fi
 case "$CALIBRATION" in runs | probes) ;; *) echo "validate_predict: CALIBRATION=$CALIBRATION: want runs or probes" >&2; exit 2 ;; esac
 case "$RUNS" in '' | *[!0-9]* | 0) echo "validate_predict: RUNS=$RUNS: want a positive integer" >&2; exit 2 ;; esac
 case "$DRAWS" in '' | *[!0-9]* | 0) echo "validate_predict: DRAWS=$DRAWS: want a positive integer" >&2; exit 2 ;; esac
+case "$SHORT_REPEATS" in '' | *[!0-9]* | 0) echo "validate_predict: SHORT_REPEATS=$SHORT_REPEATS: want a positive integer" >&2; exit 2 ;; esac
+case "$SHORT_S" in '' | *[!0-9]*) echo "validate_predict: SHORT_S=$SHORT_S: want a whole number of seconds" >&2; exit 2 ;; esac
 
 if [ $# -gt 0 ]; then
     SCENARIOS=("$@")
@@ -134,6 +142,23 @@ max_id() { sqlite3 "$DB" 'SELECT COALESCE(MAX(id), 0) FROM run' 2>/dev/null || e
 # as what it is checked against.  MEASURED_IDS: scenario, point, run id.
 MEASURED_IDS=$OUT/measured.tsv
 : >"$MEASURED_IDS"
+# A scenario whose cpu run takes under SHORT_S seconds runs SHORT_REPEATS times a round:
+# one or two measured iterations of a millisecond step, or a single synchronised step,
+# are noise (the halves of ten runs of nvtx_small differed by 24 % in step time and 10
+# points in overlap); more runs cost seconds.
+declare -A REPEATS=()
+run_scenario() { # scenario file, name: one cpu run, its ids appended to MEASURED_IDS
+    local before after i
+    before=$(max_id)
+    if ! "$DDPPROF" run "$1" --backend cpu -o "$DB" -q >>"$OUT/$2.run.log" 2>&1; then
+        echo "validate_predict: $2: the cpu run failed (see $OUT/$2.run.log)" >&2
+        exit 1
+    fi
+    after=$(max_id)
+    for ((i = 1; i <= after - before; i++)); do
+        printf '%s\t%d\t%d\n' "$2" "$i" $((before + i)) >>"$MEASURED_IDS"
+    done
+}
 if [ -z "$REUSE" ]; then
     for ((r = 1; r <= RUNS; r++)); do
         if [ "$CALIBRATION" = runs ]; then
@@ -144,14 +169,14 @@ if [ -z "$REUSE" ]; then
         fi
         for scen in "${SCENARIOS[@]}"; do
             name=$(basename "$scen" .ini)
-            before=$(max_id)
-            if ! "$DDPPROF" run "$scen" --backend cpu -o "$DB" -q >>"$OUT/$name.run.log" 2>&1; then
-                echo "validate_predict: $name: the cpu run failed (see $OUT/$name.run.log)" >&2
-                exit 1
+            start=$(date +%s%N)
+            run_scenario "$scen" "$name"
+            if [ -z "${REPEATS[$name]:-}" ]; then
+                took_ms=$((($(date +%s%N) - start) / 1000000))
+                REPEATS[$name]=$((took_ms < SHORT_S * 1000 ? SHORT_REPEATS : 1))
             fi
-            after=$(max_id)
-            for ((i = 1; i <= after - before; i++)); do
-                printf '%s\t%d\t%d\n' "$name" "$i" $((before + i)) >>"$MEASURED_IDS"
+            for ((k = 2; k <= REPEATS[$name]; k++)); do
+                run_scenario "$scen" "$name"
             done
         done
     done
@@ -241,10 +266,13 @@ for scen in "${SCENARIOS[@]}"; do
         overrides+=("${NET_OVERRIDES[@]}")
     fi
     # DRAWS predictions, each with its own draws of the machine's noise (device.noise_seed
-    # 1, 2, ...: the same jitter and skew), point by point as the measured runs are.
+    # 1, 2, ...: the same jitter and skew), point by point as the measured runs are; as
+    # many as the runs measured where those are more (a short scenario's).
     predicted=()
     : >"$OUT/$name.predict.log"
-    for ((k = 1; k <= DRAWS; k++)); do
+    ndraws=$(awk -F, '{ print NF }' <<<"${reused[0]}")
+    [ "$ndraws" -ge "$DRAWS" ] || ndraws=$DRAWS
+    for ((k = 1; k <= ndraws; k++)); do
         noise=()
         [ "$NOISE_FLOOR" = 1 ] || noise=(-s "device.noise_seed=$k")
         mid=$(max_id)
@@ -290,6 +318,7 @@ print("| scenario | link | runs (cpu / sim) | step measured ms | step predicted 
       "overlap measured % (per rank) | overlap predicted % | worst overlap error | within targets |")
 print("|---|---|---|---:|---:|---:|---|---|---:|---|")
 ok_all = True
+nmeasured, npredicted = set(), set()
 def rank_medians(docs, side, nr):
     return [median([d["ranks"][k]["overlap_pct"][side] for d in docs if k < len(d["ranks"])]) for k in range(nr)]
 
@@ -300,6 +329,8 @@ for line in open(pairs):
     # each prediction: a figure of either side is the median over its runs.
     docs = [compare(a, predicted[0]) for a in measured]
     pdocs = [compare(measured[0], b) for b in predicted]
+    nmeasured.add(len(docs))
+    npredicted.add(len(pdocs))
     label = docs[0]["a"]["name"] or name
     step_a = median([d["step_ms"]["a"] for d in docs])
     step_b = median([d["step_ms"]["b"] for d in pdocs])
@@ -318,10 +349,13 @@ for line in open(pairs):
         "-" if step_err is None else "%+.1f%%" % step_err, fmt(meas), fmt(pred),
         "-" if worst is None else "%.1f pts" % worst, "yes" if ok else "**no**"))
 print()
+def counts(ns):
+    lo, hi = min(ns), max(ns)
+    return "%d" % lo if lo == hi else "%d to %d" % (lo, hi)
 print("Targets: step time within %.0f%%, every rank's overlap within %.0f points%s%s. %s" % (
     STEP_TARGET, OVERLAP_TARGET,
-    "; measured figures are medians over %d runs" % len(docs) if len(docs) > 1 else "",
-    "; predicted figures medians over %d draws of the machine's noise" % len(pdocs) if len(pdocs) > 1 else "",
+    "; measured figures are medians over %s runs" % counts(nmeasured) if max(nmeasured) > 1 else "",
+    "; predicted figures medians over %s draws of the machine's noise" % counts(npredicted) if max(npredicted) > 1 else "",
     "All met." if ok_all else "Not all met."))
 PY
 echo
