@@ -37,10 +37,12 @@
 #          seconds (timed in the first round) runs SHORT_REPEATS times a round, and is
 #          predicted as many times as it is measured (nvtx_small, resnet18_buckets,
 #          no_sync: a few milliseconds of measured steps each)
-#          DRAWS=$RUNS: predictions of each scenario, each with its own draws of the
-#          machine's noise (device.noise_seed = 1, 2, ...); the predicted figures are the
-#          median over them, as the measured ones are over the runs: a single draw of a
-#          rare event (one stall, which rank gets the cores first) is not the model's answer
+#          DRAWS=3*RUNS (RUNS with NOISE_FLOOR=1): predictions of each scenario, each with
+#          its own draws of the machine's noise (device.noise_seed = 1, 2, ...); the
+#          predicted figures are the median over them, as the measured ones are over the
+#          runs: a single draw of a rare event (one stall, which rank gets the cores
+#          first) is not the model's answer, and with five draws a rank's median overlap
+#          still moved by 2-4 points between models that differ by little
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
 #          override: how far two measurements of one scenario differ on this machine now
 #          REUSE=bench/results/validate_predict-<timestamp>: no cpu run at all; predict
@@ -64,7 +66,13 @@ CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
 RUNS=${RUNS:-1}
 SHORT_S=${SHORT_S:-2}
 SHORT_REPEATS=${SHORT_REPEATS:-3}
-DRAWS=${DRAWS:-$RUNS}
+# Predictions cost seconds: three per measured run by default (the noise floor's second
+# set of cpu runs, as many as the first).
+if [ "$NOISE_FLOOR" = 1 ]; then
+    DRAWS=${DRAWS:-$RUNS}
+else
+    DRAWS=${DRAWS:-$((3 * RUNS))}
+fi
 CALIBRATION=${CALIBRATION:-runs}
 REUSE=${REUSE:-}
 if [ -n "$REUSE" ] && [ "$NOISE_FLOOR" = 1 ]; then
@@ -223,7 +231,7 @@ fi
 # Every [device] term the calibration gives, as an override.
 DEV_OVERRIDES=()
 for key in mem_bw_gbps copy_out_gbps optimizer_gbps grad_write_gbps op_overhead_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
-    op_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_exit_late_fraction \
+    op_stall_us backward_stall_fraction backward_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_exit_late_fraction \
     comm_exit_late_us comm_exit_late_sd_us host_cores; do
     v=$(value "$key")
     [ -n "$v" ] && DEV_OVERRIDES+=(-s "device.$key=$v")

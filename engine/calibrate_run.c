@@ -3,6 +3,7 @@
 
 #include "calibrate_exit.h"
 #include "calibrate_launch.h"
+#include "calibrate_wakeup.h"
 
 #include <stdbool.h>
 #include <math.h>
@@ -27,67 +28,10 @@ static int cmp_double(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-static double median(double *v, size_t n)
+double calib_median(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Fewer stalls than this among the forwards are left in the lognormal. */
-#define MIN_STALLS 3
-
-/* The forwards' excess over their model: a lognormal body and, beyond the median plus
- * STALL_MADS median absolute deviations, stalls. */
-#define STALL_MADS 10.0
-
-static int fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
-{
-    double *ex = malloc((n ? n : 1) * sizeof *ex), *dev = malloc((n ? n : 1) * sizeof *dev);
-    if (!ex || !dev) {
-        free(ex);
-        free(dev);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns > 0)
-            ex[out->nforward++] = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
-    size_t k = out->nforward;
-    double threshold = INFINITY;
-    if (k > 0) {
-        double med = median(ex, k); /* sorts ex */
-        for (size_t i = 0; i < k; i++)
-            dev[i] = fabs(ex[i] - med);
-        double mad = median(dev, k);
-        size_t body = k;
-        while (body > 0 && ex[body - 1] > med + STALL_MADS * mad)
-            body--;
-        if (mad > 0 && k - body >= MIN_STALLS)
-            threshold = med + STALL_MADS * mad;
-    }
-    double sum = 0, sum2 = 0, stall_sum = 0;
-    size_t nbody = 0, nstall = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (ex[i] > threshold) {
-            stall_sum += ex[i];
-            nstall++;
-        } else {
-            sum += ex[i];
-            sum2 += ex[i] * ex[i];
-            nbody++;
-        }
-    }
-    free(ex);
-    free(dev);
-    if (nbody == 0 || sum <= 0)
-        return 0;
-    double mean = sum / (double)nbody, var = sum2 / (double)nbody - mean * mean;
-    out->op_wakeup_us = mean / 1e3;
-    out->op_wakeup_sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
-    if (nstall > 0) {
-        out->op_stall_fraction = (double)nstall / (double)k;
-        out->op_stall_us = (stall_sum / (double)nstall - mean) / 1e3;
-    }
-    return 0;
 }
 
 /* Needs the spans in by_place order: a rank's compute spans by start. */
@@ -104,7 +48,7 @@ static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
             gaps[out->ngaps++] = (double)(b->start_ns - a->end_ns);
     }
     if (out->ngaps > 0)
-        out->op_overhead_us = median(gaps, out->ngaps) / 1e3;
+        out->op_overhead_us = calib_median(gaps, out->ngaps) / 1e3;
     free(gaps);
     return 0;
 }
@@ -295,17 +239,17 @@ static double bandwidth_of(const run_span *s, const double *time, size_t n, span
  * median, for a write's own speed: on cores shared with other ranks one write in a few is
  * held off the core for milliseconds (a 2 MB write took 64 us to 2 ms in the calibration
  * runs), which the wake-up stalls model; the sim does not share the cores out to writes. */
-static int fit_grad_write(const run_span *s, size_t n, const busy_interval *b, size_t nb, calib_run_costs *out)
+static int fit_grad_write(const run_span *s, size_t n, const bool *inside, calib_run_costs *out)
 {
     double *rate = malloc((n ? n : 1) * sizeof *rate);
     if (!rate)
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (write_bound(&s[i]) && busy_overlap(b, nb, s[i].run, s[i].rank, s[i].start_ns, s[i].end_ns) <= 0)
+        if (write_bound(&s[i]) && !inside[i])
             rate[k++] = (double)s[i].bytes / (double)(s[i].end_ns - s[i].start_ns);
     out->ngrad_write = k;
-    out->grad_write_gbps = k ? median(rate, k) : 0;
+    out->grad_write_gbps = k ? calib_median(rate, k) : 0;
     free(rate);
     return 0;
 }
@@ -442,7 +386,7 @@ static int fit_allreduce(const run_span *c, size_t nc, calib_run_costs *out)
     }
     for (size_t k = 0; k < out->nar; k++) {
         if (rc == 0)
-            out->ar[k].us = median(per[k], nper[k]);
+            out->ar[k].us = calib_median(per[k], nper[k]);
         free(per[k]);
     }
     return rc;
@@ -462,6 +406,30 @@ static run_span *collectives(const run_span *s, size_t n, size_t *nc)
     return c;
 }
 
+/* Whether each compute span has time inside its rank's collectives (from the last
+ * arrival to the rank's end); NULL when out of memory. */
+static bool *inside_collectives(const run_span *s, size_t n, const busy_interval *b, size_t nb)
+{
+    bool *inside = calloc(n ? n : 1, sizeof *inside);
+    for (size_t i = 0; inside && i < n; i++)
+        inside[i] = s[i].stream == STREAM_COMPUTE && busy_overlap(b, nb, s[i].run, s[i].rank, s[i].start_ns, s[i].end_ns) > 0;
+    return inside;
+}
+
+/* The fits, in the order their models need: bandwidths, then wake-ups (a backward's
+ * model is its write or its FLOPs), then what builds on both. */
+static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, const busy_interval *b, size_t nb,
+                   const bool *inside, calib_run_costs *out)
+{
+    if (fit_memory(s, n, out) != 0 || fit_grad_write(s, n, inside, out) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
+        calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
+        calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0)
+        return -1;
+    fit_contention(s, n, b, nb, out);
+    calib_fit_comm_exit(s, n, c, nc, out);
+    return 0;
+}
+
 int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out, char *err, size_t errlen)
 {
     *out = (calib_run_costs){.host_cores = host_cores > 0 ? host_cores : 0};
@@ -469,16 +437,9 @@ int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out
     size_t nc = 0, nb = 0;
     run_span *c = collectives(s, n, &nc);
     busy_interval *b = c ? busy_intervals(c, nc, &nb) : NULL;
-    int rc = b ? 0 : -1;
-    if (rc == 0)
-        rc = fit_memory(s, n, out) != 0 || fit_grad_write(s, n, b, nb, out) != 0 || fit_wakeup(s, n, out) != 0 || fit_overhead(s, n, out) != 0 ||
-                     calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0
-                 ? -1
-                 : 0;
-    if (rc == 0) {
-        fit_contention(s, n, b, nb, out); /* after fit_wakeup and fit_memory: their model */
-        calib_fit_comm_exit(s, n, c, nc, out);
-    }
+    bool *inside = b ? inside_collectives(s, n, b, nb) : NULL;
+    int rc = inside ? fit_all(s, n, c, nc, b, nb, inside, out) : -1;
+    free(inside);
     free(b);
     free(c);
     if (rc != 0) {

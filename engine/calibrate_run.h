@@ -13,6 +13,8 @@
  *                  by more than 10 median absolute deviations: their share, and their
  *                  mean beyond op_wakeup_us, which the two above then leave out (so the
  *                  mean excess is op_wakeup_us + fraction x op_stall_us);
+ *   backward_stall_fraction, backward_stall_us  the same stalls of the backwards that
+ *                  sleep, outside collectives (calibrate_wakeup.h);
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
@@ -77,16 +79,18 @@ typedef struct {
 typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
         comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
-        comm_exit_late_sd_us;
+        comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps;
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
-    size_t nforward, ngaps, ncontended, nlaunch, nexit; /* spans behind each figure */
+    size_t nforward, nbackward, ngaps, ncontended, nlaunch, nexit; /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer, ngrad_write;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;
     size_t ncollectives; /* bucket allreduces behind the samples */
 } calib_run_costs;
 
+/* The median of v[0..n) (n > 0); sorts v.  Shared by the calibrate_* fits. */
+double calib_median(double *v, size_t n);
 /* Sorts `s` in place. */
 int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out, char *err, size_t errlen);
 

@@ -292,6 +292,16 @@ const key_def scn_keys[] = {
      "predict only: the mean length of such a stall in microseconds (each an exponential draw, "
      "seeded as the wake-ups are)",
      AT(op_stall_us), 0, 0},
+    {"device", "backward_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of backward ops whose wake-up is followed by a stall, where "
+     "backwards stall otherwise than forwards (on the cpu backend other ranks' copies hold "
+     "the cores a waking backward wants); `ddpprof calibrate --from` learns it; 0 with "
+     "backward_stall_us 0 = op_stall_fraction",
+     AT(backward_stall_fraction), 0, 0},
+    {"device", "backward_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: a backward's stall, mean in microseconds (exponential); 0 with "
+     "backward_stall_fraction 0 = op_stall_us",
+     AT(backward_stall_us), 0, 0},
     {"device", "noise_seed", K_U64, 0, 0, NULL, "0",
      "predict only: seed of the draws of the machine's noise alone (the wake-ups' spread, the "
      "stalls, the order a host's ranks get its cores in), apart from run.seed, which also draws "

@@ -58,6 +58,9 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
     t->stall_fraction = sc->op_stall_fraction;
     t->stall_ns = sc->op_stall_us * 1e3;
+    bool own = sc->backward_stall_fraction > 0 || sc->backward_stall_us > 0;
+    t->backward_stall_fraction = own ? sc->backward_stall_fraction : sc->op_stall_fraction;
+    t->backward_stall_ns = (own ? sc->backward_stall_us : sc->op_stall_us) * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
     t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
     t->comm_launch_ns = sc->comm_launch_us * 1e3;
@@ -97,12 +100,12 @@ static bool happens(timing_model *t, double fraction, double size)
     return fraction > 0 && size > 0 && uniform01(&t->rng) < fraction;
 }
 
-/* A stall after a wake-up, for stall_fraction of them: exponential of mean stall_ns. */
-static uint64_t stall_ns(timing_model *t)
+/* A stall after a wake-up, for `fraction` of them: exponential of mean `mean_ns`. */
+static uint64_t stall_ns(timing_model *t, double fraction, double mean_ns)
 {
-    if (!happens(t, t->stall_fraction, t->stall_ns))
+    if (!happens(t, fraction, mean_ns))
         return 0;
-    return (uint64_t)(-t->stall_ns * log(uniform01(&t->rng)) + 0.5);
+    return (uint64_t)(-mean_ns * log(uniform01(&t->rng)) + 0.5);
 }
 
 /* A late wake-up of mean m and standard deviation s: a lognormal draw (wake-ups are
@@ -115,10 +118,12 @@ static uint64_t lognormal_ns(timing_model *t, double m, double s)
     return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5);
 }
 
-/* One wake-up of a timed op, and now and then a stall after it. */
-static uint64_t wakeup_ns(timing_model *t)
+/* One wake-up of a timed op, and now and then a stall after it (a backward's own). */
+static uint64_t wakeup_ns(timing_model *t, span_kind kind)
 {
-    return lognormal_ns(t, (double)t->op_wakeup_ns, t->op_wakeup_sd_ns) + stall_ns(t);
+    uint64_t wake = lognormal_ns(t, (double)t->op_wakeup_ns, t->op_wakeup_sd_ns);
+    return wake + (kind == SPAN_BACKWARD ? stall_ns(t, t->backward_stall_fraction, t->backward_stall_ns)
+                                         : stall_ns(t, t->stall_fraction, t->stall_ns));
 }
 
 uint64_t timing_comm_launch_ns(timing_model *t)
@@ -143,9 +148,10 @@ bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_byte
     return work_ns(t, work_bytes) < model_ns;
 }
 
-uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed)
+uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind)
 {
     if (!timing_op_sleeps(t, model_ns, work_bytes))
         return work_ns(t, work_bytes); /* the work outlasts the model: no sleep, no wake-up */
-    return model_ns + (timed ? wakeup_ns(t) : 0);
+    bool timed = kind == SPAN_FORWARD || kind == SPAN_BACKWARD;
+    return model_ns + (timed ? wakeup_ns(t, kind) : 0);
 }

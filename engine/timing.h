@@ -24,6 +24,7 @@ typedef struct {
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
     double stall_fraction, stall_ns; /* the share of wake-ups that stall too, a stall's mean ([device]) */
+    double backward_stall_fraction, backward_stall_ns; /* a backward's own ([device] backward_stall_*) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
@@ -45,20 +46,20 @@ uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
 /* A memory-bound op of `kind` moving `bytes` (read plus write): copies out of the
  * buckets and the optimizer step at their own bandwidth where [device] gives one. */
 uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
-/* How long a virtual-time stream op of modelled length `model_ns` lasts, as a real
- * stream runs it: its own work first (`work_bytes` written and read at the rank's
- * gradient write bandwidth: the gradients a backward writes), then, if the model is longer, a
- * sleep to the modelled deadline and, for an op that sleeps so (`timed`: forward and
- * backward, whose model is FLOPs), the wake-up after it.  The result is at least the
- * roofline max(model, memory time).  With op_wakeup_sd_ns the wake-up is a seeded
- * lognormal draw per op of mean op_wakeup_ns and that standard deviation, so equal ranks
- * drift apart as real ones do and a collective waits for the last of them; with
- * stall_fraction, that share of wake-ups is followed by a stall, an exponential draw of
- * mean stall_ns.  The dispatch cost (op_overhead_ns) is not in it:
- * a real stream pays it before the op starts, as idle time between ops, and the sim
- * puts it there.  Backends that run ops for real pay these costs themselves and use
- * model_ns as is. */
-uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, bool timed);
+/* How long a virtual-time stream op of `kind` and modelled length `model_ns` lasts, as
+ * a real stream runs it: its own work first (`work_bytes` written and read at the
+ * rank's gradient write bandwidth: the gradients a backward writes), then, if the model
+ * is longer, a sleep to the modelled deadline and, for a forward or backward (whose
+ * model is FLOPs), the wake-up after it.  The result is at least the roofline
+ * max(model, memory time).  With op_wakeup_sd_ns the wake-up is a seeded lognormal draw
+ * per op of mean op_wakeup_ns and that standard deviation, so equal ranks drift apart as
+ * real ones do and a collective waits for the last of them; with stall_fraction, that
+ * share of wake-ups is followed by a stall, an exponential draw of mean stall_ns (a
+ * backward's: backward_stall_fraction, backward_stall_ns).  The dispatch cost
+ * (op_overhead_ns) is not in it: a real stream pays it before the op starts, as idle
+ * time between ops, and the sim puts it there.  Backends that run ops for real pay these
+ * costs themselves and use model_ns as is. */
+uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind);
 /* Whether such an op sleeps to its modelled deadline (its work ends before it): only an
  * op that sleeps wakes late, inside a collective or not. */
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes);

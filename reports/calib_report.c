@@ -285,6 +285,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their share and "
                 "mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
             c->op_stall_fraction, c->op_stall_us);
+    if (c->backward_stall_fraction > 0)
+        add(&t, "; stalls of the %zu backwards that sleep, outside collectives, likewise\nbackward_stall_fraction = %.6f\n"
+                "backward_stall_us = %.4f\n",
+            c->nbackward, c->backward_stall_fraction, c->backward_stall_us);
     if (c->ncontended)
         add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
                 "inside and a late wake-up (%zu spans)\ncomm_slowdown = %.4f\ncomm_wakeup_us = %.4f\n",

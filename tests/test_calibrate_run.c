@@ -340,6 +340,44 @@ static void test_grad_write_by_hand(void **state)
     assert_true(fabs(c.comm_wakeup_us - 0.4) < 1e-9);
 }
 
+/* Backward stalls: forwards of model 1000 each 100 ns beyond it (op_wakeup 0.1 us).
+ * Backwards of model 1000 and 1000 bytes (the write, at mem_bw 20 GB/s from one copy,
+ * takes 50 ns: they sleep) outside collectives, beyond their model by 90, 95, 100, 100,
+ * 105, 110 and 2000, 2500, 3000 ns: median 100, median absolute deviation 5, so three of
+ * nine are stalls, of mean 2500, 2.4 us beyond the forwards' wake-up.  Left out: a
+ * backward 9000 ns late inside its rank's allreduce, one with no model, and one whose
+ * 1 MB write (50 us) outlasts its model (it never sleeps). */
+static void test_backward_stalls_by_hand(void **state)
+{
+    (void)state;
+    const int excess[] = {90, 95, 100, 100, 105, 110, 2000, 2500, 3000};
+    run_span s[16];
+    size_t n = 0;
+    s[n++] = fwd(0, 3, 0, 1100, 1000);
+    s[n++] = fwd(1, 3, 0, 1100, 1000);
+    s[n++] = mem(0, SPAN_COPY_IN, 1000, 2000, 2100);
+    for (int i = 0; i < 9; i++)
+        s[n++] = bwd(i % 2, 1000, 10000 * (i + 1), 10000 * (i + 1) + 1000 + excess[i], 1000);
+    s[n++] = ar(0, 1, 8000, 200000, 300000);
+    s[n++] = ar(1, 1, 8000, 200000, 300000);
+    s[n++] = bwd(0, 1000, 250000, 260000, 1000);
+    s[n++] = bwd(1, 1000000, 400000, 450000, 1000);
+    run_span two[16];
+    memcpy(two, s, sizeof s); /* calib_run_fit sorts its spans */
+    two[3 + 8].end_ns = two[3 + 8].start_ns + 1100; /* the 3000 ns stall no more */
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, n, 0, &c, err, sizeof err), 0);
+    assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
+    assert_int_equal(c.nbackward, 9);
+    assert_true(fabs(c.backward_stall_fraction - 3.0 / 9) < 1e-12);
+    assert_true(fabs(c.backward_stall_us - 2.4) < 1e-12);
+    /* Two stalls only: none learned. */
+    assert_int_equal(calib_run_fit(two, n, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nbackward, 9);
+    assert_true(c.backward_stall_fraction == 0 && c.backward_stall_us == 0);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -361,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),
+        cmocka_unit_test(test_backward_stalls_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

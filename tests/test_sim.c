@@ -549,8 +549,8 @@ static void test_wakeup_stalls(void **state)
     int stalls = 0;
     double stall_sum = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t x = timing_stream_op_ns(&a, 1000, 0, true);
-        assert_true(x == timing_stream_op_ns(&b, 1000, 0, true));
+        uint64_t x = timing_stream_op_ns(&a, 1000, 0, SPAN_FORWARD);
+        assert_true(x == timing_stream_op_ns(&b, 1000, 0, SPAN_FORWARD));
         assert_true(x >= 101000);
         if (x > 101000) {
             stalls++;
@@ -560,7 +560,34 @@ static void test_wakeup_stalls(void **state)
     double share = (double)stalls / n, mean = stall_sum / stalls;
     if (fabs(share - 0.1) > 0.004 || fabs(mean - 500000) > 15000)
         fail_msg("stalls: %.4f of wake-ups (want 0.1), mean %.0f ns (want 500000)", share, mean);
-    assert_true(timing_stream_op_ns(&a, 1000, 0, false) == 1000); /* an op not timed neither wakes nor stalls */
+    assert_true(timing_stream_op_ns(&a, 1000, 0, SPAN_COPY_IN) == 1000); /* an op not timed neither wakes nor stalls */
+    /* Without stalls of their own, backwards stall as forwards do: a stall now and then. */
+    int backward_stalls = 0;
+    for (int i = 0; i < 1000; i++)
+        backward_stalls += timing_stream_op_ns(&a, 1000, 0, SPAN_BACKWARD) > 101000;
+    assert_true(backward_stalls > 50 && backward_stalls < 150);
+    free(sc);
+}
+
+/* [device] backward_stall_fraction = 1 and backward_stall_us = 2: every backward's
+ * wake-up is followed by a stall (of mean 2000 ns), a forward's by none. */
+static void test_backward_stalls(void **state)
+{
+    (void)state;
+    scenario *sc = hand_scenario((const char *[]){"device.op_wakeup_us=100", "device.backward_stall_fraction=1",
+                                                  "device.backward_stall_us=2", NULL});
+    timing_model t;
+    timing_init(&t, sc, 0);
+    const int n = 20000;
+    double stall_sum = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(timing_stream_op_ns(&t, 1000, 0, SPAN_FORWARD) == 101000);
+        uint64_t x = timing_stream_op_ns(&t, 1000, 0, SPAN_BACKWARD);
+        assert_true(x >= 101000);
+        stall_sum += (double)(x - 101000);
+    }
+    if (fabs(stall_sum / n - 2000) > 100)
+        fail_msg("backward stalls: mean %.0f ns (want 2000)", stall_sum / n);
     free(sc);
 }
 
@@ -1501,9 +1528,9 @@ static void test_wakeup_spread(void **state)
     double sum = 0, sum2 = 0;
     int differ = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t x = timing_stream_op_ns(&a, 1000, 0, true);
-        assert_true(x == timing_stream_op_ns(&b, 1000, 0, true));
-        differ += x != timing_stream_op_ns(&other, 1000, 0, true);
+        uint64_t x = timing_stream_op_ns(&a, 1000, 0, SPAN_FORWARD);
+        assert_true(x == timing_stream_op_ns(&b, 1000, 0, SPAN_FORWARD));
+        differ += x != timing_stream_op_ns(&other, 1000, 0, SPAN_FORWARD);
         assert_true(x >= 1000);
         double w = (double)(x - 1000);
         sum += w;
@@ -1514,13 +1541,13 @@ static void test_wakeup_spread(void **state)
         fail_msg("wake-ups: mean %.0f ns (want 100000), deviation %.0f ns (want 150000)", mean, sd);
     assert_true(differ > n / 2);
     /* memory-bound: writing 4e6 B at 4000 GB/s takes 1000 ns, more than the 500 ns model */
-    assert_true(timing_stream_op_ns(&a, 500, 4e6, true) == 1000);
+    assert_true(timing_stream_op_ns(&a, 500, 4e6, SPAN_BACKWARD) == 1000);
     char err[SCENARIO_ERR];
     assert_int_equal(scenario_override(sc, "device.op_wakeup_sd_us=0", err), 0);
     timing_init(&a, sc, 1);
     for (int i = 0; i < 100; i++)
-        assert_true(timing_stream_op_ns(&a, 1000, 0, true) == 101000);
-    assert_true(timing_stream_op_ns(&a, 1000, 0, false) == 1000);
+        assert_true(timing_stream_op_ns(&a, 1000, 0, SPAN_FORWARD) == 101000);
+    assert_true(timing_stream_op_ns(&a, 1000, 0, SPAN_COPY_IN) == 1000);
     free(sc);
 }
 
@@ -1730,6 +1757,7 @@ int main(void)
         cmocka_unit_test(test_wakeup_spread),
         cmocka_unit_test(test_noise_seed_draws_the_noise_alone),
         cmocka_unit_test(test_wakeup_stalls),
+        cmocka_unit_test(test_backward_stalls),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
         cmocka_unit_test(test_host_cores_by_hand),

@@ -350,7 +350,7 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
         /* A backward writes its gradients (reads them too when it accumulates). */
         double work_bytes = op->work == WORK_GRAD ? (double)op->bytes * (op->u.grad.accumulate ? 2.0 : 1.0) : 0.0;
         sleeps = timed && timing_op_sleeps(&d->timing, dur, work_bytes);
-        dur = timing_stream_op_ns(&d->timing, dur, work_bytes, timed);
+        dur = timing_stream_op_ns(&d->timing, dur, work_bytes, (span_kind)op->kind);
     }
     sim_entry e = {.type = coll ? SIM_COLL : SIM_OP,
                    .kind = (uint8_t)op->kind,
