@@ -47,10 +47,13 @@ static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
             b->start_ns >= a->end_ns)
             gaps[out->ngaps++] = (double)(b->start_ns - a->end_ns);
     }
-    if (out->ngaps > 0)
-        out->op_overhead_us = calib_median(gaps, out->ngaps) / 1e3;
+    int rc = 0;
+    if (out->ngaps > 0) {
+        out->op_overhead_us = calib_median(gaps, out->ngaps) / 1e3; /* sorts gaps */
+        rc = calib_fit_gap_stalls(gaps, out->ngaps, out);
+    }
     free(gaps);
-    return 0;
+    return rc;
 }
 
 /* A span of a rank's comm stream while its collective moved data. */

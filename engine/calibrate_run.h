@@ -18,6 +18,7 @@
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
+ *   op_gap_stall_fraction, op_gap_stall_us  those gaps' stalls (calibrate_wakeup.h);
  *   mem_bw_gbps    bytes moved over time of the copies into the buckets (read + write:
  *                  2 x bytes), copy_out_gbps of those out of them, optimizer_gbps of the
  *                  SGD steps (parameter and gradient read, parameter written: 3 x
@@ -79,7 +80,7 @@ typedef struct {
 typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
         comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
-        comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us;
+        comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us, op_gap_stall_fraction, op_gap_stall_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps;
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     size_t nforward, nbackward, ngaps, ncontended, nlaunch, nexit; /* spans behind each figure */

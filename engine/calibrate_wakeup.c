@@ -1,5 +1,5 @@
-/* calibrate_wakeup.c — forwards' wake-ups and stalls, backwards' stalls
- * (calibrate_wakeup.h). */
+/* calibrate_wakeup.c — forwards' wake-ups and stalls, backwards' stalls, stalls of the
+ * hand-off between ops (calibrate_wakeup.h). */
 #include "calibrate_wakeup.h"
 
 #include <math.h>
@@ -94,6 +94,28 @@ int calib_fit_backward_stalls(const run_span *s, size_t n, const bool *inside, c
         double beyond = stall_sum / (double)nstall / 1e3 - out->op_wakeup_us;
         out->backward_stall_fraction = (double)nstall / (double)k;
         out->backward_stall_us = beyond > 0 ? beyond : 0;
+    }
+    return 0;
+}
+
+int calib_fit_gap_stalls(double *gaps, size_t k, calib_run_costs *out)
+{
+    double *dev = malloc((k ? k : 1) * sizeof *dev);
+    if (!dev)
+        return -1;
+    double med = k ? calib_median(gaps, k) : 0;
+    double threshold = stall_threshold(gaps, dev, k);
+    free(dev);
+    double beyond = 0;
+    size_t nstall = 0;
+    for (size_t i = 0; i < k; i++)
+        if (gaps[i] > threshold) {
+            beyond += gaps[i] - med;
+            nstall++;
+        }
+    if (nstall > 0) {
+        out->op_gap_stall_fraction = (double)nstall / (double)k;
+        out->op_gap_stall_us = beyond / (double)nstall / 1e3;
     }
     return 0;
 }

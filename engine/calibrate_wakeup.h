@@ -1,5 +1,6 @@
 /* calibrate_wakeup.h — how late forwards and backwards wake from the deadline their
- * model sets, learned from measured runs (terms of calibrate_run.h's costs).
+ * model sets, and how long the hand-off between two ops stalls, learned from measured
+ * runs (terms of calibrate_run.h's costs).
  *
  * Contract: calib_fit_wakeup() takes the spans of one or more runs: over the forwards
  * that carry a model, their excess over it; beyond the median by more than STALL_MADS
@@ -16,7 +17,13 @@
  * nbackward how many backwards.  On the cpu backend a backward wakes while other ranks'
  * copies into the buckets hold the cores, which no forward meets: in the calibration
  * runs 5 % of the backwards outside collectives came 0.7 ms late, 1 % of the forwards.
- * Both return -1 only when out of memory.
+ * calib_fit_gap_stalls() takes the k idle gaps between consecutive forwards of a rank
+ * (op_overhead_us is their median): those beyond it by more than STALL_MADS median
+ * absolute deviations (when at least MIN_STALLS are) are the stream's worker held off
+ * its core between two ops; op_gap_stall_fraction is their share, op_gap_stall_us their
+ * mean beyond the median (2-3 % of the gaps, 0.2-0.3 ms, in the calibration runs, where
+ * the median is 11 us: with 4 ranks on 2 cores the worker often finds its core taken).
+ * All three return -1 only when out of memory.
  */
 #ifndef DDPPROF_CALIBRATE_WAKEUP_H
 #define DDPPROF_CALIBRATE_WAKEUP_H
@@ -33,5 +40,6 @@
 
 int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out);
 int calib_fit_backward_stalls(const run_span *s, size_t n, const bool *inside, calib_run_costs *out);
+int calib_fit_gap_stalls(double *gaps, size_t k, calib_run_costs *out);
 
 #endif

@@ -187,6 +187,7 @@ typedef struct scenario {
     double op_stall_fraction; /* predict only: share of those wake-ups that stall as well */
     double op_stall_us;       /* predict only: a stall's mean length (exponential) */
     double backward_stall_fraction, backward_stall_us; /* predict only: a backward's own (both 0: op_stall_*) */
+    double op_gap_stall_fraction, op_gap_stall_us; /* predict only: stalls of the hand-off before a compute op */
     uint64_t noise_seed;      /* predict only: seed of those draws alone (0: run.seed) */
     double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
     double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */

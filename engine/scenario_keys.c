@@ -302,6 +302,14 @@ const key_def scn_keys[] = {
      "predict only: a backward's stall, mean in microseconds (exponential); 0 with "
      "backward_stall_fraction 0 = op_stall_us",
      AT(backward_stall_us), 0, 0},
+    {"device", "op_gap_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of compute-stream ops whose hand-off (op_overhead_us) stalls "
+     "as well, the stream's worker held off its core between two ops; `ddpprof calibrate "
+     "--from` learns it from the gaps between forwards",
+     AT(op_gap_stall_fraction), 0, 0},
+    {"device", "op_gap_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: such a stall's mean in microseconds (exponential)",
+     AT(op_gap_stall_us), 0, 0},
     {"device", "noise_seed", K_U64, 0, 0, NULL, "0",
      "predict only: seed of the draws of the machine's noise alone (the wake-ups' spread, the "
      "stalls, the order a host's ranks get its cores in), apart from run.seed, which also draws "

@@ -61,6 +61,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     bool own = sc->backward_stall_fraction > 0 || sc->backward_stall_us > 0;
     t->backward_stall_fraction = own ? sc->backward_stall_fraction : sc->op_stall_fraction;
     t->backward_stall_ns = (own ? sc->backward_stall_us : sc->op_stall_us) * 1e3;
+    t->gap_stall_fraction = sc->op_gap_stall_fraction;
+    t->gap_stall_ns = sc->op_gap_stall_us * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
     t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
     t->comm_launch_ns = sc->comm_launch_us * 1e3;
@@ -124,6 +126,11 @@ static uint64_t wakeup_ns(timing_model *t, span_kind kind)
     uint64_t wake = lognormal_ns(t, (double)t->op_wakeup_ns, t->op_wakeup_sd_ns);
     return wake + (kind == SPAN_BACKWARD ? stall_ns(t, t->backward_stall_fraction, t->backward_stall_ns)
                                          : stall_ns(t, t->stall_fraction, t->stall_ns));
+}
+
+uint64_t timing_gap_stall_ns(timing_model *t)
+{
+    return stall_ns(t, t->gap_stall_fraction, t->gap_stall_ns);
 }
 
 uint64_t timing_comm_launch_ns(timing_model *t)

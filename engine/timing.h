@@ -25,6 +25,7 @@ typedef struct {
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
     double stall_fraction, stall_ns; /* the share of wake-ups that stall too, a stall's mean ([device]) */
     double backward_stall_fraction, backward_stall_ns; /* a backward's own ([device] backward_stall_*) */
+    double gap_stall_fraction, gap_stall_ns; /* the hand-off's stalls ([device] op_gap_stall_*) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
@@ -62,6 +63,10 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind);
 /* Whether such an op sleeps to its modelled deadline (its work ends before it): only an
  * op that sleeps wakes late, inside a collective or not. */
+/* A stall of the hand-off before a compute-stream op, for gap_stall_fraction of them
+ * (an exponential draw of mean gap_stall_ns; 0 otherwise, and no draw while either is 0):
+ * the stream's worker, idle between two ops, held off its core by the others. */
+uint64_t timing_gap_stall_ns(timing_model *t);
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes);
 /* How late a comm stream that idled, waiting for the compute stream's event, starts what
  * follows it, and how late it wakes from a paced link's floor (comm_launch_ns, with

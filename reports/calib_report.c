@@ -285,6 +285,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their share and "
                 "mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
             c->op_stall_fraction, c->op_stall_us);
+    if (c->op_gap_stall_fraction > 0)
+        add(&t, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median absolute "
+                "deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\nop_gap_stall_us = %.4f\n",
+            c->op_gap_stall_fraction, c->op_gap_stall_us);
     if (c->backward_stall_fraction > 0)
         add(&t, "; stalls of the %zu backwards that sleep, outside collectives, likewise\nbackward_stall_fraction = %.6f\n"
                 "backward_stall_us = %.4f\n",

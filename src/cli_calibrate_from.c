@@ -26,6 +26,9 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->op_stall_fraction > 0)
         printf("op_stall    %10.3f us  (%.3f %% of the forwards beyond the body of wake-ups, their mean beyond it)\n",
                c->op_stall_us, 100.0 * c->op_stall_fraction);
+    if (c->op_gap_stall_fraction > 0)
+        printf("gap_stall   %10.3f us  (%.3f %% of the gaps between forwards beyond their median by over 10 deviations, their mean beyond it)\n",
+               c->op_gap_stall_us, 100.0 * c->op_gap_stall_fraction);
     if (c->backward_stall_fraction > 0)
         printf("bwd_stall   %10.3f us  (%.3f %% of the %zu backwards that sleep, outside collectives, likewise)\n",
                c->backward_stall_us, 100.0 * c->backward_stall_fraction, c->nbackward);

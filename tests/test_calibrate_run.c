@@ -378,6 +378,28 @@ static void test_backward_stalls_by_hand(void **state)
     assert_true(c.backward_stall_fraction == 0 && c.backward_stall_us == 0);
 }
 
+/* Gap stalls: consecutive forwards of rank 0 with idle gaps of 18, 19, 20, 20, 21, 22 and
+ * 420, 520, 620 ns: median 21 (of nine), median absolute deviation 2, so the three long
+ * ones are stalls, 3 of 9 of the gaps, their mean 520 ns, 499 beyond the median. */
+static void test_gap_stalls_by_hand(void **state)
+{
+    (void)state;
+    const int gap[] = {18, 19, 20, 20, 21, 22, 420, 520, 620};
+    run_span s[10];
+    int64_t t = 0;
+    for (int i = 0; i < 10; i++) {
+        s[i] = fwd(0, 3, t, t + 1000, 1000);
+        t += 1000 + (i < 9 ? gap[i] : 0);
+    }
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, 10, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.ngaps, 9);
+    assert_true(fabs(c.op_overhead_us - 0.021) < 1e-12);
+    assert_true(fabs(c.op_gap_stall_fraction - 3.0 / 9) < 1e-12);
+    assert_true(fabs(c.op_gap_stall_us - 0.499) < 1e-12);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -400,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),
+        cmocka_unit_test(test_gap_stalls_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

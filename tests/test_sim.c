@@ -569,6 +569,60 @@ static void test_wakeup_stalls(void **state)
     free(sc);
 }
 
+static int64_t span_differences(sqlite3 *db, int64_t a, int64_t b, int64_t *count);
+
+/* [device] op_gap_stall_fraction = 0.2 and op_gap_stall_us = 3: a fifth of the hand-offs
+ * stall, 3000 ns on average; none without the term.  In the sim, with every hand-off
+ * stalling, no compute op starts when the one before it ends (op_overhead_us is 0 in
+ * the hand scenario), and the spans are the same run after run. */
+static void test_gap_stalls(void **state)
+{
+    (void)state;
+    scenario *sc = hand_scenario((const char *[]){"device.op_gap_stall_fraction=0.2", "device.op_gap_stall_us=3", NULL});
+    timing_model t;
+    timing_init(&t, sc, 0);
+    const int n = 100000;
+    int stalls = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        uint64_t x = timing_gap_stall_ns(&t);
+        stalls += x > 0;
+        sum += (double)x;
+    }
+    if (fabs((double)stalls / n - 0.2) > 0.006 || fabs(sum / stalls - 3000) > 100)
+        fail_msg("gap stalls: %.4f of hand-offs (want 0.2), mean %.0f ns (want 3000)", (double)stalls / n, sum / stalls);
+    free(sc);
+    sc = hand_scenario(NULL);
+    timing_init(&t, sc, 0);
+    assert_true(timing_gap_stall_ns(&t) == 0);
+    free(sc);
+
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simgap", &st, err, sizeof err), 0);
+    sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "device.op_gap_stall_fraction=1",
+                                        "device.op_gap_stall_us=1", NULL});
+    int64_t a = run_sim(st, sc), b = run_sim(st, sc);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(store_db(st),
+                                        "select count(*), sum(exists (select 1 from span p where p.run_id = s.run_id "
+                                        "and p.rank = s.rank and p.stream = 'compute' and p.end_ns = s.start_ns)) "
+                                        "from span s where s.run_id = ?1 and s.stream = 'compute'",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, a);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_true(sqlite3_column_int64(q, 0) > 10);
+    assert_int_equal(sqlite3_column_int64(q, 1), 0);
+    sqlite3_finalize(q);
+    int64_t count;
+    assert_int_equal(span_differences(store_db(st), a, b, &count), 0);
+    assert_true(count > 10);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* [device] backward_stall_fraction = 1 and backward_stall_us = 2: every backward's
  * wake-up is followed by a stall (of mean 2000 ns), a forward's by none. */
 static void test_backward_stalls(void **state)
@@ -1758,6 +1812,7 @@ int main(void)
         cmocka_unit_test(test_noise_seed_draws_the_noise_alone),
         cmocka_unit_test(test_wakeup_stalls),
         cmocka_unit_test(test_backward_stalls),
+        cmocka_unit_test(test_gap_stalls),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
         cmocka_unit_test(test_host_cores_by_hand),

@@ -196,6 +196,8 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                              (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
             if (contended && !comm_known(d))
                 break;
+            if (sid == DEV_STREAM_COMPUTE)
+                gap += (int64_t)timing_gap_stall_ns(&d->timing);
             int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
             int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
                                     : start + (int64_t)e->dur_ns;
