@@ -4,6 +4,7 @@
 #include "calibrate_exit.h"
 #include "calibrate_launch.h"
 #include "calibrate_wakeup.h"
+#include "median.h"
 
 #include <stdbool.h>
 #include <math.h>
@@ -22,17 +23,6 @@ static int by_place(const void *pa, const void *pb)
     return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
 }
 
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
-}
-
-double calib_median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* Needs the spans in by_place order: a rank's compute spans by start. */
 static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
@@ -49,7 +39,7 @@ static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
     }
     int rc = 0;
     if (out->ngaps > 0) {
-        out->op_overhead_us = calib_median(gaps, out->ngaps) / 1e3; /* sorts gaps */
+        out->op_overhead_us = median_sort(gaps, out->ngaps) / 1e3; /* sorts gaps */
         rc = calib_fit_gap_stalls(gaps, out->ngaps, out);
     }
     free(gaps);
@@ -252,7 +242,7 @@ static int fit_grad_write(const run_span *s, size_t n, const bool *inside, calib
         if (write_bound(&s[i]) && !inside[i])
             rate[k++] = (double)s[i].bytes / (double)(s[i].end_ns - s[i].start_ns);
     out->ngrad_write = k;
-    out->grad_write_gbps = k ? calib_median(rate, k) : 0;
+    out->grad_write_gbps = k ? median_sort(rate, k) : 0;
     free(rate);
     return 0;
 }
@@ -389,7 +379,7 @@ static int fit_allreduce(const run_span *c, size_t nc, calib_run_costs *out)
     }
     for (size_t k = 0; k < out->nar; k++) {
         if (rc == 0)
-            out->ar[k].us = calib_median(per[k], nper[k]);
+            out->ar[k].us = median_sort(per[k], nper[k]);
         free(per[k]);
     }
     return rc;

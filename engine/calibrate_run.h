@@ -90,8 +90,6 @@ typedef struct {
     size_t ncollectives; /* bucket allreduces behind the samples */
 } calib_run_costs;
 
-/* The median of v[0..n) (n > 0); sorts v.  Shared by the calibrate_* fits. */
-double calib_median(double *v, size_t n);
 /* Sorts `s` in place. */
 int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out, char *err, size_t errlen);
 

@@ -2,6 +2,8 @@
  * hand-off between ops (calibrate_wakeup.h). */
 #include "calibrate_wakeup.h"
 
+#include "median.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -12,10 +14,10 @@ static double stall_threshold(double *ex, double *dev, size_t k)
 {
     if (k == 0)
         return INFINITY;
-    double med = calib_median(ex, k);
+    double med = median_sort(ex, k);
     for (size_t i = 0; i < k; i++)
         dev[i] = fabs(ex[i] - med);
-    double mad = calib_median(dev, k);
+    double mad = median_sort(dev, k);
     size_t body = k;
     while (body > 0 && ex[body - 1] > med + STALL_MADS * mad)
         body--;
@@ -103,7 +105,7 @@ int calib_fit_gap_stalls(double *gaps, size_t k, calib_run_costs *out)
     double *dev = malloc((k ? k : 1) * sizeof *dev);
     if (!dev)
         return -1;
-    double med = k ? calib_median(gaps, k) : 0;
+    double med = k ? median_sort(gaps, k) : 0;
     double threshold = stall_threshold(gaps, dev, k);
     free(dev);
     double beyond = 0;
