@@ -107,9 +107,6 @@ static double busy_overlap(const busy_interval *b, size_t nb, int64_t run, int r
     return t;
 }
 
-/* a (the share of time inside collectives lost: s = a / (1 - a)) and w (ns per late
- * wake-up) from the normal equations, neither below 0: where one would be, the other is
- * fitted alone. */
 /* Backwards this long beyond four times their FLOP model, and of this many bytes, are
  * bound by their gradient write: one that sleeps to its deadline would need a wake-up of
  * three times its model, and a write long enough to outlast a wake-up. */
@@ -261,6 +258,9 @@ static int fit_memory(const run_span *s, size_t n, calib_run_costs *out)
     return 0;
 }
 
+/* a (the share of time inside collectives lost: s = a / (1 - a)) and w (ns per late
+ * wake-up) from the normal equations, neither below 0: where one would be, the other is
+ * fitted alone. */
 static void fit_two(double s11, double s12, double s22, double b1, double b2, calib_run_costs *out)
 {
     double det = s11 * s22 - s12 * s12;
@@ -283,7 +283,8 @@ static void fit_two(double s11, double s12, double s22, double b1, double b2, ca
 
 /* After fit_wakeup and fit_memory: the model of an op without contention is theirs.
  * `b`: every rank's collectives, busy_intervals(). */
-static void fit_contention(const run_span *s, size_t n, const busy_interval *b, size_t nb, calib_run_costs *out)
+static void fit_contention(const run_span *s, size_t n, const busy_interval *b, size_t nb, const bool *inside,
+                           calib_run_costs *out)
 {
     /* Least squares of excess = a x inside + w x [deadline inside], over the ops with any
      * time inside: the normal equations' sums. */
@@ -291,17 +292,13 @@ static void fit_contention(const run_span *s, size_t n, const busy_interval *b, 
     double wake_ns = (out->op_wakeup_us + out->op_stall_fraction * out->op_stall_us) * 1e3; /* the mean */
     for (size_t i = 0; i < n; i++) {
         const run_span *o = &s[i];
-        if (o->stream != STREAM_COMPUTE || o->model_ns <= 0 || (o->kind != SPAN_FORWARD && o->kind != SPAN_BACKWARD))
+        if (!inside[i] || o->model_ns <= 0 || (o->kind != SPAN_FORWARD && o->kind != SPAN_BACKWARD))
             continue;
         double ov = busy_overlap(b, nb, o->run, o->rank, o->start_ns, o->end_ns);
-        if (ov <= 0)
-            continue;
         /* A backward whose gradient write outlasts its FLOPs never sleeps, so never wakes
-         * late (timing_op_sleeps). */
-        double write_gbps = out->ngrad_write ? out->grad_write_gbps : out->mem_bw_gbps;
-        double write = o->kind == SPAN_BACKWARD && write_gbps > 0 ? (double)o->bytes / write_gbps : 0;
-        bool sleeps = write < (double)o->model_ns;
-        double model = sleeps ? o->model_ns + wake_ns : write;
+         * late. */
+        bool sleeps = calib_slept(o, out);
+        double model = sleeps ? o->model_ns + wake_ns : calib_write_ns(o, out);
         double excess = (double)(o->end_ns - o->start_ns) - model;
         int64_t deadline = o->start_ns + (int64_t)model;
         double late = sleeps && busy_overlap(b, nb, o->run, o->rank, deadline - 1, deadline) > 0 ? 1.0 : 0.0;
@@ -418,7 +415,7 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
         calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
         calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0)
         return -1;
-    fit_contention(s, n, b, nb, out);
+    fit_contention(s, n, b, nb, inside, out);
     calib_fit_comm_exit(s, n, c, nc, out);
     return 0;
 }

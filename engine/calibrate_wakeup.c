@@ -24,6 +24,17 @@ static double stall_threshold(double *ex, double *dev, size_t k)
     return mad > 0 && k - body >= MIN_STALLS ? med + STALL_MADS * mad : INFINITY;
 }
 
+double calib_write_ns(const run_span *o, const calib_run_costs *out)
+{
+    double gbps = out->ngrad_write ? out->grad_write_gbps : out->mem_bw_gbps;
+    return o->kind == SPAN_BACKWARD && gbps > 0 ? (double)o->bytes / gbps : 0;
+}
+
+bool calib_slept(const run_span *o, const calib_run_costs *out)
+{
+    return calib_write_ns(o, out) < o->model_ns;
+}
+
 int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
 {
     double *ex = malloc((n ? n : 1) * sizeof *ex), *dev = malloc((n ? n : 1) * sizeof *dev);
@@ -71,14 +82,11 @@ int calib_fit_backward_stalls(const run_span *s, size_t n, const bool *inside, c
         free(dev);
         return -1;
     }
-    double write_gbps = out->ngrad_write ? out->grad_write_gbps : out->mem_bw_gbps;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const run_span *o = &s[i];
-        if (o->stream != STREAM_COMPUTE || o->kind != SPAN_BACKWARD || o->model_ns <= 0 || inside[i])
-            continue;
-        double write = write_gbps > 0 ? (double)o->bytes / write_gbps : 0;
-        if (write < o->model_ns)
+        if (o->stream == STREAM_COMPUTE && o->kind == SPAN_BACKWARD && o->model_ns > 0 && !inside[i] &&
+            calib_slept(o, out))
             ex[k++] = (double)(o->end_ns - o->start_ns) - o->model_ns;
     }
     out->nbackward = k;

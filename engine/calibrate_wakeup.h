@@ -38,6 +38,12 @@
 /* Stalls lie beyond the median excess by this many median absolute deviations. */
 #define STALL_MADS 10.0
 
+/* The time the gradient write of backward `o` takes at the bandwidth learned so far
+ * (grad_write_gbps where learned, mem_bw_gbps otherwise; 0 for any other op), and whether
+ * `o` slept to its modelled deadline: its write was shorter than its model, as predict
+ * decides it (timing_op_sleeps). */
+double calib_write_ns(const run_span *o, const calib_run_costs *out);
+bool calib_slept(const run_span *o, const calib_run_costs *out);
 int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out);
 int calib_fit_backward_stalls(const run_span *s, size_t n, const bool *inside, calib_run_costs *out);
 int calib_fit_gap_stalls(double *gaps, size_t k, calib_run_costs *out);
