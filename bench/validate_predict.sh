@@ -44,7 +44,8 @@
 #          first) is not the model's answer, and with five draws a rank's median overlap
 #          still moved by 2-4 points between models that differ by little
 #          NOISE_FLOOR=1: "predict" with a second cpu run of the same scenario, without any
-#          override: how far two measurements of one scenario differ on this machine now
+#          override, run in the same rounds beside each first run (the order alternating
+#          by round): how far two measurements of one scenario differ on this machine now
 #          REUSE=bench/results/validate_predict-<timestamp>: no cpu run at all; predict
 #          again against that earlier check's measurements (its database and calibration
 #          runs are copied, and calibrate --from learns again from the latter): seconds
@@ -155,8 +156,15 @@ MEASURED_IDS=$OUT/measured.tsv
 # are noise (the halves of ten runs of nvtx_small differed by 24 % in step time and 10
 # points in overlap); more runs cost seconds.
 declare -A REPEATS=()
-run_scenario() { # scenario file, name: one cpu run, its ids appended to MEASURED_IDS
-    local before after i
+# The noise floor's second set of runs, SECOND_IDS, is measured in the same rounds,
+# each run beside one of the first set (which goes first alternates by round): set
+# against set, with the machine's drift in both as it is in the measurement and the
+# calibration a prediction is checked with (run in a block after the first set, the
+# MLP's second set came out 21 % faster on a machine that had sped up).
+SECOND_IDS=$OUT/second.tsv
+: >"$SECOND_IDS"
+run_scenario() { # scenario file, name[, ids file]: one cpu run, its ids appended to the file (MEASURED_IDS)
+    local before after i ids=${3:-$MEASURED_IDS}
     before=$(max_id)
     if ! "$DDPPROF" run "$1" --backend cpu -o "$DB" -q >>"$OUT/$2.run.log" 2>&1; then
         echo "validate_predict: $2: the cpu run failed (see $OUT/$2.run.log)" >&2
@@ -164,12 +172,23 @@ run_scenario() { # scenario file, name: one cpu run, its ids appended to MEASURE
     fi
     after=$(max_id)
     for ((i = 1; i <= after - before; i++)); do
-        printf '%s\t%d\t%d\n' "$2" "$i" $((before + i)) >>"$MEASURED_IDS"
+        printf '%s\t%d\t%d\n' "$2" "$i" $((before + i)) >>"$ids"
     done
+}
+measure_once() { # scenario file, name, round: one run (two for the noise floor)
+    if [ "$NOISE_FLOOR" != 1 ]; then
+        run_scenario "$1" "$2"
+    elif (($3 % 2)); then
+        run_scenario "$1" "$2"
+        run_scenario "$1" "$2" "$SECOND_IDS"
+    else
+        run_scenario "$1" "$2" "$SECOND_IDS"
+        run_scenario "$1" "$2"
+    fi
 }
 if [ -z "$REUSE" ]; then
     for ((r = 1; r <= RUNS; r++)); do
-        if [ "$CALIBRATION" = runs ]; then
+        if [ "$CALIBRATION" = runs ] && [ "$NOISE_FLOOR" != 1 ]; then
             "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
                 echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
                 exit 1
@@ -178,19 +197,21 @@ if [ -z "$REUSE" ]; then
         for scen in "${SCENARIOS[@]}"; do
             name=$(basename "$scen" .ini)
             start=$(date +%s%N)
-            run_scenario "$scen" "$name"
+            measure_once "$scen" "$name" "$r"
             if [ -z "${REPEATS[$name]:-}" ]; then
-                took_ms=$((($(date +%s%N) - start) / 1000000))
+                took_ms=$((($(date +%s%N) - start) / 1000000 / (NOISE_FLOOR == 1 ? 2 : 1)))
                 REPEATS[$name]=$((took_ms < SHORT_S * 1000 ? SHORT_REPEATS : 1))
             fi
             for ((k = 2; k <= REPEATS[$name]; k++)); do
-                run_scenario "$scen" "$name"
+                measure_once "$scen" "$name" "$r"
             done
         done
     done
 fi
 
-if [ "$CALIBRATION" = runs ]; then
+if [ "$NOISE_FLOOR" = 1 ]; then
+    : >"$CAL" # cpu runs against cpu runs: nothing to learn
+elif [ "$CALIBRATION" = runs ]; then
     # shellcheck disable=SC2046
     "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") -o "$CAL" \
         >"$OUT/calibrate.txt" 2>>"$OUT/calibrate.log" || {
@@ -244,6 +265,11 @@ if [ "$NOISE_FLOOR" = 1 ]; then
     MEASURED=()
 fi
 
+# A scenario's runs of every round in an ids file, one line per point, comma-separated.
+point_ids() { # name, ids file
+    awk -F'\t' -v n="$1" '$1 == n { ids[$2] = ids[$2] (ids[$2] == "" ? "" : ",") $3; if ($2 > np) np = $2 }
+                         END { for (i = 1; i <= np; i++) print ids[i] }' "$2"
+}
 PAIRS=$OUT/pairs.tsv
 : >"$PAIRS"
 for scen in "${SCENARIOS[@]}"; do
@@ -256,10 +282,7 @@ for scen in "${SCENARIOS[@]}"; do
             exit 2
         fi
     else
-        # This scenario's runs of every round, point by point.
-        mapfile -t reused < <(awk -F'\t' -v n="$name" '$1 == n { ids[$2] = ids[$2] (ids[$2] == "" ? "" : ",") $3;
-                                                              if ($2 > np) np = $2 }
-                                                    END { for (i = 1; i <= np; i++) print ids[i] }' "$MEASURED_IDS")
+        mapfile -t reused < <(point_ids "$name" "$MEASURED_IDS")
     fi
     link=calibrated
     overrides=("${DEV_OVERRIDES[@]}")
@@ -277,6 +300,13 @@ for scen in "${SCENARIOS[@]}"; do
     # 1, 2, ...: the same jitter and skew), point by point as the measured runs are; as
     # many as the runs measured where those are more (a short scenario's).
     predicted=()
+    if [ "$NOISE_FLOOR" = 1 ]; then
+        mapfile -t predicted < <(point_ids "$name" "$SECOND_IDS")
+        for ((i = 0; i < ${#reused[@]}; i++)); do
+            printf '%s\t%s\t%s\t%s\n' "$name" "$link" "${reused[i]}" "${predicted[i]}" >>"$PAIRS"
+        done
+        continue
+    fi
     : >"$OUT/$name.predict.log"
     ndraws=$(awk -F, '{ print NF }' <<<"${reused[0]}")
     [ "$ndraws" -ge "$DRAWS" ] || ndraws=$DRAWS
