@@ -10,12 +10,14 @@
 # The model learns this machine first, and what it learned is given to every prediction
 # with -s.  CALIBRATION=runs (the default): from recorded cpu runs of
 # bench/calibration_runs.ini (ResNet-18 at 2 and 4 ranks, three bucket caps; none of the
-# validated scenarios), `ddpprof calibrate --from`, so each op's cost is what it cost with
-# a whole run beside it.  CALIBRATION=probes: `ddpprof calibrate`'s probes, each cost
+# validated scenarios) and bench/calibration_small.ini (a small MLP whose memory fits in
+# the caches, which teaches the copies' bandwidths in cache alone), `ddpprof calibrate
+# --from`, so each op's cost is what it cost with a whole run beside it.  CALIBRATION=probes: `ddpprof calibrate`'s probes, each cost
 # measured alone.  Either way the prediction gets [device] mem_bw_gbps (the reducer's copies) and
 # op_overhead_us / op_wakeup_us (each stream op's dispatch cost, where the backend
 # measures it), copy_out_gbps / optimizer_gbps / grad_write_gbps / comm_slowdown / comm_wakeup_us where calibrate --from
-# learns them (and host_cores, the cores the cpu ranks share), always,
+# learns them (and host_cores, the cores the cpu ranks share, cache_mb and the
+# cache_*_gbps bandwidths in cache), always,
 # and [network] (the measured allreduce times, algorithm = measured, with the ring fit's
 # latency_us / bandwidth_gbps for other world sizes and broadcasts); a scenario that paces
 # its allreduces to a link of its own ([network] pace = true) keeps that link and gets the
@@ -189,10 +191,12 @@ measure_once() { # scenario file, name, round: one run (two for the noise floor)
 if [ -z "$REUSE" ]; then
     for ((r = 1; r <= RUNS; r++)); do
         if [ "$CALIBRATION" = runs ] && [ "$NOISE_FLOOR" != 1 ]; then
-            "$DDPPROF" run "$ROOT/bench/calibration_runs.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
-                echo "validate_predict: the calibration runs failed (see $OUT/calibrate.log)" >&2
-                exit 1
-            }
+            for cal in calibration_runs calibration_small; do
+                "$DDPPROF" run "$ROOT/bench/$cal.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
+                    echo "validate_predict: the calibration runs ($cal.ini) failed (see $OUT/calibrate.log)" >&2
+                    exit 1
+                }
+            done
         fi
         for scen in "${SCENARIOS[@]}"; do
             name=$(basename "$scen" .ini)
@@ -253,7 +257,8 @@ fi
 DEV_OVERRIDES=()
 for key in mem_bw_gbps copy_out_gbps optimizer_gbps grad_write_gbps op_overhead_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
     op_stall_us backward_stall_fraction backward_stall_us op_gap_stall_fraction op_gap_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_exit_late_fraction \
-    comm_exit_late_us comm_exit_late_sd_us host_cores; do
+    comm_exit_late_us comm_exit_late_sd_us host_cores cache_mb cache_copy_in_gbps cache_copy_out_gbps cache_optimizer_gbps \
+    cache_grad_write_gbps; do
     v=$(value "$key")
     [ -n "$v" ] && DEV_OVERRIDES+=(-s "device.$key=$v")
 done

@@ -3,6 +3,7 @@
 
 #include "calibrate_exit.h"
 #include "calibrate_launch.h"
+#include "calibrate_memory.h"
 #include "calibrate_wakeup.h"
 #include "median.h"
 
@@ -105,157 +106,6 @@ static double busy_overlap(const busy_interval *b, size_t nb, int64_t run, int r
             t += (double)(z - a);
     }
     return t;
-}
-
-/* Backwards this long beyond four times their FLOP model, and of this many bytes, are
- * bound by their gradient write: one that sleeps to its deadline would need a wake-up of
- * three times its model, and a write long enough to outlast a wake-up. */
-#define WRITE_BOUND_MODEL_SHARE 0.25
-#define WRITE_BOUND_MIN_BYTES (1 << 20)
-
-static bool write_bound(const run_span *s)
-{
-    double dur = (double)(s->end_ns - s->start_ns);
-    return s->stream == STREAM_COMPUTE && s->kind == SPAN_BACKWARD && s->bytes >= WRITE_BOUND_MIN_BYTES &&
-           s->model_ns > 0 && s->model_ns <= WRITE_BOUND_MODEL_SHARE * dur;
-}
-
-static bool host_shared(const run_span *s)
-{
-    return s->stream == STREAM_COMPUTE &&
-           (s->kind == SPAN_COPY_IN || s->kind == SPAN_COPY_OUT || s->kind == SPAN_OPTIMIZER);
-}
-
-typedef struct {
-    int64_t at_ns;
-    int delta; /* +1 a shared op starts, -1 one ends */
-} load_event;
-
-static int by_time(const void *pa, const void *pb)
-{
-    const load_event *a = pa, *b = pb;
-    if (a->at_ns != b->at_ns)
-        return a->at_ns < b->at_ns ? -1 : 1;
-    return a->delta - b->delta;
-}
-
-/* The core time one run's span [from, to] received with k(t) shared ops running on
- * `cores`, each on at most one core: the integral of min(1, cores / k(t)).  `ev` holds
- * the run's events by time and `core_time[i]` that integral from ev[0] to ev[i]. */
-static double core_time_between(const load_event *ev, const double *core_time, size_t nev, int64_t from, int64_t to)
-{
-    size_t lo = 0, hi = nev;
-    while (lo < hi) { /* the first event at `from` */
-        size_t mid = lo + (hi - lo) / 2;
-        if (ev[mid].at_ns < from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t a = lo;
-    hi = nev;
-    while (lo < hi) { /* the first event at `to` */
-        size_t mid = lo + (hi - lo) / 2;
-        if (ev[mid].at_ns < to)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return a < nev && lo < nev ? core_time[lo] - core_time[a] : (double)(to - from);
-}
-
-/* Each span's time, or with host_cores > 0 the core time it received among the shared
- * ops of its run (the spans are in by_place order: a run's are together).  -1 when out
- * of memory. */
-static int shared_time(const run_span *s, size_t n, double host_cores, double *time)
-{
-    for (size_t i = 0; i < n; i++)
-        time[i] = (double)(s[i].end_ns - s[i].start_ns);
-    if (host_cores <= 0)
-        return 0;
-    load_event *ev = malloc((2 * n + 1) * sizeof *ev);
-    double *core_time = malloc((2 * n + 1) * sizeof *core_time);
-    if (!ev || !core_time) {
-        free(ev);
-        free(core_time);
-        return -1;
-    }
-    for (size_t first = 0; first < n;) {
-        size_t end = first, nev = 0;
-        while (end < n && s[end].run == s[first].run) {
-            if (host_shared(&s[end])) {
-                ev[nev++] = (load_event){s[end].start_ns, +1};
-                ev[nev++] = (load_event){s[end].end_ns, -1};
-            }
-            end++;
-        }
-        qsort(ev, nev, sizeof *ev, by_time);
-        int running = 0;
-        for (size_t i = 0; i < nev; i++) {
-            core_time[i] = i == 0 ? 0.0
-                                  : core_time[i - 1] + (double)(ev[i].at_ns - ev[i - 1].at_ns) *
-                                                           (running > host_cores ? host_cores / running : 1.0);
-            running += ev[i].delta;
-        }
-        for (size_t i = first; i < end; i++)
-            if (host_shared(&s[i]))
-                time[i] = core_time_between(ev, core_time, nev, s[i].start_ns, s[i].end_ns);
-        first = end;
-    }
-    free(ev);
-    free(core_time);
-    return 0;
-}
-
-/* Bytes moved over time by the compute-stream spans of `kind`, each moving `factor` x
- * its bytes (0: none). */
-static double bandwidth_of(const run_span *s, const double *time, size_t n, span_kind kind, double factor,
-                           size_t *count)
-{
-    double moved = 0, ns = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i].kind != kind || s[i].stream != STREAM_COMPUTE || s[i].bytes <= 0)
-            continue;
-        moved += factor * (double)s[i].bytes;
-        ns += time[i];
-        (*count)++;
-    }
-    return ns > 0 ? moved / ns : 0;
-}
-
-/* The gradient writes' bandwidth: the median of bytes written over wall time, over the
- * backwards bound by their write with no time inside their rank's collectives (where the
- * sums take the cores and the memory the write wants: comm_slowdown models that).  The
- * median, for a write's own speed: on cores shared with other ranks one write in a few is
- * held off the core for milliseconds (a 2 MB write took 64 us to 2 ms in the calibration
- * runs), which the wake-up stalls model; the sim does not share the cores out to writes. */
-static int fit_grad_write(const run_span *s, size_t n, const bool *inside, calib_run_costs *out)
-{
-    double *rate = malloc((n ? n : 1) * sizeof *rate);
-    if (!rate)
-        return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (write_bound(&s[i]) && !inside[i])
-            rate[k++] = (double)s[i].bytes / (double)(s[i].end_ns - s[i].start_ns);
-    out->ngrad_write = k;
-    out->grad_write_gbps = k ? median_sort(rate, k) : 0;
-    free(rate);
-    return 0;
-}
-
-static int fit_memory(const run_span *s, size_t n, calib_run_costs *out)
-{
-    double *time = malloc((n ? n : 1) * sizeof *time);
-    if (!time || shared_time(s, n, out->host_cores, time) != 0) {
-        free(time);
-        return -1;
-    }
-    out->mem_bw_gbps = bandwidth_of(s, time, n, SPAN_COPY_IN, 2.0, &out->ncopy_in);
-    out->copy_out_gbps = bandwidth_of(s, time, n, SPAN_COPY_OUT, 2.0, &out->ncopy_out);
-    out->optimizer_gbps = bandwidth_of(s, time, n, SPAN_OPTIMIZER, 3.0, &out->noptimizer);
-    free(time);
-    return 0;
 }
 
 /* a (the share of time inside collectives lost: s = a / (1 - a)) and w (ns per late
@@ -406,12 +256,34 @@ static bool *inside_collectives(const run_span *s, size_t n, const busy_interval
     return inside;
 }
 
+/* A gradient write at least this long is bound by its write: of a large model's layers
+ * (a small one's are below it), or of a small model's in cache, where any layer's write
+ * outlasts its FLOPs. */
+#define WRITE_MIN_BYTES ((int64_t)1 << 20)
+#define CACHED_WRITE_MIN_BYTES ((int64_t)64 << 10)
+
+static int fit_bandwidths(const run_span *s, size_t n, const bool *inside, calib_run_costs *out)
+{
+    calib_bandwidths bw;
+    if (calib_fit_memory(s, n, inside, out->host_cores, WRITE_MIN_BYTES, &bw) != 0)
+        return -1;
+    out->mem_bw_gbps = bw.copy_in_gbps;
+    out->copy_out_gbps = bw.copy_out_gbps;
+    out->optimizer_gbps = bw.optimizer_gbps;
+    out->grad_write_gbps = bw.grad_write_gbps;
+    out->ncopy_in = bw.ncopy_in;
+    out->ncopy_out = bw.ncopy_out;
+    out->noptimizer = bw.noptimizer;
+    out->ngrad_write = bw.ngrad_write;
+    return 0;
+}
+
 /* The fits, in the order their models need: bandwidths, then wake-ups (a backward's
  * model is its write or its FLOPs), then what builds on both. */
 static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, const busy_interval *b, size_t nb,
                    const bool *inside, calib_run_costs *out)
 {
-    if (fit_memory(s, n, out) != 0 || fit_grad_write(s, n, inside, out) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
+    if (fit_bandwidths(s, n, inside, out) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
         calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
         calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0)
         return -1;
@@ -420,19 +292,57 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
     return 0;
 }
 
-int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out, char *err, size_t errlen)
+/* Every term from spans in by_place order: the bandwidths of runs in cache into
+ * out->cache, everything from the others into out.  -1 when out of memory. */
+static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs *out)
 {
-    *out = (calib_run_costs){.host_cores = host_cores > 0 ? host_cores : 0};
-    qsort(s, n, sizeof *s, by_place);
     size_t nc = 0, nb = 0;
     run_span *c = collectives(s, n, &nc);
     busy_interval *b = c ? busy_intervals(c, nc, &nb) : NULL;
     bool *inside = b ? inside_collectives(s, n, b, nb) : NULL;
-    int rc = inside ? fit_all(s, n, c, nc, b, nb, inside, out) : -1;
+    int rc = -1;
+    if (inside)
+        rc = in_cache ? calib_fit_memory(s, n, inside, out->host_cores, CACHED_WRITE_MIN_BYTES, &out->cache)
+                      : fit_all(s, n, c, nc, b, nb, inside, out);
     free(inside);
     free(b);
     free(c);
-    if (rc != 0) {
+    return rc;
+}
+
+/* The runs whose memory fits in the cache apart from the others, each set in by_place
+ * order; when both are there they are fitted apart, else all spans as one. */
+static int fit_split_by_cache(const run_span *s, size_t n, calib_run_costs *out)
+{
+    double cache_bytes = out->cache_mb * 1048576.0;
+    size_t cached = 0;
+    for (size_t i = 0; i < n; i++)
+        cached += out->cache_mb > 0 && s[i].host_bytes <= cache_bytes;
+    if (cached == 0 || cached == n)
+        return fit_spans(s, n, false, out);
+    run_span *part = malloc(n * sizeof *part);
+    if (!part)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].host_bytes > cache_bytes)
+            part[k++] = s[i];
+    for (size_t i = 0; i < n; i++)
+        if (s[i].host_bytes <= cache_bytes)
+            part[k++] = s[i];
+    int rc = fit_spans(part, n - cached, false, out);
+    if (rc == 0)
+        rc = fit_spans(part + (n - cached), cached, true, out);
+    free(part);
+    return rc;
+}
+
+int calib_run_fit(run_span *s, size_t n, double host_cores, double cache_mb, calib_run_costs *out, char *err,
+                  size_t errlen)
+{
+    *out = (calib_run_costs){.host_cores = host_cores > 0 ? host_cores : 0, .cache_mb = cache_mb > 0 ? cache_mb : 0};
+    qsort(s, n, sizeof *s, by_place);
+    if (fit_split_by_cache(s, n, out) != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }

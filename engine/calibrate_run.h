@@ -19,21 +19,15 @@
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
  *   op_gap_stall_fraction, op_gap_stall_us  those gaps' stalls (calibrate_wakeup.h);
- *   mem_bw_gbps    bytes moved over time of the copies into the buckets (read + write:
- *                  2 x bytes), copy_out_gbps of those out of them, optimizer_gbps of the
- *                  SGD steps (parameter and gradient read, parameter written: 3 x
- *                  bytes): each kind meets its own load (every rank copies out and steps
- *                  at the same moment, after the last allreduce; copies in are spread
- *                  over the backward pass); with host_cores > 0 (the cores the ranks of
- *                  each run shared) each span's time is the core time it received: with
- *                  k copies and steps of the run's ranks running at once, min(1, cores/k)
- *                  of each moment, so the bandwidths are those of one op on one core,
- *                  which predict shares out again ([device] host_cores); 0: wall time;
- *   grad_write_gbps bytes written over time of the backwards bound by their gradient
- *                  write: at least 1 MiB written and a modelled FLOP time under a quarter
- *                  of the span (a backward that sleeps to its deadline lasts its model
- *                  and a wake-up; one whose write outlasts the model never sleeps), wall
- *                  time (the sim does not share gradient writes out over the cores);
+ *   mem_bw_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps  the bandwidths of the
+ *                  copies into and out of the buckets, the SGD steps and the gradient
+ *                  writes (calibrate_memory.h; a gradient write of at least 1 MiB);
+ *   cache          with cache_mb > 0, when some runs' memory (run_span.host_bytes) fits
+ *                  in it and some does not: the same four bandwidths learned from the
+ *                  runs that fit (a gradient write of at least 64 KiB: a small model's
+ *                  layers), which then teach nothing else; every other term comes from
+ *                  the runs that do not fit, where the memory is (a small model on the
+ *                  cpu backend copies out of the caches: 2-4x as fast);
  *   comm_slowdown, comm_wakeup_us  how forwards and backwards suffer from their rank's
  *                  collectives (from the last rank's arrival to the end): over the ops
  *                  with time inside one, their time beyond the model (model +
@@ -73,9 +67,16 @@ typedef struct {
     int64_t seq, bytes;
     int64_t start_ns, end_ns;
     double model_ns; /* forwards and backwards: the modelled duration (0: unknown) */
+    double host_bytes; /* the run's memory on a host: 12 bytes per parameter x its ranks (timing_fits_cache) */
 } run_span;
 
 #define CALIB_RUN_MAX_SAMPLES 256
+
+/* Bandwidths of the memory-bound ops, GB/s, and the spans behind each (calibrate_memory.h). */
+typedef struct {
+    double copy_in_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps;
+    size_t ncopy_in, ncopy_out, noptimizer, ngrad_write;
+} calib_bandwidths;
 
 typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
@@ -83,6 +84,8 @@ typedef struct {
         comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us, op_gap_stall_fraction, op_gap_stall_us;
     double mem_bw_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps;
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
+    double cache_mb;   /* the host's last-level cache (0: none) */
+    calib_bandwidths cache; /* learned from the runs whose memory fits in it, when others do not */
     size_t nforward, nbackward, ngaps, ncontended, nlaunch, nexit; /* spans behind each figure */
     size_t ncopy_in, ncopy_out, noptimizer, ngrad_write;
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
@@ -91,6 +94,7 @@ typedef struct {
 } calib_run_costs;
 
 /* Sorts `s` in place. */
-int calib_run_fit(run_span *s, size_t n, double host_cores, calib_run_costs *out, char *err, size_t errlen);
+int calib_run_fit(run_span *s, size_t n, double host_cores, double cache_mb, calib_run_costs *out, char *err,
+                  size_t errlen);
 
 #endif

@@ -91,6 +91,11 @@ static double rank_uniform(uint64_t seed, int rank, uint64_t stream)
     return ((double)(z >> 11) + 0.5) / 9007199254740992.0;
 }
 
+int scenario_host_ranks(const scenario *sc)
+{
+    return sc->gpus_per_node > 0 && sc->gpus_per_node < sc->world_size ? sc->gpus_per_node : sc->world_size;
+}
+
 double scenario_rank_speed(const scenario *sc, int rank)
 {
     double s = (rank >= 0 && rank < sc->nspeed) ? sc->speed[rank] : 1.0;

@@ -196,6 +196,9 @@ typedef struct scenario {
     double comm_exit_late_fraction; /* predict only: share of ranks a waited-for collective lets go late on a crowded host */
     double comm_exit_late_us, comm_exit_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
     double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
+    double cache_mb;        /* predict only: the last-level cache a host's ranks share (0: none modelled) */
+    double cache_copy_in_gbps, cache_copy_out_gbps, cache_optimizer_gbps, cache_grad_write_gbps; /* predict only: */
+                            /* those ops' bandwidths where the host's memory fits in cache_mb (0: as out of it) */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */
@@ -258,6 +261,8 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
 
 /* Effective speed factor of `rank` (speed list, slow_ranks/slowdown combined). */
 double scenario_rank_speed(const scenario *sc, int rank);
+/* The ranks of one host: a node of network.gpus_per_node ranks, or the whole world. */
+int scenario_host_ranks(const scenario *sc);
 
 /* Prints every key (key == NULL), one section (key == "ddp"), or one key
  * ("ddp.bucket_cap_mb"): type, range, default, meaning.  Returns 0, or -1 if unknown. */

@@ -363,6 +363,29 @@ const key_def scn_keys[] = {
      "is 0; `ddpprof calibrate --from` writes the cores of the machine it learned on and learns "
      "the bandwidths of one op on one core; 0 = every rank has its own memory system (GPUs)",
      AT(host_cores), 0, 0},
+    {"device", "cache_mb", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: MiB of last-level cache that the ranks of one host share; where their memory "
+     "(each rank's parameters, gradients and buckets: 12 bytes per parameter) fits in it, the "
+     "copies, optimizer steps and gradient writes move at the cache_*_gbps bandwidths (a small "
+     "model on the cpu backend copies out of the caches); `ddpprof calibrate --from` writes the "
+     "cache of the machine it learned on; 0 = no cache modelled",
+     AT(cache_mb), 0, 0},
+    {"device", "cache_copy_in_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: mem_bw_gbps (copies into the buckets) where the host's memory fits in "
+     "cache_mb; `ddpprof calibrate --from` learns it from runs that fit; 0 = mem_bw_gbps",
+     AT(cache_copy_in_gbps), 0, 0},
+    {"device", "cache_copy_out_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: copy_out_gbps where the host's memory fits in cache_mb; `ddpprof calibrate "
+     "--from` learns it from runs that fit; 0 = copy_out_gbps",
+     AT(cache_copy_out_gbps), 0, 0},
+    {"device", "cache_optimizer_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: optimizer_gbps where the host's memory fits in cache_mb; `ddpprof calibrate "
+     "--from` learns it from runs that fit; 0 = optimizer_gbps",
+     AT(cache_optimizer_gbps), 0, 0},
+    {"device", "cache_grad_write_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: grad_write_gbps where the host's memory fits in cache_mb; `ddpprof "
+     "calibrate --from` learns it from runs that fit; 0 = grad_write_gbps",
+     AT(cache_grad_write_gbps), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

@@ -77,6 +77,32 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->rng = timing_rank_seed(sc->seed, rank);
 }
 
+/* Bytes per parameter a rank keeps in memory that its copies and steps touch: the
+ * parameter, its gradient and its place in a bucket, fp32 each. */
+#define CACHED_BYTES_PER_PARAM 12.0
+
+double timing_host_memory_bytes(const scenario *sc, int64_t total_numel)
+{
+    return CACHED_BYTES_PER_PARAM * (double)total_numel * scenario_host_ranks(sc);
+}
+
+bool timing_fits_cache(const scenario *sc, int64_t total_numel)
+{
+    return sc->cache_mb > 0 && timing_host_memory_bytes(sc, total_numel) <= sc->cache_mb * 1048576.0;
+}
+
+void timing_use_cache(timing_model *t, const scenario *sc)
+{
+    if (sc->cache_copy_in_gbps > 0)
+        t->bytes_per_ns = sc->cache_copy_in_gbps;
+    if (sc->cache_copy_out_gbps > 0)
+        t->copy_out_bytes_per_ns = sc->cache_copy_out_gbps;
+    if (sc->cache_optimizer_gbps > 0)
+        t->optimizer_bytes_per_ns = sc->cache_optimizer_gbps;
+    if (sc->cache_grad_write_gbps > 0)
+        t->grad_write_bytes_per_ns = sc->cache_grad_write_gbps;
+}
+
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)
 {
     return (uint64_t)(layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));

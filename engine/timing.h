@@ -40,6 +40,15 @@ typedef struct {
 void timing_init(timing_model *t, const scenario *sc, int rank);
 /* The random state timing_init starts rank `rank` from with `seed`. */
 uint64_t timing_rank_seed(uint64_t seed, int rank);
+/* The memory the copies and steps of a host's ranks touch: each rank's parameters,
+ * gradients and buckets, 12 bytes per parameter of `total_numel`, times the ranks of a
+ * host. */
+double timing_host_memory_bytes(const scenario *sc, int64_t total_numel);
+/* Whether that fits in the host's last-level cache ([device] cache_mb; false while 0). */
+bool timing_fits_cache(const scenario *sc, int64_t total_numel);
+/* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths
+ * (each where it is set): for a rank whose host's memory fits in the cache. */
+void timing_use_cache(timing_model *t, const scenario *sc);
 /* Forward of `layer` for the rank's batch. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
 /* Backward: twice the forward FLOPs (input and weight gradients). */
@@ -61,12 +70,12 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes);
  * time between ops, and the sim puts it there.  Backends that run ops for real pay these
  * costs themselves and use model_ns as is. */
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind);
-/* Whether such an op sleeps to its modelled deadline (its work ends before it): only an
- * op that sleeps wakes late, inside a collective or not. */
 /* A stall of the hand-off before a compute-stream op, for gap_stall_fraction of them
  * (an exponential draw of mean gap_stall_ns; 0 otherwise, and no draw while either is 0):
  * the stream's worker, idle between two ops, held off its core by the others. */
 uint64_t timing_gap_stall_ns(timing_model *t);
+/* Whether such an op sleeps to its modelled deadline (its work ends before it): only an
+ * op that sleeps wakes late, inside a collective or not. */
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes);
 /* How late a comm stream that idled, waiting for the compute stream's event, starts what
  * follows it, and how late it wakes from a paced link's floor (comm_launch_ns, with

@@ -275,6 +275,8 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     }
     timing_model tm;
     timing_init(&tm, a->sc, a->dev->rank);
+    if (timing_fits_cache(a->sc, a->m->total_numel))
+        timing_use_cache(&tm, a->sc);
     reducer r;
     if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, err, errlen) != 0) {
         memory_free(a->dev, &mem);

@@ -118,8 +118,8 @@ static int kind_of(const char *name)
     return -1;
 }
 
-static int read_spans(sqlite3 *db, const run_row *r, const model *m, const double *models, span_list *out, char *err,
-                      size_t errlen)
+static int read_spans(sqlite3 *db, const run_row *r, const scenario *sc, const model *m, const double *models,
+                      span_list *out, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
@@ -131,6 +131,7 @@ static int read_spans(sqlite3 *db, const run_row *r, const model *m, const doubl
     }
     sqlite3_bind_int64(st, 1, r->id);
     sqlite3_bind_int(st, 2, r->warmup);
+    double host_bytes = timing_host_memory_bytes(sc, m->total_numel);
     int rc = 0;
     while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
         int kind = kind_of((const char *)sqlite3_column_text(st, 3));
@@ -148,7 +149,8 @@ static int read_spans(sqlite3 *db, const run_row *r, const model *m, const doubl
                       .seq = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
                       .bytes = sqlite3_column_int64(st, 7),
                       .start_ns = sqlite3_column_int64(st, 8),
-                      .end_ns = sqlite3_column_int64(st, 9)};
+                      .end_ns = sqlite3_column_int64(st, 9),
+                      .host_bytes = host_bytes};
         if ((kind == SPAN_FORWARD || kind == SPAN_BACKWARD) && layer >= 0 && layer < m->nlayers) {
             size_t at = (size_t)rank * m->nlayers + (size_t)layer; /* layer_models' layout */
             s.model_ns = models[kind == SPAN_FORWARD ? at : (size_t)r->world * m->nlayers + at];
@@ -184,7 +186,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, c
         rc = -1;
     }
     if (rc == 0)
-        rc = read_spans(db, &r, &m, models, spans, err, errlen);
+        rc = read_spans(db, &r, sc, &m, models, spans, err, errlen);
     if (rc == 0) {
         *on_cpu = *on_cpu && strcmp(r.backend, "cpu") == 0;
         size_t len = strlen(about);
@@ -198,8 +200,50 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, c
     return rc;
 }
 
-int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, calib_run_costs *out,
-                    char *about, size_t aboutlen, char *err, size_t errlen)
+/* The size in bytes of the cache at /sys/devices/system/cpu/cpu0/cache/index<i> and its
+ * level (0: none there). */
+static long sysfs_cache(int i, int *level)
+{
+    char path[96], text[32];
+    long bytes = 0;
+    *level = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%d", level) != 1)
+        *level = 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!(f = fopen(path, "r")))
+        return 0;
+    char unit = 0;
+    if (fgets(text, sizeof text, f) && sscanf(text, "%ld%c", &bytes, &unit) >= 1)
+        bytes *= unit == 'K' ? 1024L : unit == 'M' ? 1048576L : 1L;
+    fclose(f);
+    return bytes;
+}
+
+/* This machine's last-level cache in MiB (0: unknown): the kernel's list of the caches,
+ * which a virtual machine's CPUID may overstate (glibc's _SC_LEVEL3_CACHE_SIZE gave 320
+ * MiB for a 32 MiB L3). */
+static double machine_cache_mb(void)
+{
+    long best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 16; i++) {
+        int level;
+        long bytes = sysfs_cache(i, &level);
+        if (bytes > 0 && level >= best_level) {
+            best = bytes;
+            best_level = level;
+        }
+    }
+    return (double)best / 1048576.0;
+}
+
+int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
+                    calib_run_costs *out, char *about, size_t aboutlen, char *err, size_t errlen)
 {
     span_list spans = {0};
     if (aboutlen)
@@ -210,8 +254,10 @@ int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cor
         rc = gather_run(db, runs[i], &spans, &on_cpu, about, aboutlen, err, errlen);
     if (host_cores < 0)
         host_cores = on_cpu ? (double)sysconf(_SC_NPROCESSORS_ONLN) : 0;
+    if (cache_mb < 0)
+        cache_mb = on_cpu ? machine_cache_mb() : 0;
     if (rc == 0)
-        rc = calib_run_fit(spans.v, spans.n, host_cores, out, err, errlen);
+        rc = calib_run_fit(spans.v, spans.n, host_cores, cache_mb, out, err, errlen);
     free(spans.v);
     return rc;
 }

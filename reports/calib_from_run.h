@@ -7,6 +7,8 @@
  * stored scenario no longer loads.  Warm-up iterations are left out, as the reports
  * leave them out.  host_cores: the cores the runs' ranks shared (calibrate_run.h); below 0,
  * this machine's when every run is on the cpu backend (its ranks are processes here), else 0.
+ * cache_mb: the last-level cache of a host (calibrate_run.h); below 0, this machine's
+ * when every run is on the cpu backend, else 0.
  */
 #ifndef DDPPROF_CALIB_FROM_RUN_H
 #define DDPPROF_CALIB_FROM_RUN_H
@@ -17,7 +19,7 @@
 
 #include "calibrate_run.h"
 
-int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, calib_run_costs *out,
-                    char *about, size_t aboutlen, char *err, size_t errlen);
+int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
+                    calib_run_costs *out, char *about, size_t aboutlen, char *err, size_t errlen);
 
 #endif

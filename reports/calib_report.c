@@ -243,6 +243,28 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
     return t.s;
 }
 
+/* The bandwidths learned from the runs whose memory fits in the cache, and its size. */
+static void add_cache(text *t, const calib_run_costs *c)
+{
+    const calib_bandwidths *b = &c->cache;
+    if (b->ncopy_in + b->ncopy_out + b->noptimizer + b->ngrad_write == 0)
+        return;
+    add(t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
+           "cache, learned apart\ncache_mb = %g\n",
+        c->cache_mb);
+    if (b->ncopy_in)
+        add(t, "; in cache: copies into the buckets (%zu spans)\ncache_copy_in_gbps = %.4f\n", b->ncopy_in,
+            b->copy_in_gbps);
+    if (b->ncopy_out)
+        add(t, "; in cache: copies out of the buckets (%zu spans)\ncache_copy_out_gbps = %.4f\n", b->ncopy_out,
+            b->copy_out_gbps);
+    if (b->noptimizer)
+        add(t, "; in cache: SGD steps (%zu spans)\ncache_optimizer_gbps = %.4f\n", b->noptimizer, b->optimizer_gbps);
+    if (b->ngrad_write)
+        add(t, "; in cache: backwards bound by their gradient write, the median (%zu spans)\ncache_grad_write_gbps = %.4f\n",
+            b->ngrad_write, b->grad_write_gbps);
+}
+
 char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about)
 {
     text t = {0};
@@ -274,6 +296,7 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
                 "host_cores = %g\n",
             c->host_cores);
+    add_cache(&t, c);
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
             c->op_overhead_us);

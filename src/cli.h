@@ -18,7 +18,8 @@ int cli_explain(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);
 /* calibrate --from DB --run ID...: the model learned from recorded runs (cli_calibrate_from.c). */
-int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, double host_cores, const char *out);
+int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, double host_cores, double cache_mb,
+                       const char *out);
 int cli_compare(int argc, char **argv);
 int cli_predict(int argc, char **argv, const atomic_int *interrupted);
 int cli_export(int argc, char **argv);

@@ -22,7 +22,8 @@ static const char *const usage =
     "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 4K,64K,...,100M]\n"
     "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
     "                         [-o FILE]\n"
-    "       ddpprof calibrate --from DB --run ID [--run ID ...] [--host-cores N] [-o FILE]\n"
+    "       ddpprof calibrate --from DB --run ID [--run ID ...] [--host-cores N] [--cache-mb N]\n"
+    "                         [-o FILE]\n"
     "  measures in-place SUM allreduce at every (ranks, size), fits\n"
     "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
     "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
@@ -33,7 +34,10 @@ static const char *const usage =
     "  run beside it: wake-ups, hand-offs, copies, and each bucket allreduce from the last\n"
     "  arrival), for predictions of other scenarios on the machine that ran them\n"
     "  --host-cores: the cores the runs' ranks shared (default: this machine's for cpu runs,\n"
-    "  else 0); copies and optimizer steps are learned per core and written as host_cores\n";
+    "  else 0); copies and optimizer steps are learned per core and written as host_cores\n"
+    "  --cache-mb: the last-level cache in MiB of the host the runs ran on (default: this\n"
+    "  machine's for cpu runs, else 0); runs whose ranks' memory fits in it teach the copies'\n"
+    "  and steps' bandwidths in cache, written as cache_mb and cache_*_gbps\n";
 
 #define MAX_FROM_RUNS 256
 
@@ -46,8 +50,9 @@ typedef struct {
     int64_t runs[MAX_FROM_RUNS];
     int nruns;
     double host_cores; /* --host-cores; -1: this machine's for cpu runs */
+    double cache_mb;   /* --cache-mb; -1: this machine's for cpu runs */
     bool probe_option; /* an option of the measuring mode was given */
-    bool from_option;  /* one of --from's own (--run, --host-cores) */
+    bool from_option;  /* one of --from's own (--run, --host-cores, --cache-mb) */
 } options;
 
 static int parse_run(const char *text, options *o)
@@ -62,13 +67,14 @@ static int parse_run(const char *text, options *o)
     return EXIT_OK;
 }
 
-static int parse_host_cores(const char *text, options *o)
+/* --host-cores and --cache-mb: a number from 0 to 1e6. */
+static int parse_amount(const char *option, const char *text, const char *want, double *out)
 {
     char *end;
     double v = strtod(text, &end);
     if (*end || end == text || !(v >= 0 && v <= 1e6))
-        return cli_usage_error(usage, "--host-cores %s: want a number of cores (0 = not shared)", text);
-    o->host_cores = v;
+        return cli_usage_error(usage, "%s %s: want %s", option, text, want);
+    *out = v;
     return EXIT_OK;
 }
 
@@ -151,7 +157,8 @@ static int parse_args(int argc, char **argv, options *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         static const char *const known[] = {"--backend", "--ranks",   "--sizes", "--copy-sizes", "--iters",
-                                            "--warmup",  "--repeats", "-o",      "--from",       "--run", "--host-cores", NULL};
+                                            "--warmup",  "--repeats", "-o",      "--from",       "--run", "--host-cores",
+                                            "--cache-mb", NULL};
         bool is_known = false;
         for (int k = 0; known[k]; k++)
             is_known |= strcmp(a, known[k]) == 0;
@@ -161,13 +168,16 @@ static int parse_args(int argc, char **argv, options *o)
             return cli_usage_error(usage, "%s needs a value", a);
         const char *v = argv[++i];
         int rc = EXIT_OK;
-        bool from_option = !strcmp(a, "--from") || !strcmp(a, "--run") || !strcmp(a, "--host-cores");
+        bool from_option =
+            !strcmp(a, "--from") || !strcmp(a, "--run") || !strcmp(a, "--host-cores") || !strcmp(a, "--cache-mb");
         o->probe_option |= strcmp(a, "-o") != 0 && !from_option;
         o->from_option |= strcmp(a, "--from") != 0 && from_option;
         if (!strcmp(a, "--from"))
             o->from = v;
         else if (!strcmp(a, "--host-cores"))
-            rc = parse_host_cores(v, o);
+            rc = parse_amount(a, v, "a number of cores (0 = not shared)", &o->host_cores);
+        else if (!strcmp(a, "--cache-mb"))
+            rc = parse_amount(a, v, "MiB of cache (0 = none modelled)", &o->cache_mb);
         else if (!strcmp(a, "--run"))
             rc = parse_run(v, o);
         else if (!strcmp(a, "--backend"))
@@ -199,7 +209,7 @@ static int parse_args(int argc, char **argv, options *o)
     if (o->from && o->nruns == 0)
         return cli_usage_error(usage, "--from %s needs --run ID (which recorded runs to learn from)", o->from);
     if (!o->from && o->from_option)
-        return cli_usage_error(usage, "--run and --host-cores need --from DB (the database that holds the runs)");
+        return cli_usage_error(usage, "--run, --host-cores and --cache-mb need --from DB (the database that holds the runs)");
     int rc = parse_ranks(ranks, o->plan.ranks, &o->plan.nranks);
     if (rc == EXIT_OK)
         rc = parse_sizes("--sizes", sizes, o->plan.sizes, &o->plan.nsizes);
@@ -226,12 +236,12 @@ int cli_calibrate(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
-    options o = {.host_cores = -1};
+    options o = {.host_cores = -1, .cache_mb = -1};
     int rc = parse_args(argc, argv, &o);
     if (rc != EXIT_OK)
         return rc;
     if (o.from)
-        return cli_calibrate_from(o.from, o.runs, o.nruns, o.host_cores, o.out);
+        return cli_calibrate_from(o.from, o.runs, o.nruns, o.host_cores, o.cache_mb, o.out);
     o.plan.be = backend_find(o.backend);
     if (!o.plan.be) {
         char names[128];

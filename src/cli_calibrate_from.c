@@ -16,6 +16,24 @@
 #include "cli.h"
 #include "store.h"
 
+/* The bandwidths learned from the runs whose memory fits in the cache. */
+static void print_cache(const calib_run_costs *c)
+{
+    const calib_bandwidths *b = &c->cache;
+    if (b->ncopy_in + b->ncopy_out + b->noptimizer + b->ngrad_write == 0)
+        return;
+    printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
+    if (b->ncopy_in)
+        printf("  copy_in   %10.3f GB/s (%zu copies into the buckets)\n", b->copy_in_gbps, b->ncopy_in);
+    if (b->ncopy_out)
+        printf("  copy_out  %10.3f GB/s (%zu copies out of the buckets)\n", b->copy_out_gbps, b->ncopy_out);
+    if (b->noptimizer)
+        printf("  optimizer %10.3f GB/s (%zu SGD steps)\n", b->optimizer_gbps, b->noptimizer);
+    if (b->ngrad_write)
+        printf("  grad_write %9.3f GB/s (%zu backwards bound by their gradient write, median)\n", b->grad_write_gbps,
+               b->ngrad_write);
+}
+
 static void print_costs(const calib_run_costs *c, const ring_fit *ring)
 {
     printf("# learned from %zu forward spans, %zu gaps between forwards, %zu copy / SGD spans, %zu bucket allreduces\n",
@@ -46,6 +64,7 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
         printf("host_cores  %10g      (copies and SGD steps of a run's ranks shared these cores: each bandwidth is one op's on one core)\n",
                c->host_cores);
+    print_cache(c);
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
                "their speed,\n              and %.3f us later when their end falls inside one)\n",
@@ -86,7 +105,8 @@ static bool fit_samples(const calib_run_costs *c, ring_fit *ring)
     return fit_ring_world(c->ar, c->nar, c->ar[0].ranks, ring, err, sizeof err) == 0;
 }
 
-int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, double host_cores, const char *out)
+int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, double host_cores, double cache_mb,
+                       const char *out)
 {
     if (access(db_path, R_OK) != 0) {
         int e = errno;
@@ -104,7 +124,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, doub
     if (!c) {
         fprintf(stderr, "ddpprof: out of memory\n");
         rc = EXIT_RUNTIME;
-    } else if (calib_from_runs(store_db(st), runs, nruns, host_cores, c, about, sizeof about, err, sizeof err) != 0) {
+    } else if (calib_from_runs(store_db(st), runs, nruns, host_cores, cache_mb, c, about, sizeof about, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: calibrate --from %s: %s\n", db_path, err);
         rc = EXIT_USAGE;
     }

@@ -412,6 +412,14 @@ static void test_calibrate_from_a_run(void **state)
     const char *cores_alone[] = {"calibrate", "--host-cores", "2", NULL};
     ddpprof(r, cores_alone);
     assert_int_equal(r->status, 2);
+    const char *cache_alone[] = {"calibrate", "--cache-mb", "32", NULL};
+    ddpprof(r, cache_alone);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--cache-mb need --from"));
+    const char *bad_cache[] = {"calibrate", "--from", db, "--run", "1", "--cache-mb", "lots", NULL};
+    ddpprof(r, bad_cache);
+    assert_int_equal(r->status, 2);
+    assert_non_null(strstr(r->err, "--cache-mb lots"));
     const char *missing[] = {"calibrate", "--from", db, "--run", "7", "-o", out, NULL};
     ddpprof(r, missing);
     assert_int_equal(r->status, 2);

@@ -61,7 +61,7 @@ static void test_by_hand(void **state)
     };
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 5);
     assert_true(fabs(c.op_wakeup_us - 0.110) < 1e-12);
     /* squares 10000 + 32400 + 4900 + 40000 + 0 = 87300, / 5 = 17460, - 110^2 = 5360 */
@@ -98,7 +98,7 @@ static void test_floors_and_runs_apart(void **state)
     s[3].run = 2; /* so seq 3 has one rank per run: not a whole collective */
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, 4, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 4, 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 2);
     assert_true(c.op_wakeup_us == 0);
     assert_int_equal(c.ngaps, 0);
@@ -138,7 +138,7 @@ static void test_slowdown_by_hand(void **state)
     memcpy(faster, s, sizeof s); /* calib_run_fit sorts its spans */
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, N, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, N, 0, 0, &c, err, sizeof err), 0);
     assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     assert_int_equal(c.ncontended, 3);
@@ -149,7 +149,7 @@ static void test_slowdown_by_hand(void **state)
     faster[4].end_ns = 9000;
     faster[5].end_ns = 4100;
     faster[6].end_ns = 7000;
-    assert_int_equal(calib_run_fit(faster, N, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(faster, N, 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.ncontended, 3);
     assert_true(c.comm_slowdown == 0);
     assert_true(c.comm_wakeup_us == 0);
@@ -169,7 +169,7 @@ static void test_stalls_by_hand(void **state)
         s[i] = fwd(i % 2, 3, 10000 * i, 10000 * i + 1000 + excess[i], 1000);
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, 9, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 9, 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nforward, 9);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     assert_true(fabs(c.op_wakeup_sd_us - sqrt(250.0 / 6) / 1e3) < 1e-12);
@@ -178,7 +178,7 @@ static void test_stalls_by_hand(void **state)
 
     for (int i = 0; i < 8; i++)
         s[i] = fwd(i % 2, 3, 10000 * i, 10000 * i + 1000 + excess[i], 1000);
-    assert_int_equal(calib_run_fit(s, 8, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 8, 0, 0, &c, err, sizeof err), 0);
     assert_true(c.op_stall_fraction == 0 && c.op_stall_us == 0);
     assert_true(fabs(c.op_wakeup_us - (600 + 4500) / 8.0 / 1e3) < 1e-12);
 }
@@ -209,13 +209,13 @@ static void test_shared_cores_by_hand(void **state)
     memcpy(wall, s, sizeof s);
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, N, 2, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, N, 2, 0, &c, err, sizeof err), 0);
     assert_true(c.host_cores == 2);
     assert_true(fabs(c.copy_out_gbps - 10000.0 / 4800.0) < 1e-12);
     assert_true(fabs(c.mem_bw_gbps - 4000.0 / 400.0) < 1e-12);
     assert_int_equal((int)c.nar, 1);
     assert_true(fabs(c.ar[0].us - 0.6) < 1e-12);
-    assert_int_equal(calib_run_fit(wall, N, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(wall, N, 0, 0, &c, err, sizeof err), 0);
     assert_true(fabs(c.ar[0].us - 2.0) < 1e-12);
     assert_true(c.host_cores == 0);
     assert_true(fabs(c.copy_out_gbps - 10000.0 / 9000.0) < 1e-12);
@@ -256,7 +256,7 @@ static void test_comm_launch_by_hand(void **state)
     };
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 0, &c, err, sizeof err), 0);
     assert_true(fabs(c.op_overhead_us - 0.030) < 1e-12);
     assert_int_equal(c.nlaunch, 3);
     assert_true(fabs(c.comm_launch_us - 0.130) < 1e-9);
@@ -298,13 +298,13 @@ static void test_comm_exit_by_hand(void **state)
     };
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 2, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 2, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nexit, 4);
     assert_true(fabs(c.comm_exit_late_fraction - 0.5) < 1e-12);
     assert_true(fabs(c.comm_exit_late_us - 2000.0) < 1e-9);
     assert_true(fabs(c.comm_exit_late_sd_us - 1000.0) < 1e-6);
     /* Without shared cores nothing is crowded: nothing learned. */
-    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nexit, 0);
     assert_true(c.comm_exit_late_fraction == 0 && c.comm_exit_late_us == 0);
 }
@@ -329,7 +329,7 @@ static void test_grad_write_by_hand(void **state)
     };
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.ngrad_write, 3);
     assert_true(fabs(c.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
     /* Inside the collective: the 1 us write (2 MiB at grad_write: 200 us, so 199 us
@@ -338,6 +338,70 @@ static void test_grad_write_by_hand(void **state)
     assert_int_equal(c.ncontended, 2);
     assert_true(c.comm_slowdown == 0);
     assert_true(fabs(c.comm_wakeup_us - 0.4) < 1e-9);
+}
+
+/* A span of run `run` whose host's memory is `host_bytes`. */
+static run_span in_run(run_span s, int64_t run, double host_bytes)
+{
+    s.run = run;
+    s.host_bytes = host_bytes;
+    return s;
+}
+
+/* Runs whose memory fits in a 32 MiB cache learn the bandwidths in cache apart.  Run 1
+ * (1 GB of memory): a 1000-byte copy_in in 100 ns (20 GB/s read + write), a copy_out in
+ * 200 ns (10 GB/s), an SGD of 4000 bytes in 1200 ns (10 GB/s), 2 MiB gradient writes in
+ * 200 us (10.49 GB/s).  Run 2 (8 MB): the same copies in 50 and 40 ns (40 and 50 GB/s),
+ * the SGD in 400 ns (30 GB/s), 128 KiB gradient writes in 4 us (32.8 GB/s; 64 KiB is
+ * the least in cache, 1 MiB out of it), and a 3000 ns forward beyond its model, which
+ * teaches nothing (run 1's forward: 100 ns beyond).  Without a cache both pool: copy_in
+ * 4000 B / 150 ns. */
+static void test_cache_bandwidths_by_hand(void **state)
+{
+    (void)state;
+    const int64_t mib = 1 << 20;
+    const double big = 1e9, small = 8e6;
+    run_span s[] = {
+        in_run(fwd(0, 3, 0, 1100, 1000), 1, big),
+        in_run(mem(0, SPAN_COPY_IN, 1000, 5000, 5100), 1, big),
+        in_run(mem(0, SPAN_COPY_OUT, 1000, 6000, 6200), 1, big),
+        in_run(mem(1, SPAN_OPTIMIZER, 4000, 7000, 8200), 1, big),
+        in_run(bwd(0, 2 * mib, 10000, 210000, 100), 1, big),
+        in_run(fwd(0, 3, 0, 4000, 1000), 2, small),
+        in_run(mem(0, SPAN_COPY_IN, 1000, 5000, 5050), 2, small),
+        in_run(mem(0, SPAN_COPY_OUT, 1000, 6000, 6040), 2, small),
+        in_run(mem(1, SPAN_OPTIMIZER, 4000, 7000, 7400), 2, small),
+        in_run(bwd(0, 128 << 10, 10000, 14000, 100), 2, small),
+    };
+    const size_t n = sizeof s / sizeof s[0];
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, n, 0, 32, &c, err, sizeof err), 0);
+    assert_true(c.cache_mb == 32);
+    assert_int_equal(c.ncopy_in, 1);
+    assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
+    assert_true(fabs(c.copy_out_gbps - 10.0) < 1e-12);
+    assert_true(fabs(c.optimizer_gbps - 10.0) < 1e-12);
+    assert_int_equal(c.ngrad_write, 1);
+    assert_true(fabs(c.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
+    assert_int_equal(c.nforward, 1);
+    assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
+    assert_int_equal(c.cache.ncopy_in, 1);
+    assert_true(fabs(c.cache.copy_in_gbps - 40.0) < 1e-12);
+    assert_true(fabs(c.cache.copy_out_gbps - 50.0) < 1e-12);
+    assert_true(fabs(c.cache.optimizer_gbps - 30.0) < 1e-12);
+    assert_int_equal(c.cache.ngrad_write, 1);
+    assert_true(fabs(c.cache.grad_write_gbps - 131072.0 / 4000.0) < 1e-12);
+
+    /* No cache, or one both runs fit in: one set of terms from every span. */
+    const double caches[] = {0, 2000};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(calib_run_fit(s, n, 0, caches[k], &c, err, sizeof err), 0);
+        assert_int_equal(c.ncopy_in, 2);
+        assert_true(fabs(c.mem_bw_gbps - 4000.0 / 150.0) < 1e-12);
+        assert_int_equal(c.nforward, 2);
+        assert_int_equal(c.cache.ncopy_in + c.cache.ncopy_out + c.cache.noptimizer + c.cache.ngrad_write, 0);
+    }
 }
 
 /* Backward stalls: forwards of model 1000 each 100 ns beyond it (op_wakeup 0.1 us).
@@ -367,13 +431,13 @@ static void test_backward_stalls_by_hand(void **state)
     two[3 + 8].end_ns = two[3 + 8].start_ns + 1100; /* the 3000 ns stall no more */
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, n, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, n, 0, 0, &c, err, sizeof err), 0);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     assert_int_equal(c.nbackward, 9);
     assert_true(fabs(c.backward_stall_fraction - 3.0 / 9) < 1e-12);
     assert_true(fabs(c.backward_stall_us - 2.4) < 1e-12);
     /* Two stalls only: none learned. */
-    assert_int_equal(calib_run_fit(two, n, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(two, n, 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.nbackward, 9);
     assert_true(c.backward_stall_fraction == 0 && c.backward_stall_us == 0);
 }
@@ -393,7 +457,7 @@ static void test_gap_stalls_by_hand(void **state)
     }
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, 10, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, 10, 0, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.ngaps, 9);
     assert_true(fabs(c.op_overhead_us - 0.021) < 1e-12);
     assert_true(fabs(c.op_gap_stall_fraction - 3.0 / 9) < 1e-12);
@@ -406,7 +470,7 @@ static void test_nothing_to_learn(void **state)
     run_span s[] = {ar(0, 1, 100, 0, 10)}; /* one rank of a two-rank collective */
     calib_run_costs c;
     char err[256] = "";
-    assert_int_equal(calib_run_fit(s, 1, 0, &c, err, sizeof err), -1);
+    assert_int_equal(calib_run_fit(s, 1, 0, 0, &c, err, sizeof err), -1);
     assert_non_null(strstr(err, "nothing to learn"));
 }
 
@@ -421,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),
+        cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),
         cmocka_unit_test(test_gap_stalls_by_hand),
         cmocka_unit_test(test_nothing_to_learn),

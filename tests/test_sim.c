@@ -826,6 +826,54 @@ static void test_bandwidth_per_kind_by_hand(void **state)
     remove_db(path);
 }
 
+/* The shortest and longest span of `kind` in run `run`, ns. */
+static void kind_durations(sqlite3 *db, int64_t run, const char *kind, int64_t *lo, int64_t *hi)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT MIN(end_ns - start_ns), MAX(end_ns - start_ns) FROM span "
+                                            "WHERE run_id = ? AND kind = ?", -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_text(q, 2, kind, -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    *lo = sqlite3_column_int64(q, 0);
+    *hi = sqlite3_column_int64(q, 1);
+    sqlite3_finalize(q);
+}
+
+/* [device] cache_mb: the two ranks' memory, 12 bytes x 1e6 parameters each (22.9 MiB),
+ * fits in 32 MiB, so the copies and the SGD step move at the cache_*_gbps bandwidths:
+ * a 2 MB parameter's copy in (4 MB moved) at 8000 GB/s takes 500 ns, out at 4000 1000 ns,
+ * the 12 MB SGD step at 2000 6000 ns; in a 16 MiB cache it does not fit, and they take
+ * mem_bw_gbps's 1000, copy_out_gbps's 2000 and optimizer_gbps's 12000. */
+static void test_cache_bandwidths_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simcache", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.copy_out_gbps=2000",
+                                                  "device.optimizer_gbps=1000", "device.cache_mb=32",
+                                                  "device.cache_copy_in_gbps=8000", "device.cache_copy_out_gbps=4000",
+                                                  "device.cache_optimizer_gbps=2000", NULL});
+    int64_t in_cache = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    int64_t out_of_cache = run_sim(st, sc);
+    const char *kinds[] = {"copy_in", "copy_out", "optimizer"};
+    const int64_t cached[] = {500, 1000, 6000}, uncached[] = {1000, 2000, 12000};
+    for (int k = 0; k < 3; k++) {
+        int64_t lo, hi;
+        kind_durations(store_db(st), in_cache, kinds[k], &lo, &hi);
+        assert_int_equal(lo, cached[k]);
+        assert_int_equal(hi, cached[k]);
+        kind_durations(store_db(st), out_of_cache, kinds[k], &lo, &hi);
+        assert_int_equal(lo, uncached[k]);
+        assert_int_equal(hi, uncached[k]);
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* sim_busy_end on its own: an op's end with busy intervals before, across and after it. */
 static void test_busy_intervals(void **state)
 {
@@ -1822,6 +1870,7 @@ int main(void)
         cmocka_unit_test(test_late_exit_per_host),
         cmocka_unit_test(test_host_copies_results_out),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
+        cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_comm_wakeup_by_hand),
         cmocka_unit_test(test_grad_write_never_wakes_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "model_zoo.h"
 #include "sim_internal.h"
 
 /* Stack of one rank's host program: the trainer, the reducer and this backend need a
@@ -54,7 +55,7 @@ static int hosts_create(sim_world *w, const scenario *sc)
 {
     if (sc->host_cores <= 0)
         return 0;
-    w->host_ranks = sc->gpus_per_node > 0 && sc->gpus_per_node < sc->world_size ? sc->gpus_per_node : sc->world_size;
+    w->host_ranks = scenario_host_ranks(sc);
     w->nhosts = (sc->world_size + w->host_ranks - 1) / w->host_ranks;
     w->hosts = calloc((size_t)w->nhosts, sizeof *w->hosts);
     if (!w->hosts)
@@ -68,6 +69,18 @@ static int hosts_create(sim_world *w, const scenario *sc)
             return -1;
         }
     }
+    return 0;
+}
+
+/* Whether the memory of a host's ranks fits in [device] cache_mb: the model's size,
+ * built once for the world. */
+static int fits_cache(const scenario *sc, bool *fits, char *err, size_t errlen)
+{
+    model m;
+    if (model_build(sc, &m, err, errlen) != 0)
+        return -1;
+    *fits = timing_fits_cache(sc, m.total_numel);
+    model_free(&m);
     return 0;
 }
 
@@ -116,6 +129,12 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
         world_arrays_free(w);
         free(bw);
         snprintf(err, errlen, "out of memory creating the hosts of a sim world of %d ranks", sc->world_size);
+        return -1;
+    }
+    if (sc->cache_mb > 0 && fits_cache(sc, &w->fits_cache, err, errlen) != 0) {
+        hosts_free(w);
+        world_arrays_free(w);
+        free(bw);
         return -1;
     }
     *out = bw;

@@ -487,6 +487,8 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     d->staged_seq = -1;
     d->late_seq = -1;
     timing_init(&d->timing, w->sc, rank);
+    if (w->fits_cache)
+        timing_use_cache(&d->timing, w->sc);
     if (w->hosts) {
         d->host = &w->hosts[rank / w->host_ranks];
         d->host_member = rank % w->host_ranks;

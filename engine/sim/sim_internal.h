@@ -135,6 +135,7 @@ struct sim_world {
     int span_rings;
     sim_host *hosts; /* [device] host_cores > 0: one per host of host_ranks ranks; NULL otherwise */
     int nhosts, host_ranks;
+    bool fits_cache; /* the memory of a host's ranks fits in [device] cache_mb (timing_fits_cache) */
     sim_fiber *running; /* the fiber the scheduler is running now */
 };
 
