@@ -38,7 +38,7 @@
 #          SHORT_S=2 SHORT_REPEATS=3: a scenario whose cpu run takes under SHORT_S
 #          seconds (timed in the first round) runs SHORT_REPEATS times a round, and is
 #          predicted as many times as it is measured (nvtx_small, resnet18_buckets,
-#          no_sync: a few milliseconds of measured steps each)
+#          no_sync: tens of milliseconds of measured steps each)
 #          DRAWS=3*RUNS (RUNS with NOISE_FLOOR=1): predictions of each scenario, each with
 #          its own draws of the machine's noise (device.noise_seed = 1, 2, ...); the
 #          predicted figures are the median over them, as the measured ones are over the
