@@ -826,6 +826,31 @@ static void test_bandwidth_per_kind_by_hand(void **state)
     remove_db(path);
 }
 
+/* A host's memory counts its own ranks only: 1e6 parameters x 12 bytes x 2 ranks of a
+ * node (22.9 MiB) fit in 32 MiB; the whole world of 8 as one host (91.6 MiB) does not;
+ * no cache (0) never fits.  In cache, only the bandwidths given change. */
+static void test_cache_fit_per_host(void **state)
+{
+    (void)state;
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=8", "network.gpus_per_node=2", "device.cache_mb=32",
+                                                  "device.copy_out_gbps=2000", "device.cache_copy_out_gbps=4000", NULL});
+    assert_int_equal(scenario_host_ranks(sc), 2);
+    assert_true(timing_host_memory_bytes(sc, 1000000) == 24e6);
+    assert_true(timing_fits_cache(sc, 1000000));
+    assert_false(timing_fits_cache(sc, 2000000));
+    timing_model t;
+    timing_init(&t, sc, 0);
+    timing_use_cache(&t, sc);
+    assert_true(t.copy_out_bytes_per_ns == 4000 && t.bytes_per_ns == 4000 && t.optimizer_bytes_per_ns == 4000);
+    char err[SCENARIO_ERR];
+    assert_int_equal(scenario_override(sc, "network.gpus_per_node=0", err), 0);
+    assert_int_equal(scenario_host_ranks(sc), 8);
+    assert_false(timing_fits_cache(sc, 1000000));
+    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    assert_false(timing_fits_cache(sc, 1));
+    free(sc);
+}
+
 /* The shortest and longest span of `kind` in run `run`, ns. */
 static void kind_durations(sqlite3 *db, int64_t run, const char *kind, int64_t *lo, int64_t *hi)
 {
@@ -1871,6 +1896,7 @@ int main(void)
         cmocka_unit_test(test_host_copies_results_out),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
+        cmocka_unit_test(test_cache_fit_per_host),
         cmocka_unit_test(test_comm_wakeup_by_hand),
         cmocka_unit_test(test_grad_write_never_wakes_by_hand),
         cmocka_unit_test(test_no_sync_and_rebuild_by_hand),
