@@ -791,6 +791,29 @@ static int try_connect(const char *addr, int port, int64_t deadline, int *err_no
     return fd;
 }
 
+/* Connecting over and over to a port of this host in the ephemeral range while nothing
+ * listens there, one attempt in tens of thousands gets that very port as its own and
+ * TCP's simultaneous open joins the socket to itself: the joining rank then read its own
+ * hello back ("an unexpected message" from rank 0, seen once under torchrun). */
+bool rdv_socket_is_self_connected(int fd)
+{
+    struct sockaddr_storage self, peer;
+    socklen_t ls = sizeof self, lp = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&self, &ls) != 0 || getpeername(fd, (struct sockaddr *)&peer, &lp) != 0)
+        return false;
+    if (self.ss_family != peer.ss_family)
+        return false;
+    if (self.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)&self, *b = (const struct sockaddr_in *)&peer;
+        return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+    }
+    if (self.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&self, *b = (const struct sockaddr_in6 *)&peer;
+        return a->sin6_port == b->sin6_port && memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+    }
+    return false;
+}
+
 static int connect_rank0(const rdv_config *c, int64_t deadline, char *err, size_t errlen)
 {
     int64_t backoff = 10 * 1000000LL;
@@ -799,8 +822,12 @@ static int connect_rank0(const rdv_config *c, int64_t deadline, char *err, size_
     for (;;) {
         int e = 0, gai = 0;
         int fd = try_connect(c->addr, c->port, deadline, &e, &gai);
-        if (fd >= 0)
+        if (fd >= 0 && !rdv_socket_is_self_connected(fd))
             return fd;
+        if (fd >= 0) {
+            close_fd(&fd);
+            e = ECONNREFUSED; /* nobody listens yet */
+        }
         if (e != 0 && (e != ETIMEDOUT || last == 0))
             last = e;
         if (gai != 0 && gai != EAI_AGAIN) {

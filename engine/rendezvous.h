@@ -41,6 +41,7 @@
 #ifndef DDPPROF_RENDEZVOUS_H
 #define DDPPROF_RENDEZVOUS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -84,5 +85,9 @@ int rdv_socket(const rdv *r, int rank);
 /* This rank's clock as the rendezvous reads it (CLOCK_MONOTONIC + clock_skew_ns). */
 int64_t rdv_now_ns(const rdv *r);
 void rdv_close(rdv *r);
+/* Whether a connected TCP socket is connected to itself (its own address and port at
+ * both ends): what a join that keeps connecting to a port of this host where nobody
+ * listens yet gets, now and then, from TCP's simultaneous open; rdv_join retries then. */
+bool rdv_socket_is_self_connected(int fd);
 
 #endif

@@ -718,6 +718,36 @@ static void test_processes(void **state)
     rdv_close(r0);
 }
 
+/* A socket bound to a port and connected to that same port is connected to itself (TCP's
+ * simultaneous open); one connected to a listener is not. */
+static void test_self_connection(void **state)
+{
+    (void)state;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(listener >= 0);
+    assert_int_equal(bind(listener, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(listener, 1), 0);
+    assert_int_equal(getsockname(listener, (struct sockaddr *)&a, &al), 0);
+    int client = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(client >= 0);
+    assert_int_equal(connect(client, (struct sockaddr *)&a, sizeof a), 0);
+    assert_false(rdv_socket_is_self_connected(client));
+    close(client);
+    close(listener);
+
+    /* The port is free again: bind to it and connect to it. */
+    int self = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(self >= 0);
+    int on = 1;
+    assert_int_equal(setsockopt(self, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on), 0);
+    assert_int_equal(bind(self, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(connect(self, (struct sockaddr *)&a, sizeof a), 0);
+    assert_true(rdv_socket_is_self_connected(self));
+    close(self);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -731,6 +761,7 @@ int main(void)
         cmocka_unit_test(test_foreign_hello),
         cmocka_unit_test(test_stray_connections),
         cmocka_unit_test(test_unreachable),
+        cmocka_unit_test(test_self_connection),
         cmocka_unit_test(test_bad_config),
         cmocka_unit_test(test_processes),
     };
