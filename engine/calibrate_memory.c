@@ -142,6 +142,11 @@ static int fit_grad_write(const run_span *s, size_t n, const bool *inside, int64
     return 0;
 }
 
+size_t calib_bandwidths_spans(const calib_bandwidths *b)
+{
+    return b->ncopy_in + b->ncopy_out + b->noptimizer + b->ngrad_write;
+}
+
 int calib_fit_memory(const run_span *s, size_t n, const bool *inside, double host_cores, int64_t min_write_bytes,
                      calib_bandwidths *out)
 {

@@ -24,6 +24,8 @@
 
 #include "calibrate_run.h"
 
+/* How many spans the bandwidths came from, all kinds (0: none learned). */
+size_t calib_bandwidths_spans(const calib_bandwidths *b);
 int calib_fit_memory(const run_span *s, size_t n, const bool *inside, double host_cores, int64_t min_write_bytes,
                      calib_bandwidths *out);
 

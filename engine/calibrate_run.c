@@ -262,28 +262,12 @@ static bool *inside_collectives(const run_span *s, size_t n, const busy_interval
 #define WRITE_MIN_BYTES ((int64_t)1 << 20)
 #define CACHED_WRITE_MIN_BYTES ((int64_t)64 << 10)
 
-static int fit_bandwidths(const run_span *s, size_t n, const bool *inside, calib_run_costs *out)
-{
-    calib_bandwidths bw;
-    if (calib_fit_memory(s, n, inside, out->host_cores, WRITE_MIN_BYTES, &bw) != 0)
-        return -1;
-    out->mem_bw_gbps = bw.copy_in_gbps;
-    out->copy_out_gbps = bw.copy_out_gbps;
-    out->optimizer_gbps = bw.optimizer_gbps;
-    out->grad_write_gbps = bw.grad_write_gbps;
-    out->ncopy_in = bw.ncopy_in;
-    out->ncopy_out = bw.ncopy_out;
-    out->noptimizer = bw.noptimizer;
-    out->ngrad_write = bw.ngrad_write;
-    return 0;
-}
-
 /* The fits, in the order their models need: bandwidths, then wake-ups (a backward's
  * model is its write or its FLOPs), then what builds on both. */
 static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, const busy_interval *b, size_t nb,
                    const bool *inside, calib_run_costs *out)
 {
-    if (fit_bandwidths(s, n, inside, out) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
+    if (calib_fit_memory(s, n, inside, out->host_cores, WRITE_MIN_BYTES, &out->memory) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
         calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
         calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0)
         return -1;
@@ -346,7 +330,7 @@ int calib_run_fit(run_span *s, size_t n, double host_cores, double cache_mb, cal
         snprintf(err, errlen, "out of memory learning from %zu spans", n);
         return -1;
     }
-    if (out->nforward == 0 && out->ngaps == 0 && out->ncopy_in + out->ncopy_out + out->noptimizer + out->ngrad_write == 0 && out->nar == 0) {
+    if (out->nforward == 0 && out->ngaps == 0 && calib_bandwidths_spans(&out->memory) == 0 && out->nar == 0) {
         snprintf(err, errlen,
                  "nothing to learn from these %zu spans: no forward, copy, optimizer or bucket allreduce span", n);
         return -1;

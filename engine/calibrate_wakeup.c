@@ -26,7 +26,8 @@ static double stall_threshold(double *ex, double *dev, size_t k)
 
 double calib_write_ns(const run_span *o, const calib_run_costs *out)
 {
-    double gbps = out->ngrad_write ? out->grad_write_gbps : out->mem_bw_gbps;
+    const calib_bandwidths *m = &out->memory;
+    double gbps = m->ngrad_write ? m->grad_write_gbps : m->copy_in_gbps;
     return o->kind == SPAN_BACKWARD && gbps > 0 ? (double)o->bytes / gbps : 0;
 }
 

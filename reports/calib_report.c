@@ -3,11 +3,13 @@
 #include "calib_report.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calibrate_exit.h"
+#include "calibrate_memory.h"
 
 static int fit_copies(const calib_data *d, calib_copy_kind kind, double *gbps, char *err, size_t errlen)
 {
@@ -243,26 +245,26 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
     return t.s;
 }
 
-/* The bandwidths learned from the runs whose memory fits in the cache, and its size. */
-static void add_cache(text *t, const calib_run_costs *c)
+/* What each bandwidth of calib_bandwidths is, and its [device] key out of and in cache. */
+static const struct {
+    const char *what, *key, *cache_key;
+} bandwidth_keys[4] = {
+    {"copies into the buckets, read + write bytes over their time", "mem_bw_gbps", "cache_copy_in_gbps"},
+    {"copies out of the buckets, likewise", "copy_out_gbps", "cache_copy_out_gbps"},
+    {"SGD steps, parameter and gradient read, parameter written", "optimizer_gbps", "cache_optimizer_gbps"},
+    {"backwards bound by their gradient write outside collectives, the median of bytes written over time",
+     "grad_write_gbps", "cache_grad_write_gbps"},
+};
+
+/* A key per bandwidth learned, under its keys out of cache or in it. */
+static void add_bandwidths(text *t, const calib_bandwidths *b, bool in_cache)
 {
-    const calib_bandwidths *b = &c->cache;
-    if (b->ncopy_in + b->ncopy_out + b->noptimizer + b->ngrad_write == 0)
-        return;
-    add(t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
-           "cache, learned apart\ncache_mb = %g\n",
-        c->cache_mb);
-    if (b->ncopy_in)
-        add(t, "; in cache: copies into the buckets (%zu spans)\ncache_copy_in_gbps = %.4f\n", b->ncopy_in,
-            b->copy_in_gbps);
-    if (b->ncopy_out)
-        add(t, "; in cache: copies out of the buckets (%zu spans)\ncache_copy_out_gbps = %.4f\n", b->ncopy_out,
-            b->copy_out_gbps);
-    if (b->noptimizer)
-        add(t, "; in cache: SGD steps (%zu spans)\ncache_optimizer_gbps = %.4f\n", b->noptimizer, b->optimizer_gbps);
-    if (b->ngrad_write)
-        add(t, "; in cache: backwards bound by their gradient write, the median (%zu spans)\ncache_grad_write_gbps = %.4f\n",
-            b->ngrad_write, b->grad_write_gbps);
+    const double gbps[4] = {b->copy_in_gbps, b->copy_out_gbps, b->optimizer_gbps, b->grad_write_gbps};
+    const size_t spans[4] = {b->ncopy_in, b->ncopy_out, b->noptimizer, b->ngrad_write};
+    for (int k = 0; k < 4; k++)
+        if (spans[k])
+            add(t, "; %s%s (%zu spans)\n%s = %.4f\n", in_cache ? "in cache: " : "", bandwidth_keys[k].what, spans[k],
+                in_cache ? bandwidth_keys[k].cache_key : bandwidth_keys[k].key, gbps[k]);
 }
 
 char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about)
@@ -278,25 +280,19 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
-    if (c->ncopy_in || c->ncopy_out || c->noptimizer || c->ngrad_write || c->nforward || c->ngaps || c->ncontended || c->nlaunch)
+    if (calib_bandwidths_spans(&c->memory) || c->nforward || c->ngaps || c->ncontended || c->nlaunch)
         add(&t, "\n[device]\n");
-    if (c->ncopy_in)
-        add(&t, "; copies into the buckets, read + write bytes over their time (%zu spans)\nmem_bw_gbps = %.4f\n",
-            c->ncopy_in, c->mem_bw_gbps);
-    if (c->ncopy_out)
-        add(&t, "; copies out of the buckets, likewise (%zu spans)\ncopy_out_gbps = %.4f\n", c->ncopy_out,
-            c->copy_out_gbps);
-    if (c->noptimizer)
-        add(&t, "; SGD steps, parameter and gradient read, parameter written (%zu spans)\noptimizer_gbps = %.4f\n",
-            c->noptimizer, c->optimizer_gbps);
-    if (c->ngrad_write)
-        add(&t, "; backwards bound by their gradient write outside collectives, the median of bytes written over time (%zu spans)\ngrad_write_gbps = %.4f\n",
-            c->ngrad_write, c->grad_write_gbps);
-    if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
+    add_bandwidths(&t, &c->memory, false);
+    if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
         add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
                 "host_cores = %g\n",
             c->host_cores);
-    add_cache(&t, c);
+    if (calib_bandwidths_spans(&c->cache) > 0) {
+        add(&t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
+                "cache, learned apart\ncache_mb = %g\n",
+            c->cache_mb);
+        add_bandwidths(&t, &c->cache, true);
+    }
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
             c->op_overhead_us);

@@ -13,31 +13,28 @@
 
 #include "calib_from_run.h"
 #include "calib_report.h"
+#include "calibrate_memory.h"
 #include "cli.h"
 #include "store.h"
 
-/* The bandwidths learned from the runs whose memory fits in the cache. */
-static void print_cache(const calib_run_costs *c)
+/* A line per bandwidth learned (`prefix` before each name). */
+static void print_bandwidths(const calib_bandwidths *b, const char *prefix)
 {
-    const calib_bandwidths *b = &c->cache;
-    if (b->ncopy_in + b->ncopy_out + b->noptimizer + b->ngrad_write == 0)
-        return;
-    printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
-    if (b->ncopy_in)
-        printf("  copy_in   %10.3f GB/s (%zu copies into the buckets)\n", b->copy_in_gbps, b->ncopy_in);
-    if (b->ncopy_out)
-        printf("  copy_out  %10.3f GB/s (%zu copies out of the buckets)\n", b->copy_out_gbps, b->ncopy_out);
-    if (b->noptimizer)
-        printf("  optimizer %10.3f GB/s (%zu SGD steps)\n", b->optimizer_gbps, b->noptimizer);
-    if (b->ngrad_write)
-        printf("  grad_write %9.3f GB/s (%zu backwards bound by their gradient write, median)\n", b->grad_write_gbps,
-               b->ngrad_write);
+    const char *name[4] = {"mem_bw", "copy_out", "optimizer", "grad_write"};
+    const char *what[4] = {"copies into the buckets, read + write bytes over time", "copies out of the buckets",
+                           "SGD steps: parameter and gradient read, parameter written",
+                           "backwards bound by their gradient write outside collectives, bytes written over time, median"};
+    const double gbps[4] = {b->copy_in_gbps, b->copy_out_gbps, b->optimizer_gbps, b->grad_write_gbps};
+    const size_t spans[4] = {b->ncopy_in, b->ncopy_out, b->noptimizer, b->ngrad_write};
+    for (int k = 0; k < 4; k++)
+        if (spans[k])
+            printf("%s%-11s %10.3f GB/s (%s; %zu spans)\n", prefix, name[k], gbps[k], what[k], spans[k]);
 }
 
 static void print_costs(const calib_run_costs *c, const ring_fit *ring)
 {
     printf("# learned from %zu forward spans, %zu gaps between forwards, %zu copy / SGD spans, %zu bucket allreduces\n",
-           c->nforward, c->ngaps, c->ncopy_in + c->ncopy_out + c->noptimizer, c->ncollectives);
+           c->nforward, c->ngaps, c->memory.ncopy_in + c->memory.ncopy_out + c->memory.noptimizer, c->ncollectives);
     if (c->nforward)
         printf("op_wakeup   %10.3f us  (forwards beyond their model, mean; standard deviation %.3f us)\n",
                c->op_wakeup_us, c->op_wakeup_sd_us);
@@ -52,19 +49,14 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                c->backward_stall_us, 100.0 * c->backward_stall_fraction, c->nbackward);
     if (c->ngaps)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
-    if (c->ncopy_in)
-        printf("mem_bw      %10.3f GB/s (copies into the buckets, read + write bytes over time)\n", c->mem_bw_gbps);
-    if (c->ncopy_out)
-        printf("copy_out    %10.3f GB/s (copies out of the buckets)\n", c->copy_out_gbps);
-    if (c->noptimizer)
-        printf("optimizer   %10.3f GB/s (SGD steps: parameter and gradient read, parameter written)\n",
-               c->optimizer_gbps);
-    if (c->ngrad_write)
-        printf("grad_write  %10.3f GB/s (backwards bound by their gradient write outside collectives, bytes written over time, median)\n", c->grad_write_gbps);
-    if (c->host_cores > 0 && c->ncopy_in + c->ncopy_out + c->noptimizer > 0)
+    print_bandwidths(&c->memory, "");
+    if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
         printf("host_cores  %10g      (copies and SGD steps of a run's ranks shared these cores: each bandwidth is one op's on one core)\n",
                c->host_cores);
-    print_cache(c);
+    if (calib_bandwidths_spans(&c->cache) > 0) {
+        printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
+        print_bandwidths(&c->cache, "  ");
+    }
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
                "their speed,\n              and %.3f us later when their end falls inside one)\n",

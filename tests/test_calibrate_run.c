@@ -68,12 +68,12 @@ static void test_by_hand(void **state)
     assert_true(fabs(c.op_wakeup_sd_us - sqrt(5360.0) / 1e3) < 1e-12);
     assert_int_equal(c.ngaps, 3);
     assert_true(fabs(c.op_overhead_us - 0.030) < 1e-12);
-    assert_int_equal(c.ncopy_in, 1);
-    assert_int_equal(c.ncopy_out, 1);
-    assert_int_equal(c.noptimizer, 1);
-    assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
-    assert_true(fabs(c.copy_out_gbps - 2000.0 / 150.0) < 1e-12);
-    assert_true(fabs(c.optimizer_gbps - 10.0) < 1e-12);
+    assert_int_equal(c.memory.ncopy_in, 1);
+    assert_int_equal(c.memory.ncopy_out, 1);
+    assert_int_equal(c.memory.noptimizer, 1);
+    assert_true(fabs(c.memory.copy_in_gbps - 20.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_out_gbps - 2000.0 / 150.0) < 1e-12);
+    assert_true(fabs(c.memory.optimizer_gbps - 10.0) < 1e-12);
     assert_int_equal(c.ncollectives, 4);
     assert_int_equal(c.nar, 2);
     for (size_t i = 0; i < c.nar; i++) {
@@ -139,7 +139,7 @@ static void test_slowdown_by_hand(void **state)
     calib_run_costs c;
     char err[256];
     assert_int_equal(calib_run_fit(s, N, 0, 0, &c, err, sizeof err), 0);
-    assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_in_gbps - 20.0) < 1e-12);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     assert_int_equal(c.ncontended, 3);
     assert_true(fabs(c.comm_slowdown - 0.25) < 1e-9);
@@ -211,15 +211,15 @@ static void test_shared_cores_by_hand(void **state)
     char err[256];
     assert_int_equal(calib_run_fit(s, N, 2, 0, &c, err, sizeof err), 0);
     assert_true(c.host_cores == 2);
-    assert_true(fabs(c.copy_out_gbps - 10000.0 / 4800.0) < 1e-12);
-    assert_true(fabs(c.mem_bw_gbps - 4000.0 / 400.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_out_gbps - 10000.0 / 4800.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_in_gbps - 4000.0 / 400.0) < 1e-12);
     assert_int_equal((int)c.nar, 1);
     assert_true(fabs(c.ar[0].us - 0.6) < 1e-12);
     assert_int_equal(calib_run_fit(wall, N, 0, 0, &c, err, sizeof err), 0);
     assert_true(fabs(c.ar[0].us - 2.0) < 1e-12);
     assert_true(c.host_cores == 0);
-    assert_true(fabs(c.copy_out_gbps - 10000.0 / 9000.0) < 1e-12);
-    assert_true(fabs(c.mem_bw_gbps - 4000.0 / 700.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_out_gbps - 10000.0 / 9000.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_in_gbps - 4000.0 / 700.0) < 1e-12);
 }
 
 static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
@@ -330,8 +330,8 @@ static void test_grad_write_by_hand(void **state)
     calib_run_costs c;
     char err[256];
     assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 0, &c, err, sizeof err), 0);
-    assert_int_equal(c.ngrad_write, 3);
-    assert_true(fabs(c.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
+    assert_int_equal(c.memory.ngrad_write, 3);
+    assert_true(fabs(c.memory.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
     /* Inside the collective: the 1 us write (2 MiB at grad_write: 200 us, so 199 us
      * early, never late) and the sleeping backward (model 1000, 400 beyond it, its end
      * inside): a x 1000 = -199000 and a x 1400 + w = 400 give a < 0, so a = 0 and w = 400. */
@@ -346,6 +346,20 @@ static run_span in_run(run_span s, int64_t run, double host_bytes)
     s.run = run;
     s.host_bytes = host_bytes;
     return s;
+}
+
+/* One span of each kind behind the bandwidths, and their values (GB/s). */
+static void expect_one_each(const calib_bandwidths *b, double copy_in, double copy_out, double optimizer,
+                            double grad_write)
+{
+    assert_int_equal(b->ncopy_in, 1);
+    assert_int_equal(b->ncopy_out, 1);
+    assert_int_equal(b->noptimizer, 1);
+    assert_int_equal(b->ngrad_write, 1);
+    assert_true(fabs(b->copy_in_gbps - copy_in) < 1e-12);
+    assert_true(fabs(b->copy_out_gbps - copy_out) < 1e-12);
+    assert_true(fabs(b->optimizer_gbps - optimizer) < 1e-12);
+    assert_true(fabs(b->grad_write_gbps - grad_write) < 1e-12);
 }
 
 /* Runs whose memory fits in a 32 MiB cache learn the bandwidths in cache apart.  Run 1
@@ -378,27 +392,17 @@ static void test_cache_bandwidths_by_hand(void **state)
     char err[256];
     assert_int_equal(calib_run_fit(s, n, 0, 32, &c, err, sizeof err), 0);
     assert_true(c.cache_mb == 32);
-    assert_int_equal(c.ncopy_in, 1);
-    assert_true(fabs(c.mem_bw_gbps - 20.0) < 1e-12);
-    assert_true(fabs(c.copy_out_gbps - 10.0) < 1e-12);
-    assert_true(fabs(c.optimizer_gbps - 10.0) < 1e-12);
-    assert_int_equal(c.ngrad_write, 1);
-    assert_true(fabs(c.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
+    expect_one_each(&c.memory, 20.0, 10.0, 10.0, 2097152.0 / 200000.0);
     assert_int_equal(c.nforward, 1);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
-    assert_int_equal(c.cache.ncopy_in, 1);
-    assert_true(fabs(c.cache.copy_in_gbps - 40.0) < 1e-12);
-    assert_true(fabs(c.cache.copy_out_gbps - 50.0) < 1e-12);
-    assert_true(fabs(c.cache.optimizer_gbps - 30.0) < 1e-12);
-    assert_int_equal(c.cache.ngrad_write, 1);
-    assert_true(fabs(c.cache.grad_write_gbps - 131072.0 / 4000.0) < 1e-12);
+    expect_one_each(&c.cache, 40.0, 50.0, 30.0, 131072.0 / 4000.0);
 
     /* No cache, or one both runs fit in: one set of terms from every span. */
     const double caches[] = {0, 2000};
     for (int k = 0; k < 2; k++) {
         assert_int_equal(calib_run_fit(s, n, 0, caches[k], &c, err, sizeof err), 0);
-        assert_int_equal(c.ncopy_in, 2);
-        assert_true(fabs(c.mem_bw_gbps - 4000.0 / 150.0) < 1e-12);
+        assert_int_equal(c.memory.ncopy_in, 2);
+        assert_true(fabs(c.memory.copy_in_gbps - 4000.0 / 150.0) < 1e-12);
         assert_int_equal(c.nforward, 2);
         assert_int_equal(c.cache.ncopy_in + c.cache.ncopy_out + c.cache.noptimizer + c.cache.ngrad_write, 0);
     }
