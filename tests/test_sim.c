@@ -1125,60 +1125,103 @@ static void test_noise_seed_draws_the_noise_alone(void **state)
     remove_db(path);
 }
 
-/* A host of 1.5 cores, four members.  Member 0: 1000 ns of work at 0 takes a core,
- * [0, 1000].  Member 1 likewise at 0: half a core is left until 1000 (500 ns of work),
- * then a whole one: ends at 1500.  Member 2: 500 ns at 0: nothing left until 1000, half
- * a core until 1500 (250), then a whole one: 1750.  Member 3: 100 ns at 2000, nothing
- * else running: 2100.  No work, no time.  Then two cores, two members at 0 and 1000 of
- * 1000 ns each: neither waits. */
+/* Runs host `h` to the earliest end of its ops, as the world does when nothing else can
+ * move; that end. */
+static int64_t host_step(sim_host *h, sim_host_job *scratch)
+{
+    int64_t t = sim_host_next_end(h, scratch);
+    if (t != INT64_MAX)
+        sim_host_finish_until(h, t);
+    return t;
+}
+
+static int64_t host_end(sim_host *h, int member)
+{
+    int64_t end;
+    assert_true(sim_host_take_end(h, member, &end));
+    return end;
+}
+
+/* A host of 1.5 cores, four members.  Members 0 and 1 submit 1000 ns of work at 0,
+ * member 2 500 ns: three ops share 1.5 cores, half a core each, so member 2's ends at
+ * 1000; then two share them, three quarters each, and the 500 ns left of each take 666.7
+ * more: 1667.  Member 3's 100 ns at 2000 run alone: 2100.  Nothing is done before the
+ * host runs to its end; no work takes no time; a member with an op pending cannot submit
+ * another. */
 static void test_host_cores_by_hand(void **state)
 {
     (void)state;
     sim_host h;
+    sim_host_job scratch[4];
     int64_t end;
     assert_int_equal(sim_host_init(&h, 1.5, 4), 0);
-    assert_int_equal(sim_host_place(&h, 0, 0, 1000, &end), 0);
-    assert_int_equal(end, 1000);
-    assert_int_equal(sim_host_place(&h, 1, 0, 1000, &end), 0);
-    assert_int_equal(end, 1500);
-    assert_int_equal(sim_host_place(&h, 2, 0, 500, &end), 0);
-    assert_int_equal(end, 1750);
-    assert_int_equal(sim_host_place(&h, 3, 2000, 100, &end), 0);
-    assert_int_equal(end, 2100);
-    assert_int_equal(sim_host_place(&h, 3, 2200, 0, &end), 0);
-    assert_int_equal(end, 2200);
-    assert_int_equal(sim_host_busy_until(&h), 2100);
-    sim_host_free(&h);
-    assert_int_equal(sim_host_init(&h, 2, 2), 0);
-    assert_true(sim_host_busy_until(&h) == INT64_MIN);
-    assert_int_equal(sim_host_place(&h, 0, 0, 1000, &end), 0);
-    assert_int_equal(end, 1000);
-    assert_int_equal(sim_host_place(&h, 1, 500, 1000, &end), 0);
-    assert_int_equal(end, 1500);
+    assert_int_equal(sim_host_submit(&h, 0, 0, 1000), 0);
+    assert_int_equal(sim_host_submit(&h, 1, 0, 1000), 0);
+    assert_int_equal(sim_host_submit(&h, 2, 0, 500), 0);
+    assert_int_equal(sim_host_submit(&h, 3, 2000, 100), 0);
+    assert_int_equal(sim_host_submit(&h, 3, 2200, 100), -1);
+    assert_false(sim_host_take_end(&h, 2, &end));
+    assert_int_equal(host_step(&h, scratch), 1000);
+    assert_int_equal(host_end(&h, 2), 1000);
+    assert_false(sim_host_take_end(&h, 0, &end));
+    assert_int_equal(host_step(&h, scratch), 1667);
+    assert_int_equal(host_end(&h, 0), 1667);
+    assert_int_equal(host_end(&h, 1), 1667);
+    assert_int_equal(host_step(&h, scratch), 2100);
+    assert_int_equal(host_end(&h, 3), 2100);
+    assert_true(host_step(&h, scratch) == INT64_MAX);
+    assert_int_equal(sim_host_submit(&h, 3, 2200, 0), 0);
+    assert_int_equal(host_end(&h, 3), 2200);
     sim_host_free(&h);
 }
 
-/* The host forgets what lies before every member's last start: two members placing
- * 100,000 back-to-back ops of 10 ns keep a few steps, not 200,000; and what it keeps
- * still times the next op right (member 1 behind member 0 on one core). */
-static void test_host_forgets_the_past(void **state)
+/* One core.  Member 0's 1000 ns at 0 runs alone to 500, when the host has run that far;
+ * member 1's 100 ns that started at 100 comes late: at half a core beside member 0 it
+ * was done at 300.  Member 2's 1000 ns from 0 catches up 250 ns (half of 500) and shares
+ * the core from 500 on: member 0's 500 ns left end at 1500, member 2's 750 then 250 alone
+ * at 1750.  Then how long the ops pending take, each member's with more queued behind:
+ * two of 1000 ns at 2000, the first with 1000 more, end when the core has done all 3000. */
+static void test_host_late_op_and_drain_by_hand(void **state)
 {
     (void)state;
     sim_host h;
+    sim_host_job scratch[3];
+    assert_int_equal(sim_host_init(&h, 1, 3), 0);
+    assert_int_equal(sim_host_submit(&h, 0, 0, 1000), 0);
+    sim_host_finish_until(&h, 500);
+    assert_int_equal(sim_host_submit(&h, 1, 100, 100), 0);
+    assert_int_equal(host_end(&h, 1), 300);
+    assert_int_equal(sim_host_submit(&h, 2, 0, 1000), 0);
+    assert_int_equal(host_step(&h, scratch), 1500);
+    assert_int_equal(host_end(&h, 0), 1500);
+    assert_int_equal(host_step(&h, scratch), 1750);
+    assert_int_equal(host_end(&h, 2), 1750);
+    assert_true(sim_host_drain_end(&h, (double[3]){0}, scratch) == INT64_MIN);
+    assert_int_equal(sim_host_submit(&h, 0, 2000, 1000), 0);
+    assert_int_equal(sim_host_submit(&h, 1, 2000, 1000), 0);
+    assert_int_equal(sim_host_drain_end(&h, (double[3]){1000, 0, 0}, scratch), 5000);
+    assert_int_equal(host_step(&h, scratch), 4000); /* without the work queued */
+    sim_host_free(&h);
+}
+
+/* Two members on one core each submitting 100,000 ops of 10 ns back to back: every op
+ * takes 20 ns at half a core, and both chains end at 2,000,000 ns, the core's work. */
+static void test_host_long_chains(void **state)
+{
+    (void)state;
+    sim_host h;
+    sim_host_job scratch[2];
     int64_t end0 = 0, end1 = 0;
-    assert_int_equal(sim_host_init(&h, 2, 2), 0);
+    assert_int_equal(sim_host_init(&h, 1, 2), 0);
     for (int i = 0; i < 100000; i++) {
-        assert_int_equal(sim_host_place(&h, 0, end0, 10, &end0), 0);
-        assert_int_equal(sim_host_place(&h, 1, end1, 10, &end1), 0);
+        assert_int_equal(sim_host_submit(&h, 0, end0, 10), 0);
+        assert_int_equal(sim_host_submit(&h, 1, end1, 10), 0);
+        assert_int_equal(host_step(&h, scratch), end0 + 20);
+        end0 = host_end(&h, 0);
+        end1 = host_end(&h, 1);
     }
-    assert_int_equal(end0, 1000000);
-    assert_int_equal(end1, 1000000);
-    assert_true(h.count < 64);
-    h.cores = 1;
-    assert_int_equal(sim_host_place(&h, 0, 1000000, 100, &end0), 0);
-    assert_int_equal(sim_host_place(&h, 1, 1000000, 100, &end1), 0);
-    assert_int_equal(end0, 1000100);
-    assert_int_equal(end1, 1000200);
+    assert_int_equal(end0, 2000000);
+    assert_int_equal(end1, 2000000);
     sim_host_free(&h);
 }
 
@@ -1249,34 +1292,38 @@ static void test_host_cores_in_a_run(void **state)
     remove_db(path);
 }
 
-/* On a shared host each rank as a process copies a bucket allreduce's result out on its
- * own: with one core for four ranks, the copies (2 MB read and written at 4000 GB/s:
- * 1000 ns) run one after the other, so no two ranks end a bucket allreduce less than
- * 1000 ns apart, and the rank out first changes from collective to collective (each of
- * the four is first of some); with a core each they end together, and so they do behind
- * a paced link's floor.  Ranks as threads sum in place: no copy, they end together. */
-static void first_out(sqlite3 *db, int64_t run, int *n, int64_t *min_gap, int firsts[4])
+/* On a shared host each rank as a process copies a bucket allreduce's result out of the
+ * staging area on the host's cores (2 MB read and written at 4000 GB/s: 1000 ns of a
+ * core each).  With a core each the copies end with the sum, so every bucket allreduce
+ * takes as long from its last arrival to its end as with ranks as threads (which sum in
+ * place: no copy).  With one core for four ranks the four copies share it: each
+ * allreduce takes at least the three other copies' time longer (3000 ns for the buckets
+ * of 2 MB after the rebuild, exactly: nothing else runs then), and the ranks, whose
+ * copies started together, leave it together.  A paced link holds each allreduce to
+ * 2 x 3 x (1 us + 2 MB / (4 x 1000 GB/s)) = 9000 ns, the unpaced link's time here; with
+ * the sum measured at 1 us the four copies (4000 ns on one core) are done before that
+ * floor, which alone sets the end. */
+typedef struct {
+    int n;
+    int64_t seq[64], time_ns[64], spread_ns[64];
+} allreduce_times;
+
+static void bucket_allreduce_times(sqlite3 *db, int64_t run, allreduce_times *t)
 {
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(db,
-                                        "select seq, rank, end_ns from span where run_id = ?1 and kind = 'allreduce' "
-                                        "and bucket >= 0 order by seq, end_ns",
+                                        "select seq, min(end_ns) - max(start_ns), max(end_ns) - min(end_ns) from span "
+                                        "where run_id = ?1 and kind = 'allreduce' and bucket >= 0 group by seq "
+                                        "order by seq",
                                         -1, &q, NULL),
                      SQLITE_OK);
     sqlite3_bind_int64(q, 1, run);
-    int64_t seq = -1, prev_end = 0;
-    *n = 0;
-    *min_gap = INT64_MAX;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t s = sqlite3_column_int64(q, 0), end = sqlite3_column_int64(q, 2);
-        if (s != seq) {
-            firsts[sqlite3_column_int(q, 1)]++;
-            (*n)++;
-        } else if (end - prev_end < *min_gap) {
-            *min_gap = end - prev_end;
-        }
-        seq = s;
-        prev_end = end;
+    t->n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW && t->n < 64) {
+        t->seq[t->n] = sqlite3_column_int64(q, 0);
+        t->time_ns[t->n] = sqlite3_column_int64(q, 1);
+        t->spread_ns[t->n] = sqlite3_column_int64(q, 2);
+        t->n++;
     }
     sqlite3_finalize(q);
 }
@@ -1293,35 +1340,35 @@ static void test_host_copies_results_out(void **state)
     int64_t one = run_sim(st, sc);
     assert_int_equal(scenario_override(sc, "device.host_cores=4", (char[SCENARIO_ERR]){0}), 0);
     int64_t four = run_sim(st, sc);
-    sqlite3 *db = store_db(st);
-    int n, firsts[4] = {0};
-    int64_t min_gap;
-    first_out(db, one, &n, &min_gap, firsts);
-    assert_true(n >= 16);
-    assert_true(min_gap >= 1000);
-    for (int r = 0; r < 4; r++)
-        assert_true(firsts[r] > 0);
-    first_out(db, four, &n, &min_gap, (int[4]){0});
-    assert_true(n >= 16);
-    assert_int_equal(min_gap, 0);
-    /* A paced link holds each allreduce to 2 x 3 x (1 us + 2 MB / (4 x 1000 GB/s)) =
-     * 9000 ns; with the sum measured at 1 us the four copies out (4000 ns on one core)
-     * are done well before that floor, so the ranks end together again. */
-    const char *paced[] = {"device.host_cores=1", "network.pace=true", "network.algorithm=measured",
-                           "network.measured_ranks=4,4", "network.measured_bytes=1000000,4000000",
-                           "network.measured_us=1,1", NULL};
+    assert_int_equal(scenario_override(sc, "run.ranks=threads", (char[SCENARIO_ERR]){0}), 0);
+    int64_t threads = run_sim(st, sc);
+    const char *paced[] = {"run.ranks=processes", "device.host_cores=1", "network.pace=true",
+                           "network.algorithm=measured", "network.measured_ranks=4,4",
+                           "network.measured_bytes=1000000,4000000", "network.measured_us=1,1", NULL};
     for (int i = 0; paced[i]; i++)
         assert_int_equal(scenario_override(sc, paced[i], (char[SCENARIO_ERR]){0}), 0);
     int64_t floor = run_sim(st, sc);
-    first_out(db, floor, &n, &min_gap, (int[4]){0});
-    assert_true(n >= 16);
-    assert_int_equal(min_gap, 0);
-    assert_int_equal(scenario_override(sc, "network.pace=false", (char[SCENARIO_ERR]){0}), 0);
-    assert_int_equal(scenario_override(sc, "run.ranks=threads", (char[SCENARIO_ERR]){0}), 0);
-    int64_t threads = run_sim(st, sc);
-    first_out(db, threads, &n, &min_gap, (int[4]){0});
-    assert_true(n >= 16);
-    assert_int_equal(min_gap, 0);
+    sqlite3 *db = store_db(st);
+    allreduce_times a1, a4, at, ap;
+    bucket_allreduce_times(db, one, &a1);
+    bucket_allreduce_times(db, four, &a4);
+    bucket_allreduce_times(db, threads, &at);
+    bucket_allreduce_times(db, floor, &ap);
+    assert_true(a1.n >= 16);
+    assert_int_equal(a4.n, a1.n);
+    assert_int_equal(at.n, a1.n);
+    assert_int_equal(ap.n, a1.n);
+    for (int i = 0; i < a1.n; i++) {
+        assert_int_equal(a4.seq[i], a1.seq[i]);
+        assert_int_equal(a4.time_ns[i], at.time_ns[i]);
+        assert_int_equal(a4.spread_ns[i], 0);
+        assert_true(a1.time_ns[i] >= at.time_ns[i] + 3000);
+        if (i > 0) /* after the rebuild, buckets of 2 MB: the three others' copies exactly */
+            assert_int_equal(a1.time_ns[i], at.time_ns[i] + 3000);
+        assert_int_equal(a1.spread_ns[i], 0);
+        assert_int_equal(ap.time_ns[i], at.time_ns[i]);
+        assert_int_equal(ap.spread_ns[i], 0);
+    }
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1889,7 +1936,8 @@ int main(void)
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
         cmocka_unit_test(test_host_cores_by_hand),
-        cmocka_unit_test(test_host_forgets_the_past),
+        cmocka_unit_test(test_host_late_op_and_drain_by_hand),
+        cmocka_unit_test(test_host_long_chains),
         cmocka_unit_test(test_host_cores_in_a_run),
         cmocka_unit_test(test_late_exit_by_hand),
         cmocka_unit_test(test_late_exit_per_host),

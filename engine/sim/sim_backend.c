@@ -45,7 +45,11 @@ static void hosts_free(sim_world *w)
     for (int h = 0; w->hosts && h < w->nhosts; h++)
         sim_host_free(&w->hosts[h]);
     free(w->hosts);
+    free(w->host_scratch);
+    free(w->host_more_work);
     w->hosts = NULL;
+    w->host_scratch = NULL;
+    w->host_more_work = NULL;
     w->nhosts = 0;
 }
 
@@ -58,8 +62,12 @@ static int hosts_create(sim_world *w, const scenario *sc)
     w->host_ranks = scenario_host_ranks(sc);
     w->nhosts = (sc->world_size + w->host_ranks - 1) / w->host_ranks;
     w->hosts = calloc((size_t)w->nhosts, sizeof *w->hosts);
-    if (!w->hosts)
+    w->host_scratch = calloc((size_t)w->host_ranks * DEV_STREAM_COUNT, sizeof *w->host_scratch);
+    w->host_more_work = calloc((size_t)w->host_ranks * DEV_STREAM_COUNT, sizeof *w->host_more_work);
+    if (!w->hosts || !w->host_scratch || !w->host_more_work) {
+        hosts_free(w);
         return -1;
+    }
     for (int h = 0; h < w->nhosts; h++) {
         int members = sc->world_size - h * w->host_ranks;
         /* A member per stream: each stream's ops are timed in start order. */
@@ -139,6 +147,25 @@ static int world_create(const backend_world_args *a, backend_world **out, char *
     }
     *out = bw;
     return 0;
+}
+
+bool sim_world_finish_host_ops(sim_world *w)
+{
+    int64_t first = INT64_MAX;
+    for (int h = 0; h < w->nhosts; h++) {
+        int64_t end = sim_host_next_end(&w->hosts[h], w->host_scratch);
+        first = end < first ? end : first;
+    }
+    if (first == INT64_MAX)
+        return false;
+    for (int h = 0; h < w->nhosts; h++) {
+        sim_host *host = &w->hosts[h];
+        sim_host_finish_until(host, first);
+        for (int m = 0; m < host->members; m++)
+            if (host->jobs[m].pending && host->jobs[m].done)
+                sim_world_push_work(w, h * w->host_ranks + m / DEV_STREAM_COUNT);
+    }
+    return true;
 }
 
 static void world_abort(backend_world *bw, const char *why) { sim_world_abort(&bw->w, why); }
@@ -294,7 +321,7 @@ static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, in
                 for (int r = 0; r < nranks; r++)
                     if (!done[r])
                         mark_runnable(w, queued, r);
-            } else {
+            } else if (!sim_world_finish_host_ops(w)) {
                 explain_stall(w);
             }
         }

@@ -93,28 +93,26 @@ static bool reduce_allreduce(sim_world *w, int64_t seq)
     return true;
 }
 
-/* Each rank's end of collective `c` on a shared host, timed when the last rank arrives:
- * the collective's time ends with the first rank's copy of the result out of the staging
- * area (calibrate --from learns it so); each rank's copy (read + write, at
- * copy_out_gbps) takes its share of the host's cores from there, the ranks in turn from
- * rank `first`.
- * Every rank's comm worker waits for the sum and starts its copy at once, before any rank
- * that is out goes on to its copies and optimizer step, so all the copies are placed on
- * the cores before any of those.  A paced link's floor comes after the copy, and holds
- * the end no earlier than it. */
-static int copy_results_out(sim_world *w, const sim_collective *c, const sim_entry *e, int first)
+/* Each rank's copy of collective `c`'s result out of the staging area on a shared host,
+ * submitted to its cores when the last rank arrives (sim_host.h): the copy (read + write,
+ * at copy_out_gbps) starts so that, at a core of its own, it ends when the sum is there,
+ * since the collective's time ends with the first rank's copy (calibrate --from learns
+ * it so), and never before the last arrival.  Every rank's comm worker waits for the sum
+ * and starts its copy at once; the copies share the cores with each other and with the
+ * ranks' copies and steps.  A rank's end is its copy's end, held no earlier than the
+ * collective's (a paced link's floor). */
+static int copy_results_out(sim_world *w, const sim_collective *c, const sim_entry *e)
 {
-    for (int i = 0; i < w->world_size; i++) {
-        sim_device *d = w->devs[(first + i) % w->world_size];
+    for (int r = 0; r < w->world_size; r++) {
+        sim_device *d = w->devs[r];
         uint64_t work = (uint64_t)(2.0 * (double)e->bytes / d->timing.copy_out_bytes_per_ns);
         int64_t start = c->data_ns - (int64_t)work;
         if (start < c->last_arrival_ns)
             start = c->last_arrival_ns;
-        int64_t out;
-        if (sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, start, work, &out) != 0)
+        if (sim_host_submit(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, start, work) != 0)
             return -1;
         d->staged_seq = e->seq;
-        d->staged_end_ns = out > c->end_ns ? out : c->end_ns;
+        d->staged_end_ns = -1;
     }
     return 0;
 }
@@ -208,13 +206,13 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
         sim_world_abort(w, why);
         return false;
     }
-    /* On a shared host the order the ranks are timed in is the order they get its cores
-     * (sim_host.h), and the rank that completed the collective waits its turn too.
-     * Elsewhere the order does not show.  Ranks as processes copy a bucket's sum out of
-     * the staging area; ranks as threads sum in place. */
+    /* Ranks as processes copy a bucket's sum out of the staging area; ranks as threads
+     * sum in place.  On a shared host the rank that completed the collective is put back
+     * on the worklist with the others: its copy's end is known only once the host has run
+     * to it. */
     int first = sim_collective_first(w, e->seq);
     bool staged = strcmp(w->sc->ranks, "processes") == 0 && sim_bucket_allreduce(e);
-    if (d->host && staged && copy_results_out(w, c, e, first) != 0) {
+    if (d->host && staged && copy_results_out(w, c, e) != 0) {
         sim_world_abort(w, "out of memory noting the use of the host's cores");
         return false;
     }

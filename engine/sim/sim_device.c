@@ -163,12 +163,32 @@ static bool comm_known(sim_device *d)
     return comm->count == 0 || comm->q[comm->head].type != SIM_COLL;
 }
 
+/* When the host's cores would be free of the work its ranks have submitted and queued
+ * behind it, if no other started. */
+static int64_t host_busy_until(const sim_device *d)
+{
+    sim_world *w = d->w;
+    int base = d->base.rank / w->host_ranks * w->host_ranks;
+    for (int m = 0; m < d->host->members; m++) {
+        const sim_device *o = w->devs[base + m / DEV_STREAM_COUNT];
+        const sim_stream *st = o ? &o->streams[m % DEV_STREAM_COUNT] : NULL;
+        double more = 0.0;
+        for (size_t i = 1; st && st->hosted && i < st->count; i++) {
+            const sim_entry *e = &st->q[st->head + i];
+            if (e->type == SIM_OP && host_shared((span_kind)e->kind))
+                more += (double)e->dur_ns;
+        }
+        w->host_more_work[m] = more;
+    }
+    return sim_host_drain_end(d->host, w->host_more_work, w->host_scratch);
+}
+
 /* How late this rank leaves bucket allreduce `e`, which ends at `end` (the draw of
  * sim_collective.c, on a host of fewer cores than ranks, for every rank but the first of
  * its host out): only when its compute stream has nothing to run but what waits for the
  * collective (mid-backward every rank's compute is busy alike and they leave together),
- * and no later than the cores are free of the copies and steps placed on them, those of
- * the ranks already out, which hold the cores its comm worker queues for. */
+ * and no later than the cores would be free of the copies and steps the ranks already out
+ * have submitted and queued, which hold the cores its comm worker queues for. */
 static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end)
 {
     if (!d->host || d->late_seq != e->seq || d->late_ns <= 0)
@@ -176,7 +196,7 @@ static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end
     const sim_stream *compute = &d->streams[DEV_STREAM_COMPUTE];
     if (compute->free_ns > end || (compute->count > 0 && compute->q[compute->head].type != SIM_WAIT))
         return 0;
-    int64_t busy_until = sim_host_busy_until(d->host);
+    int64_t busy_until = host_busy_until(d);
     int64_t held = busy_until > end ? busy_until - end : 0;
     return d->late_ns < held ? d->late_ns : held;
 }
@@ -201,11 +221,20 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
             int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
                                     : start + (int64_t)e->dur_ns;
-            if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind) &&
-                sim_host_place(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE, start, e->dur_ns,
-                               &end) != 0) {
-                fail_device(d, "out of memory noting the use of the host's cores");
-                break;
+            if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind)) {
+                int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
+                if (!st->hosted) {
+                    if (sim_host_submit(d->host, member, start, e->dur_ns) != 0) {
+                        fail_device(d, "an op submitted to the host's cores while one is pending");
+                        break;
+                    }
+                    st->hosted = true;
+                    st->hosted_start_ns = start;
+                }
+                if (!sim_host_take_end(d->host, member, &end))
+                    break;
+                st->hosted = false;
+                start = st->hosted_start_ns;
             }
             if (contended && e->sleeps && sim_busy_covers(&d->comm_busy, end))
                 end += (int64_t)d->timing.comm_wakeup_ns; /* only an op that sleeps wakes late */
@@ -226,17 +255,23 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 st->arrived = true;
                 bool completed = sim_collective_arrive(d, e, st->arrival_ns);
                 if (d->w->aborted || (completed && d->host))
-                    break; /* on a shared host, this rank's end waits its turn (arrive) */
+                    break; /* on a shared host, its copy out ends when the host runs to it */
             }
             sim_collective *c = &d->w->colls[e->seq];
             if (c->end_ns < 0)
                 break;
             /* With late exits drawn, the first rank out is timed first: its copies and
-             * step are on the cores before anyone it keeps waiting is timed. */
+             * step are submitted or queued before anyone it keeps waiting is timed. */
             bool awaits_first = c->late_exits && !c->first_out;
             bool first = awaits_first && sim_collective_first(d->w, e->seq) == d->base.rank;
             if (awaits_first && !first)
                 break;
+            if (d->host && d->staged_seq == e->seq && d->staged_end_ns < 0) {
+                int64_t out;
+                if (!sim_host_take_end(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, &out))
+                    break;
+                d->staged_end_ns = out > c->end_ns ? out : c->end_ns;
+            }
             int64_t end = d->host && d->staged_seq == e->seq ? d->staged_end_ns : c->end_ns;
             /* Held to a paced link's floor, the sum was there before it: the stream
              * sleeps to the floor and wakes late. */

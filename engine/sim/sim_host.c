@@ -2,131 +2,151 @@
 #include "sim_host.h"
 
 #include <math.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Below this share of a core an op is taken not to run (the rest of a core left by
- * rounding the use of others). */
-#define MIN_RATE 1e-9
+/* Work left below this (ns of a core) at the end computed for it is rounding: the op is
+ * done.  Every op not done has more, so each step of run_ops moves time on. */
+#define DONE_LEFT_NS 1e-3
+#define ROUNDING_NS 1e-6
 
 int sim_host_init(sim_host *h, double cores, int members)
 {
-    *h = (sim_host){.cores = cores, .members = members};
-    h->last_start = malloc((size_t)(members > 0 ? members : 1) * sizeof *h->last_start);
-    if (!h->last_start)
-        return -1;
-    for (int m = 0; m < members; m++)
-        h->last_start[m] = INT64_MIN;
-    return 0;
+    *h = (sim_host){.cores = cores, .members = members, .now_ns = INT64_MIN};
+    h->jobs = calloc((size_t)(members > 0 ? members : 1), sizeof *h->jobs);
+    return h->jobs ? 0 : -1;
 }
 
 void sim_host_free(sim_host *h)
 {
-    free(h->steps);
-    free(h->last_start);
+    free(h->jobs);
     *h = (sim_host){0};
 }
 
-int64_t sim_host_busy_until(const sim_host *h)
+static double share_of(double cores, int running)
 {
-    /* Every op ends at a step of its own and the last step's use is 0. */
-    return h->count > 0 ? h->steps[h->count - 1].at_ns : INT64_MIN;
+    double rate = cores / running;
+    return rate < 1.0 ? rate : 1.0;
 }
 
-/* Index of the last step at or before t, or -1 when t is before them all. */
-static ptrdiff_t step_at(const sim_host *h, int64_t t)
+/* Runs the ops of `jobs` (the host's, or a copy) from *now on, to `until`, or to the
+ * first end when `stop_at_first`; marks the ops that end done with their end.  Returns
+ * the first end met (INT64_MAX: none). */
+static int64_t run_ops(const sim_host *h, sim_host_job *jobs, int64_t *now, int64_t until, bool stop_at_first)
 {
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)h->count - 1, found = -1;
-    while (lo <= hi) {
-        ptrdiff_t mid = lo + (hi - lo) / 2;
-        if (h->steps[mid].at_ns <= t) {
-            found = mid;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
+    int64_t t = *now, first_end = INT64_MAX;
+    while (t < until) {
+        int running = 0;
+        int64_t next_start = INT64_MAX;
+        double least = INFINITY;
+        for (int m = 0; m < h->members; m++) {
+            const sim_host_job *j = &jobs[m];
+            if (!j->pending || j->done)
+                continue;
+            if (j->start_ns > t) {
+                next_start = j->start_ns < next_start ? j->start_ns : next_start;
+            } else {
+                running++;
+                least = j->left_ns < least ? j->left_ns : least;
+            }
         }
-    }
-    return found;
-}
-
-/* Makes a step begin at exactly t (same use as before it); its index, or -1 when out of
- * memory. */
-static ptrdiff_t split_at(sim_host *h, int64_t t)
-{
-    ptrdiff_t i = step_at(h, t);
-    if (i >= 0 && h->steps[i].at_ns == t)
-        return i;
-    if (h->count == h->cap) {
-        size_t ncap = h->cap ? 2 * h->cap : 64;
-        sim_host_step *ns = realloc(h->steps, ncap * sizeof *ns);
-        if (!ns)
-            return -1;
-        h->steps = ns;
-        h->cap = ncap;
-    }
-    size_t at = (size_t)(i + 1);
-    memmove(h->steps + at + 1, h->steps + at, (h->count - at) * sizeof *h->steps);
-    h->steps[at] = (sim_host_step){t, i >= 0 ? h->steps[i].used : 0.0};
-    h->count++;
-    return (ptrdiff_t)at;
-}
-
-static double rate_of(const sim_host *h, double used)
-{
-    double r = h->cores - used;
-    return r > 1.0 ? 1.0 : r;
-}
-
-/* Drops the steps before the last one at or before every member's last start: no op
- * starts earlier any more.  Looks once per `members` ops and drops only when that frees
- * half of them, so both cost O(1) per op, amortised. */
-static void forget_past(sim_host *h)
-{
-    if (++h->placed < h->members)
-        return;
-    h->placed = 0;
-    int64_t floor = INT64_MAX;
-    for (int m = 0; m < h->members; m++)
-        if (h->last_start[m] < floor)
-            floor = h->last_start[m];
-    ptrdiff_t keep = step_at(h, floor);
-    if (keep <= 0 || (size_t)keep * 2 < h->count)
-        return;
-    memmove(h->steps, h->steps + keep, (h->count - (size_t)keep) * sizeof *h->steps);
-    h->count -= (size_t)keep;
-}
-
-int sim_host_place(sim_host *h, int member, int64_t start_ns, uint64_t work_ns, int64_t *end_ns)
-{
-    *end_ns = start_ns;
-    if (work_ns == 0)
-        return 0;
-    if (member >= 0 && member < h->members && h->last_start[member] < start_ns)
-        h->last_start[member] = start_ns;
-    ptrdiff_t first = split_at(h, start_ns);
-    if (first < 0)
-        return -1;
-    /* The last step's use is 0 (every op ends at a step of its own), so this ends. */
-    double left = (double)work_ns;
-    int64_t t = start_ns;
-    for (size_t j = (size_t)first; j < h->count; j++) {
-        double rate = rate_of(h, h->steps[j].used);
-        bool last = j + 1 == h->count;
-        double room = last ? INFINITY : (double)(h->steps[j + 1].at_ns - t);
-        if (rate > MIN_RATE && left <= rate * room) {
-            *end_ns = t + (int64_t)ceil(left / rate);
+        if (running == 0 && next_start == INT64_MAX)
             break;
+        double rate = running > 0 ? share_of(h->cores, running) : 0.0;
+        int64_t end = running > 0 ? t + (int64_t)ceil(least / rate - ROUNDING_NS) : INT64_MAX;
+        int64_t next = end < next_start ? end : next_start;
+        next = next < until ? next : until;
+        for (int m = 0; running > 0 && m < h->members; m++) {
+            sim_host_job *j = &jobs[m];
+            if (!j->pending || j->done || j->start_ns > t)
+                continue;
+            j->left_ns -= rate * (double)(next - t);
+            if (next == end && j->left_ns <= DONE_LEFT_NS) {
+                j->done = true;
+                j->end_ns = end;
+                first_end = end;
+            }
         }
-        if (rate > MIN_RATE)
-            left -= rate * room;
-        t = h->steps[j + 1].at_ns;
+        t = next;
+        if (stop_at_first && first_end != INT64_MAX)
+            break;
     }
-    ptrdiff_t end = split_at(h, *end_ns);
-    if (end < 0)
+    *now = t;
+    return first_end;
+}
+
+int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
+{
+    if (member < 0 || member >= h->members || h->jobs[member].pending)
         return -1;
-    for (ptrdiff_t j = first; j < end; j++)
-        h->steps[j].used += rate_of(h, h->steps[j].used) > MIN_RATE ? rate_of(h, h->steps[j].used) : 0.0;
-    forget_past(h);
+    sim_host_job *j = &h->jobs[member];
+    *j = (sim_host_job){.pending = true, .start_ns = start_ns, .left_ns = (double)work_ns};
+    if (work_ns == 0) {
+        j->done = true;
+        j->end_ns = start_ns;
+        return 0;
+    }
+    /* Too late to slow the ops that ended since it started (sim_host.h): it catches up
+     * at the share it would have had beside those running now. */
+    if (start_ns < h->now_ns) {
+        int running = 1;
+        for (int m = 0; m < h->members; m++) {
+            const sim_host_job *o = &h->jobs[m];
+            running += m != member && o->pending && !o->done && o->start_ns <= h->now_ns;
+        }
+        double rate = share_of(h->cores, running);
+        double behind = rate * (double)(h->now_ns - start_ns);
+        if (behind + DONE_LEFT_NS >= j->left_ns) {
+            j->done = true;
+            j->end_ns = start_ns + (int64_t)ceil(j->left_ns / rate - ROUNDING_NS);
+        } else {
+            j->left_ns -= behind;
+        }
+    }
     return 0;
+}
+
+bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns)
+{
+    sim_host_job *j = &h->jobs[member];
+    if (!j->pending || !j->done)
+        return false;
+    *end_ns = j->end_ns;
+    *j = (sim_host_job){0};
+    return true;
+}
+
+int64_t sim_host_next_end(const sim_host *h, sim_host_job *scratch)
+{
+    int64_t first = INT64_MAX;
+    for (int m = 0; m < h->members; m++)
+        if (h->jobs[m].pending && h->jobs[m].done && h->jobs[m].end_ns < first)
+            first = h->jobs[m].end_ns;
+    if (first != INT64_MAX)
+        return first;
+    memcpy(scratch, h->jobs, (size_t)h->members * sizeof *scratch);
+    int64_t t = h->now_ns;
+    return run_ops(h, scratch, &t, INT64_MAX, true);
+}
+
+void sim_host_finish_until(sim_host *h, int64_t t_ns)
+{
+    if (t_ns > h->now_ns)
+        run_ops(h, h->jobs, &h->now_ns, t_ns, false);
+}
+
+int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_job *scratch)
+{
+    memcpy(scratch, h->jobs, (size_t)h->members * sizeof *scratch);
+    int64_t last = INT64_MIN;
+    for (int m = 0; m < h->members; m++) {
+        if (scratch[m].pending && !scratch[m].done)
+            scratch[m].left_ns += more_work[m];
+        else if (scratch[m].pending && scratch[m].end_ns > last)
+            last = scratch[m].end_ns;
+    }
+    int64_t t = h->now_ns;
+    for (int64_t end; (end = run_ops(h, scratch, &t, INT64_MAX, true)) != INT64_MAX;)
+        last = end > last ? end : last;
+    return last;
 }

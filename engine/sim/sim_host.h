@@ -1,49 +1,62 @@
 /* sim_host.h — the cores of one host, shared by the memory-bound ops of its ranks.
  *
- * On the cpu backend every rank of a run runs on one machine: its copies into and
- * out of the buckets and its optimizer step are real memory work on the same few cores,
- * and after the last allreduce every rank copies out and steps at once.  [device]
- * host_cores = C says how many cores a host has; a memory-bound op needs its modelled
- * duration of one core's time, and runs on at most one core.  The sim times ops in
- * dataflow order, not time order, so a host keeps how many cores the ops already timed
- * use over time, and a new op takes what is left: min(1, C - used) of a core at each
- * moment, waiting while none is.  That conserves the work (the last op of a phase ends
- * when C cores would have finished it all) but gives the cores first to the rank timed
- * first, where a real scheduler shares them: which rank finishes first is the model's
- * order, how long the phase lasts is the cores'.
+ * On the cpu backend every rank of a run runs on one machine: its copies into and out of
+ * the buckets, its copies of a bucket allreduce's result out of the staging area (ranks
+ * as processes) and its optimizer step are real memory work on the same few cores, and
+ * after the last allreduce every rank copies out and steps at once.  [device] host_cores
+ * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
+ * cores among runnable processes: with k ops running, each progresses at min(1, C / k)
+ * of a core (processor sharing).  That conserves the cores (C cores' worth of work a
+ * second, never more) and lets an op that starts while the cores are busy progress at
+ * once, at its share, as `calibrate --from` assumes when it learns the bandwidths.
  *
- * Contract: sim_host_init() sets the cores (> 0) and the number of members (ranks).
- * sim_host_place() times an op of member `m` starting at `start_ns` that needs `work_ns`
- * of one core, records its use and returns its end in *end_ns; a member's starts never
- * decrease (a stream's ops are timed in order), which lets the host forget what lies
- * before every member's last start.  Returns -1 only when out of memory.
- * sim_host_busy_until() tells when the work placed so far is all done.
+ * Under sharing an op's end depends on every op that starts before it ends, and the sim
+ * times streams in dataflow order, not time order.  So an op is submitted, and its end is
+ * known only when the world has nothing else to time: then the host runs its ops to the
+ * earliest end of all the hosts' (sim_host_next_end, sim_host_finish_until), and what that
+ * end lets move starts no earlier, with one exception: a forward or backward that waited
+ * to learn when its comm stream is busy may lead to an op that starts before the time the
+ * host ran to.  Such an op catches up at the share it would have had beside the ops
+ * running at that time, and the ops that ended meanwhile keep their ends.
+ *
+ * Contract: sim_host_init() sets the cores (> 0) and the number of members (a rank's
+ * streams: rank index x 2 + stream).  A member submits one op at a time
+ * (sim_host_submit: -1 when it has one pending, or out of range); sim_host_take_end()
+ * gives the op's end once it is done (false before) and frees the member for the next.
+ * `scratch` arguments hold `members` jobs.
  */
 #ifndef DDPPROF_SIM_HOST_H
 #define DDPPROF_SIM_HOST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+/* A member's op, submitted and not yet taken back. */
 typedef struct {
-    int64_t at_ns; /* the use below holds from here to the next step (the last: 0 from here on) */
-    double used;   /* cores in use */
-} sim_host_step;
+    bool pending, done;
+    int64_t start_ns, end_ns; /* end_ns: once done */
+    double left_ns;           /* work still to do, in ns of one core */
+} sim_host_job;
 
 typedef struct {
     double cores;
-    sim_host_step *steps;
-    size_t count, cap;
-    int64_t *last_start; /* per member */
+    sim_host_job *jobs; /* per member */
     int members;
-    int placed; /* since the last look for what to forget */
+    int64_t now_ns; /* the ops are run up to here */
 } sim_host;
 
 int sim_host_init(sim_host *h, double cores, int members);
-int sim_host_place(sim_host *h, int member, int64_t start_ns, uint64_t work_ns, int64_t *end_ns);
-/* The time from which the ops placed so far leave every core free (INT64_MIN: none
- * placed yet). */
-int64_t sim_host_busy_until(const sim_host *h);
 void sim_host_free(sim_host *h);
+int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns);
+bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns);
+/* The earliest end of the ops pending, if none else started (INT64_MAX: none pending). */
+int64_t sim_host_next_end(const sim_host *h, sim_host_job *scratch);
+/* Runs the ops up to t_ns: those that end by then are done. */
+void sim_host_finish_until(sim_host *h, int64_t t_ns);
+/* When the ops pending would all be done, each member's taking `more_work[m]` ns of one
+ * core longer (the ops queued behind it), if no other op started: INT64_MIN when none is
+ * pending. */
+int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_job *scratch);
 
 #endif

@@ -7,10 +7,11 @@
  * stream not yet reached, and at a collective not every rank has arrived at; with
  * [device] comm_slowdown or comm_wakeup_us, a forward or backward also waits until the
  * collective ahead of it on its comm stream is timed, since it runs slower inside it
- * (sim_contention.h).  With [device] host_cores, a copy or optimizer step takes its time
- * from the cores its host's ranks leave it (sim_host.h), and so does each rank's copy of
- * a bucket allreduce's result out of the staging area (ranks as processes), which ends its
- * collective.  On a host of fewer cores than ranks, a rank waiting for a bucket allreduce
+ * (sim_contention.h).  With [device] host_cores, a copy or optimizer step shares its
+ * host's cores with the others running (sim_host.h), and so does each rank's copy of a
+ * bucket allreduce's result out of the staging area (ranks as processes), which ends its
+ * collective: such an op's end is known, and its stream goes on, only when nothing else
+ * can move and the host runs to it (sim_world_finish_host_ops).  On a host of fewer cores than ranks, a rank waiting for a bucket allreduce
  * may leave it late ([device] comm_exit_late_*): its comm worker queues for cores the
  * ranks already out hold with their copies and steps.  The world keeps one record per
  * collective (by seq); the last rank to arrive completes it and puts every rank on the
@@ -79,6 +80,8 @@ typedef struct {
     uint64_t enqueued, completed;
     int64_t free_ns; /* end of the last completed entry */
     bool arrived;    /* the head collective's arrival is registered */
+    bool hosted;     /* the head op is submitted to the host's shared cores */
+    int64_t hosted_start_ns;
     int64_t arrival_ns;
     sim_mark *marks;
     size_t marks_head, marks_count, marks_cap, marks_reached;
@@ -135,6 +138,8 @@ struct sim_world {
     int span_rings;
     sim_host *hosts; /* [device] host_cores > 0: one per host of host_ranks ranks; NULL otherwise */
     int nhosts, host_ranks;
+    sim_host_job *host_scratch; /* a host's members' worth, for looking ahead */
+    double *host_more_work;     /* per member of a host */
     bool fits_cache; /* the memory of a host's ranks fits in [device] cache_mb (timing_fits_cache) */
     sim_fiber *running; /* the fiber the scheduler is running now */
 };
@@ -152,8 +157,9 @@ static inline bool sim_bucket_allreduce(const sim_entry *e)
     return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
 }
 
-/* The rank of collective `seq` timed first on a shared host (sim_collective.c): it turns
- * from collective to collective, as the order a real scheduler runs them in does. */
+/* The rank of collective `seq` out first on a crowded host, whom the late exits wait
+ * for (sim_collective.c): it turns from collective to collective, as the rank a real
+ * scheduler runs first does. */
 int sim_collective_first(const sim_world *w, int64_t seq);
 /* Called by the first rank out of a collective with late exits once it has timed its
  * end: puts the other ranks back on the worklist, those that leave late last. */
@@ -167,6 +173,9 @@ void sim_device_advance(sim_device *d);
 bool sim_device_host_ready(const sim_device *d);
 void sim_world_push_work(sim_world *w, int rank);
 void sim_world_abort(sim_world *w, const char *why);
+/* When nothing else can move: runs the hosts' shared ops to the earliest end of all and
+ * puts the ranks whose op ended on the worklist.  false when no op is pending. */
+bool sim_world_finish_host_ops(sim_world *w);
 /* Closes the merged phase spans still open (record.detail = phase). */
 void sim_device_flush(sim_device *d);
 
