@@ -1,6 +1,6 @@
-/* calibrate_exit.h — how late ranks waiting for a bucket allreduce leave it on a host
- * with fewer cores than ranks, learned from a measured run (a term of calibrate_run.h's
- * costs).
+/* calibrate_exit.h — how late ranks waiting for a bucket allreduce leave it, and how late
+ * their compute goes on after the last one, on a host with fewer cores than ranks, learned
+ * from measured runs (terms of calibrate_run.h's costs).
  *
  * Contract: calib_fit_comm_exit() takes the spans in calib_run_fit's order (by run,
  * stream, rank and start) and the comm spans with a seq grouped by collective (run, seq),
@@ -11,7 +11,13 @@
  * end` after it, late when that passes CALIB_EXIT_LATE_NS.  comm_exit_late_fraction is
  * the late share of those ranks, comm_exit_late_us and comm_exit_late_sd_us the late
  * ones' mean and standard deviation; nexit how many ranks were looked at (0: nothing
- * learned, all three left 0).  Allocates nothing.
+ * learned, all three left 0).
+ * calib_fit_compute_wake() takes the same spans: for the last bucket allreduce of each
+ * iteration that every rank recorded, in the same crowded runs, each rank whose compute
+ * stream has no span running at its end goes on with its next compute span (the copies
+ * out) `start - end` after it, late when that passes CALIB_EXIT_LATE_NS:
+ * compute_wake_late_fraction, compute_wake_late_us, compute_wake_late_sd_us and nwake
+ * likewise.  Allocates nothing.
  */
 #ifndef DDPPROF_CALIBRATE_EXIT_H
 #define DDPPROF_CALIBRATE_EXIT_H
@@ -25,5 +31,6 @@
 #define CALIB_EXIT_LATE_NS 500000
 
 void calib_fit_comm_exit(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out);
+void calib_fit_compute_wake(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out);
 
 #endif

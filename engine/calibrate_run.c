@@ -273,6 +273,7 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
         return -1;
     fit_contention(s, n, b, nb, inside, out);
     calib_fit_comm_exit(s, n, c, nc, out);
+    calib_fit_compute_wake(s, n, c, nc, out);
     return 0;
 }
 

@@ -195,6 +195,8 @@ typedef struct scenario {
     double comm_launch_sd_us; /* predict only: its standard deviation (seeded lognormal) */
     double comm_exit_late_fraction; /* predict only: share of ranks a waited-for collective lets go late on a crowded host */
     double comm_exit_late_us, comm_exit_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
+    double compute_wake_late_fraction; /* predict only: share of a crowded host's compute streams, idle until a comm event, that start late */
+    double compute_wake_late_us, compute_wake_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
     double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
     double cache_mb;        /* predict only: the last-level cache a host's ranks share (0: none modelled) */
     double cache_copy_in_gbps, cache_copy_out_gbps, cache_optimizer_gbps, cache_grad_write_gbps; /* predict only: */

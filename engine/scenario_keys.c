@@ -355,6 +355,22 @@ const key_def scn_keys[] = {
      "predict only: standard deviation of comm_exit_late_us; `ddpprof calibrate --from` "
      "learns it; 0 = every late exit the same",
      AT(comm_exit_late_sd_us), 0, 0},
+    {"device", "compute_wake_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: on a host whose ranks outnumber host_cores, the share of the times a "
+     "rank's compute stream, idle until its comm stream's event (the copies out after the "
+     "last bucket), starts what follows late (the cpu backend's compute worker, woken, "
+     "queues behind the copies and steps of the other ranks); `ddpprof calibrate --from` "
+     "learns it; 0 = none",
+     AT(compute_wake_late_fraction), 0, 0},
+    {"device", "compute_wake_late_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: microseconds by which such a compute stream starts late, the mean (a "
+     "seeded lognormal with compute_wake_late_sd_us), no later than the host's cores are "
+     "free of the other ranks' copies and steps; `ddpprof calibrate --from` learns it",
+     AT(compute_wake_late_us), 0, 0},
+    {"device", "compute_wake_late_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: standard deviation of compute_wake_late_us; `ddpprof calibrate --from` "
+     "learns it; 0 = every late start the same",
+     AT(compute_wake_late_sd_us), 0, 0},
     {"device", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: cores that the ranks of one host share for their memory-bound ops (copies "
      "into and out of the buckets, the optimizer step), each op on at most one core: on the cpu "

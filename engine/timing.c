@@ -70,6 +70,9 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->comm_exit_late_fraction = sc->comm_exit_late_fraction;
     t->comm_exit_late_ns = sc->comm_exit_late_us * 1e3;
     t->comm_exit_late_sd_ns = sc->comm_exit_late_sd_us * 1e3;
+    t->compute_wake_late_fraction = sc->compute_wake_late_fraction;
+    t->compute_wake_late_ns = sc->compute_wake_late_us * 1e3;
+    t->compute_wake_late_sd_ns = sc->compute_wake_late_sd_us * 1e3;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -169,6 +172,13 @@ uint64_t timing_comm_exit_late_ns(timing_model *t)
     if (!happens(t, t->comm_exit_late_fraction, t->comm_exit_late_ns))
         return 0;
     return lognormal_ns(t, t->comm_exit_late_ns, t->comm_exit_late_sd_ns);
+}
+
+uint64_t timing_compute_wake_late_ns(timing_model *t)
+{
+    if (!happens(t, t->compute_wake_late_fraction, t->compute_wake_late_ns))
+        return 0;
+    return lognormal_ns(t, t->compute_wake_late_ns, t->compute_wake_late_sd_ns);
 }
 
 static uint64_t work_ns(const timing_model *t, double work_bytes)

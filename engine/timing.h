@@ -30,6 +30,7 @@ typedef struct {
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
     double comm_exit_late_fraction, comm_exit_late_ns, comm_exit_late_sd_ns; /* late exits on a crowded host ([device]) */
+    double compute_wake_late_fraction, compute_wake_late_ns, compute_wake_late_sd_ns; /* late compute wakes, likewise */
     double jitter;
     double batch;
     uint64_t rng;
@@ -85,5 +86,8 @@ uint64_t timing_comm_launch_ns(timing_model *t);
  * comm_exit_late_fraction of the calls a lognormal draw of comm_exit_late_ns's mean and
  * comm_exit_late_sd_ns's deviation.  Draws nothing while the fraction or mean is 0. */
 uint64_t timing_comm_exit_late_ns(timing_model *t);
+/* How late a compute stream that idled until its comm stream's event on a crowded host
+ * starts what follows: likewise, of compute_wake_late_*. */
+uint64_t timing_compute_wake_late_ns(timing_model *t);
 
 #endif

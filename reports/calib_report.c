@@ -326,6 +326,12 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
             CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
             c->comm_exit_late_sd_us);
+    if (c->compute_wake_late_fraction > 0)
+        add(&t, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share whose "
+                "compute went on over %.1f ms after its end (of %zu), their mean and standard deviation\n"
+                "compute_wake_late_fraction = %.6f\ncompute_wake_late_us = %.4f\ncompute_wake_late_sd_us = %.4f\n",
+            CALIB_EXIT_LATE_NS / 1e6, c->nwake, c->compute_wake_late_fraction, c->compute_wake_late_us,
+            c->compute_wake_late_sd_us);
     if (t.failed) {
         free(t.s);
         return NULL;

@@ -69,6 +69,10 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         printf("comm_exit   %10.3f us  (%.1f %% of %zu ranks waiting for a bucket allreduce on a crowded host left late, mean;"
                " standard deviation %.3f us)\n",
                c->comm_exit_late_us, 100.0 * c->comm_exit_late_fraction, c->nexit, c->comm_exit_late_sd_us);
+    if (c->compute_wake_late_fraction > 0)
+        printf("compute_wake %9.3f us  (%.1f %% of %zu ranks idle until the last bucket allreduce on a crowded host went"
+               " on late, mean;\n              standard deviation %.3f us)\n",
+               c->compute_wake_late_us, 100.0 * c->compute_wake_late_fraction, c->nwake, c->compute_wake_late_sd_us);
     if (c->nar) {
         printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
         for (size_t i = 0; i < c->nar; i++) {

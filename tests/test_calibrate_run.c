@@ -309,6 +309,57 @@ static void test_comm_exit_by_hand(void **state)
     assert_true(c.comm_exit_late_fraction == 0 && c.comm_exit_late_us == 0);
 }
 
+/* A rank of a run of `world` ranks in iteration `iter`: a compute span, or a bucket
+ * allreduce of seq `seq`. */
+static run_span in_iter(int64_t run, int world, int rank, int iter, span_kind kind, int64_t seq, int64_t start,
+                        int64_t end)
+{
+    run_span r = of_world(run, world, rank, kind, seq, start, end);
+    r.iter = iter;
+    return r;
+}
+
+/* Late compute wakes on 2 cores.  Run 1, 3 ranks (crowded), times in us; iteration 2 has
+ * seqs 1 and 2, iteration 3 seqs 3 and 4 (the last of each: 2 and 4):
+ *   seq 1, not its iteration's last: rank 0's next compute 9 ms after its end, left out;
+ *   seq 2, ending at 100: rank 0 goes on at 200 (0.1 ms, not late), rank 1 at 2100 (2 ms
+ *   late), rank 2's backward runs across the end (not idle: left out);
+ *   seq 4, ending at 5000: rank 0 goes on at 9000 (4 ms late), rank 1 at 5300 (0.3 ms),
+ *   rank 2 has no compute after it (left out).
+ * Run 2, 2 ranks on the 2 cores (not crowded): a 9 ms lag left out.
+ * Looked at 4 ranks, 2 late (2 ms, 4 ms): fraction 0.5, mean 3 ms, deviation 1 ms. */
+static void test_compute_wake_by_hand(void **state)
+{
+    (void)state;
+    const int64_t us = 1000;
+    run_span s[] = {
+        in_iter(1, 3, 0, 2, SPAN_ALLREDUCE, 1, 0, 10 * us),    in_iter(1, 3, 1, 2, SPAN_ALLREDUCE, 1, 0, 10 * us),
+        in_iter(1, 3, 2, 2, SPAN_ALLREDUCE, 1, 0, 10 * us),    in_iter(1, 3, 0, 2, SPAN_COPY_IN, -1, 9010 * us, 9011 * us),
+        in_iter(1, 3, 0, 2, SPAN_ALLREDUCE, 2, 20 * us, 100 * us), in_iter(1, 3, 1, 2, SPAN_ALLREDUCE, 2, 20 * us, 100 * us),
+        in_iter(1, 3, 2, 2, SPAN_ALLREDUCE, 2, 20 * us, 100 * us), in_iter(1, 3, 0, 2, SPAN_COPY_OUT, -1, 200 * us, 210 * us),
+        in_iter(1, 3, 1, 2, SPAN_COPY_OUT, -1, 2100 * us, 2110 * us), in_iter(1, 3, 2, 2, SPAN_BACKWARD, -1, 90 * us, 120 * us),
+        in_iter(1, 3, 2, 2, SPAN_COPY_OUT, -1, 3000 * us, 3010 * us),
+        in_iter(1, 3, 0, 3, SPAN_ALLREDUCE, 3, 4000 * us, 4100 * us), in_iter(1, 3, 1, 3, SPAN_ALLREDUCE, 3, 4000 * us, 4100 * us),
+        in_iter(1, 3, 2, 3, SPAN_ALLREDUCE, 3, 4000 * us, 4100 * us),
+        in_iter(1, 3, 0, 3, SPAN_ALLREDUCE, 4, 4900 * us, 5000 * us), in_iter(1, 3, 1, 3, SPAN_ALLREDUCE, 4, 4900 * us, 5000 * us),
+        in_iter(1, 3, 2, 3, SPAN_ALLREDUCE, 4, 4900 * us, 5000 * us), in_iter(1, 3, 0, 3, SPAN_COPY_OUT, -1, 9000 * us, 9010 * us),
+        in_iter(1, 3, 1, 3, SPAN_COPY_OUT, -1, 5300 * us, 5310 * us),
+        in_iter(2, 2, 0, 2, SPAN_ALLREDUCE, 1, 0, 10 * us),    in_iter(2, 2, 1, 2, SPAN_ALLREDUCE, 1, 0, 10 * us),
+        in_iter(2, 2, 0, 2, SPAN_COPY_OUT, -1, 9010 * us, 9020 * us),
+    };
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 2, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nwake, 4);
+    assert_true(fabs(c.compute_wake_late_fraction - 0.5) < 1e-12);
+    assert_true(fabs(c.compute_wake_late_us - 3000.0) < 1e-9);
+    assert_true(fabs(c.compute_wake_late_sd_us - 1000.0) < 1e-6);
+    /* Without shared cores nothing is crowded: nothing learned. */
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nwake, 0);
+    assert_true(c.compute_wake_late_fraction == 0 && c.compute_wake_late_us == 0);
+}
+
 /* grad_write_gbps: backwards of 2 MiB and model 100 ns, written in 100, 200 and 400 us
  * with no time inside a collective: 2097152 B over each, median 2097152 / 200000 B/ns.
  * Left out: the same write inside its rank's allreduce [1000 us, 2000 us] (the sums take
@@ -488,6 +539,7 @@ int main(void)
         cmocka_unit_test(test_shared_cores_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
+        cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),

@@ -1451,6 +1451,83 @@ static void test_late_exit_by_hand(void **state)
     remove_db(path);
 }
 
+/* [device] compute_wake_late_*: two ranks on one core (crowded), every compute stream that
+ * idles until its comm stream's event starts what follows late, no later than the cores
+ * are free of the work the host's ranks have submitted and queued.  At each iteration's
+ * end both ranks wait for the last bucket allreduce; the rank timed first finds nothing
+ * submitted and starts its copies out at the allreduce's end; the other finds those
+ * copies and the step queued behind them and starts 300 ns late, or with a late start of
+ * 1 s exactly when the first rank's step ends.  With a core each (host_cores = 2) nobody
+ * is late. */
+typedef struct {
+    int64_t allreduce_end, copy_out_start, work_end;
+} wake_of_rank;
+
+static int wakes(sqlite3 *db, int64_t run, wake_of_rank out[][2], int cap)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "select a.iter, a.rank, a.end_ns, (select min(start_ns) from span m where "
+                                        "m.run_id = a.run_id and m.rank = a.rank and m.iter = a.iter and m.kind = "
+                                        "'copy_out'), (select max(end_ns) from span m where m.run_id = a.run_id and "
+                                        "m.rank = a.rank and m.iter = a.iter and m.kind in ('copy_out', 'optimizer')) "
+                                        "from span a where a.run_id = ?1 and a.kind = 'allreduce' and a.bucket >= 0 "
+                                        "and a.seq = (select max(seq) from span b where b.run_id = a.run_id and "
+                                        "b.iter = a.iter and b.kind = 'allreduce' and b.bucket >= 0) order by a.iter, "
+                                        "a.rank",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    int n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int rank = sqlite3_column_int(q, 1);
+        if (rank == 0 && n < cap)
+            n++;
+        assert_true(n > 0);
+        out[n - 1][rank] = (wake_of_rank){sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3),
+                                          sqlite3_column_int64(q, 4)};
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
+static void test_compute_wake_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simwake", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.iterations=4", "run.warmup=1", "device.peak_tflops=0.001",
+                                                  "device.host_cores=1", "device.compute_wake_late_fraction=1",
+                                                  "device.compute_wake_late_us=0.3", NULL});
+    int64_t runs[3];
+    runs[0] = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.compute_wake_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
+    runs[1] = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    runs[2] = run_sim(st, sc);
+    for (int k = 0; k < 3; k++) {
+        wake_of_rank w[8][2];
+        int n = wakes(store_db(st), runs[k], w, 8);
+        assert_int_equal(n, 5); /* the warm-up and four iterations */
+        for (int i = 0; i < n; i++) {
+            int64_t lag0 = w[i][0].copy_out_start - w[i][0].allreduce_end;
+            int64_t lag1 = w[i][1].copy_out_start - w[i][1].allreduce_end;
+            int early = lag0 <= lag1 ? 0 : 1, late = 1 - early;
+            assert_int_equal(w[i][early].copy_out_start, w[i][early].allreduce_end);
+            if (k == 0)
+                assert_int_equal(w[i][late].copy_out_start - w[i][late].allreduce_end, 300);
+            else if (k == 1)
+                assert_int_equal(w[i][late].copy_out_start, w[i][early].work_end);
+            else
+                assert_int_equal(w[i][late].copy_out_start, w[i][late].allreduce_end);
+        }
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* Late exits per host: four ranks on two hosts of one core each (network.gpus_per_node =
  * 2), every rank late by 300 ns but the first of its host out.  In every bucket allreduce
  * both compute streams wait for (the last of each iteration), each host has one rank out
@@ -1942,6 +2019,7 @@ int main(void)
         cmocka_unit_test(test_late_exit_by_hand),
         cmocka_unit_test(test_late_exit_per_host),
         cmocka_unit_test(test_host_copies_results_out),
+        cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_cache_fit_per_host),

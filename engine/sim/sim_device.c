@@ -201,6 +201,21 @@ static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end
     return d->late_ns < held ? d->late_ns : held;
 }
 
+/* How late a compute stream that idled until its comm stream's event at `at` starts
+ * what follows, on a host of fewer cores than ranks: the draw, no later than the cores
+ * would be free of the work the host's ranks have submitted and queued. */
+static int64_t compute_wake_late_ns(sim_device *d, int64_t at)
+{
+    if (!d->host || d->host->members / DEV_STREAM_COUNT <= d->host->cores)
+        return 0;
+    int64_t late = (int64_t)timing_compute_wake_late_ns(&d->timing);
+    if (late <= 0)
+        return 0;
+    int64_t busy_until = host_busy_until(d);
+    int64_t held = busy_until > at ? busy_until - at : 0;
+    return late < held ? late : held;
+}
+
 /* Times the stream's head entries while their dependencies are known; true if any. */
 static bool advance_stream(sim_device *d, dev_stream sid)
 {
@@ -244,9 +259,12 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             int64_t at = mark_time(&d->streams[1 - sid], e->ticket);
             if (at < 0)
                 break;
-            /* A comm stream that idled until the event starts what follows late. */
+            /* A comm stream that idled until the event starts what follows late; so may a
+             * compute stream on a crowded host, woken behind the others' copies. */
             if (sid == DEV_STREAM_COMM && at > st->free_ns)
                 at += (int64_t)timing_comm_launch_ns(&d->timing);
+            else if (at > st->free_ns)
+                at += compute_wake_late_ns(d, at);
             if (at > st->free_ns)
                 st->free_ns = at;
         } else {
