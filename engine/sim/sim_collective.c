@@ -131,7 +131,7 @@ static bool draw_late_exits(sim_world *w, const sim_entry *e, int first)
         int r = (first + i) % w->world_size;
         sim_device *d = w->devs[r];
         int host_first = r / w->host_ranks == first / w->host_ranks ? first : r / w->host_ranks * w->host_ranks;
-        if (r == host_first || d->host->members / DEV_STREAM_COUNT <= d->host->cores)
+        if (r == host_first || !sim_device_crowded(d))
             continue;
         d->late_seq = e->seq;
         d->late_ns = (int64_t)timing_comm_exit_late_ns(&d->timing);

@@ -183,6 +183,15 @@ static int64_t host_busy_until(const sim_device *d)
     return sim_host_drain_end(d->host, w->host_more_work, w->host_scratch);
 }
 
+/* `late`, no later than the host's cores would be free, from `from` on, of the work its
+ * ranks have submitted and queued: the cores a woken thread of this rank queues for. */
+static int64_t within_held(const sim_device *d, int64_t late, int64_t from)
+{
+    int64_t busy_until = host_busy_until(d);
+    int64_t held = busy_until > from ? busy_until - from : 0;
+    return late < held ? late : held;
+}
+
 /* How late this rank leaves bucket allreduce `e`, which ends at `end` (the draw of
  * sim_collective.c, on a host of fewer cores than ranks, for every rank but the first of
  * its host out): only when its compute stream has nothing to run but what waits for the
@@ -196,9 +205,7 @@ static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end
     const sim_stream *compute = &d->streams[DEV_STREAM_COMPUTE];
     if (compute->free_ns > end || (compute->count > 0 && compute->q[compute->head].type != SIM_WAIT))
         return 0;
-    int64_t busy_until = host_busy_until(d);
-    int64_t held = busy_until > end ? busy_until - end : 0;
-    return d->late_ns < held ? d->late_ns : held;
+    return within_held(d, d->late_ns, end);
 }
 
 /* How late a compute stream that idled until its comm stream's event at `at` starts
@@ -206,14 +213,54 @@ static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end
  * would be free of the work the host's ranks have submitted and queued. */
 static int64_t compute_wake_late_ns(sim_device *d, int64_t at)
 {
-    if (!d->host || d->host->members / DEV_STREAM_COUNT <= d->host->cores)
+    if (!sim_device_crowded(d))
         return 0;
     int64_t late = (int64_t)timing_compute_wake_late_ns(&d->timing);
-    if (late <= 0)
-        return 0;
-    int64_t busy_until = host_busy_until(d);
-    int64_t held = busy_until > at ? busy_until - at : 0;
-    return late < held ? late : held;
+    return late > 0 ? within_held(d, late, at) : 0;
+}
+
+/* Times op `e`, the head of the compute stream, on the host's shared cores: submitted
+ * once (its hand-off stall drawn once), then false until the host has run to its end. */
+static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
+{
+    sim_stream *st = &d->streams[DEV_STREAM_COMPUTE];
+    int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
+    if (!st->hosted) {
+        gap += (int64_t)timing_gap_stall_ns(&d->timing);
+        st->hosted_start_ns = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
+        if (sim_host_submit(d->host, member, st->hosted_start_ns, e->dur_ns) != 0) {
+            fail_device(d, "an op submitted to the host's cores while one is pending");
+            return false;
+        }
+        st->hosted = true;
+    }
+    if (!sim_host_take_end(d->host, member, end))
+        return false;
+    st->hosted = false;
+    *start = st->hosted_start_ns;
+    return true;
+}
+
+/* Times op `e`, the head of stream `sid`, after `gap` of hand-off: false while its end is
+ * not known yet (a collective ahead of a forward or backward on its comm stream, or the
+ * host's cores not run to a shared op's end).  Each draw is made once per op. */
+static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
+{
+    if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind))
+        return time_shared_op(d, e, gap, start, end);
+    const sim_stream *st = &d->streams[sid];
+    bool contended = sid == DEV_STREAM_COMPUTE && contention_modelled(d) &&
+                     (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
+    if (contended && !comm_known(d))
+        return false;
+    if (sid == DEV_STREAM_COMPUTE)
+        gap += (int64_t)timing_gap_stall_ns(&d->timing);
+    *start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
+    *end = contended ? sim_busy_end(&d->comm_busy, *start, e->dur_ns, d->timing.comm_slowdown)
+                     : *start + (int64_t)e->dur_ns;
+    if (contended && e->sleeps && sim_busy_covers(&d->comm_busy, *end))
+        *end += (int64_t)d->timing.comm_wakeup_ns; /* only an op that sleeps wakes late */
+    return true;
 }
 
 /* Times the stream's head entries while their dependencies are known; true if any. */
@@ -227,32 +274,9 @@ static bool advance_stream(sim_device *d, dev_stream sid)
          * collective, not part of it. */
         int64_t gap = (int64_t)d->timing.op_overhead_ns;
         if (e->type == SIM_OP) {
-            bool contended = sid == DEV_STREAM_COMPUTE && contention_modelled(d) &&
-                             (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
-            if (contended && !comm_known(d))
+            int64_t start, end;
+            if (!time_op(d, sid, e, gap, &start, &end))
                 break;
-            if (sid == DEV_STREAM_COMPUTE)
-                gap += (int64_t)timing_gap_stall_ns(&d->timing);
-            int64_t start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
-            int64_t end = contended ? sim_busy_end(&d->comm_busy, start, e->dur_ns, d->timing.comm_slowdown)
-                                    : start + (int64_t)e->dur_ns;
-            if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind)) {
-                int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
-                if (!st->hosted) {
-                    if (sim_host_submit(d->host, member, start, e->dur_ns) != 0) {
-                        fail_device(d, "an op submitted to the host's cores while one is pending");
-                        break;
-                    }
-                    st->hosted = true;
-                    st->hosted_start_ns = start;
-                }
-                if (!sim_host_take_end(d->host, member, &end))
-                    break;
-                st->hosted = false;
-                start = st->hosted_start_ns;
-            }
-            if (contended && e->sleeps && sim_busy_covers(&d->comm_busy, end))
-                end += (int64_t)d->timing.comm_wakeup_ns; /* only an op that sleeps wakes late */
             emit(d, sid, e, start, end);
             st->free_ns = end;
         } else if (e->type == SIM_WAIT) {

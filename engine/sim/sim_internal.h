@@ -157,6 +157,12 @@ static inline bool sim_bucket_allreduce(const sim_entry *e)
     return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
 }
 
+/* Whether rank d's host has fewer cores than ranks: a woken thread may queue for one. */
+static inline bool sim_device_crowded(const sim_device *d)
+{
+    return d->host && d->host->members / DEV_STREAM_COUNT > d->host->cores;
+}
+
 /* The rank of collective `seq` out first on a crowded host, whom the late exits wait
  * for (sim_collective.c): it turns from collective to collective, as the rank a real
  * scheduler runs first does. */
