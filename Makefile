@@ -94,12 +94,18 @@ test: deps
 	@$(MAKE) --no-print-directory run-tests
 	@$(MAKE) --no-print-directory fuzz-short
 
-# Every test binary runs even when an earlier one fails; the exit status says if any did.
+# Every test binary runs even when an earlier one fails; the exit status says if any did,
+# and the last lines name each failed binary and its failed tests (a log's tail shows them).
 run-tests: $(DDPPROF_BIN) $(TEST_BIN)
-	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; DDPPROF=$(CURDIR)/$(DDPPROF_BIN) SCENARIOS=$(CURDIR)/scenarios $$t || fail=1; \
+	@mkdir -p $(BUILD)/test-logs; failed=""; for t in $(TEST_BIN); do \
+	  log=$(BUILD)/test-logs/$$(basename $$t).log; rm -f $$log.rc; \
+	  echo "== $$t"; { DDPPROF=$(CURDIR)/$(DDPPROF_BIN) SCENARIOS=$(CURDIR)/scenarios $$t 2>&1; echo $$? > $$log.rc; } | tee $$log; \
+	  [ "$$(cat $$log.rc 2>/dev/null)" = 0 ] || failed="$$failed $$t"; \
 	done; \
-	if [ $$fail -ne 0 ]; then echo "== SOME TESTS FAILED"; exit 1; fi; echo "== ALL TESTS PASSED"
+	if [ -n "$$failed" ]; then echo "== SOME TESTS FAILED"; for t in $$failed; do \
+	  echo "== failed: $$t (exit $$(cat $(BUILD)/test-logs/$$(basename $$t).log.rc))"; \
+	  grep -E '^\[  (FAILED|ERROR) +\] [a-z_]' $(BUILD)/test-logs/$$(basename $$t).log | awk '!seen[$$0]++ { print "==   " $$0 }'; \
+	done; exit 1; fi; echo "== ALL TESTS PASSED"
 
 # Sanitizer builds go to their own directory and binary, leaving ./ddpprof alone.
 # nsys injects its own libraries ahead of the ASan runtime; the order check is moot there.
