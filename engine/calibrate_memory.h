@@ -7,8 +7,8 @@
  * its rank's collectives.  copy_in_gbps is the bytes moved over time of the copies into
  * the buckets (read + write: 2 x bytes), copy_out_gbps of those out of them,
  * optimizer_gbps of the SGD steps (parameter and gradient read, parameter written: 3 x
- * bytes); with host_cores > 0 (the cores the ranks of each run shared) each span's time
- * is the core time it received: with k copies and steps of the run's ranks running at
+ * bytes); where `load` shares the cores (calibrate_share.h) each span's time is the
+ * core time it received: with k copies, steps and sums of the run's ranks running at
  * once, min(1, cores / k) of each moment, so the bandwidths are one op's on one core.
  * grad_write_gbps is the median of bytes written over wall time of the backwards bound
  * by their write (at least `min_write_bytes`, a modelled FLOP time under a quarter of the
@@ -23,10 +23,11 @@
 #include <stdint.h>
 
 #include "calibrate_run.h"
+#include "calibrate_share.h"
 
 /* How many spans the bandwidths came from, all kinds (0: none learned). */
 size_t calib_bandwidths_spans(const calib_bandwidths *b);
-int calib_fit_memory(const run_span *s, size_t n, const bool *inside, double host_cores, int64_t min_write_bytes,
+int calib_fit_memory(const run_span *s, size_t n, const bool *inside, const host_load *load, int64_t min_write_bytes,
                      calib_bandwidths *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include "calibrate_exit.h"
 #include "calibrate_launch.h"
 #include "calibrate_memory.h"
+#include "calibrate_share.h"
 #include "calibrate_wakeup.h"
 #include "median.h"
 
@@ -194,35 +195,25 @@ static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us,
     return 0;
 }
 
-/* `c`: the comm spans with a seq, by_collective; the bucket allreduces among them. */
-static int fit_allreduce(const run_span *c, size_t nc, calib_run_costs *out)
+/* `c`: the comm spans with a seq, by_collective; the bucket allreduces among them.  With
+ * the cores shared, a sample is the collective's time alone on the host: each rank's sum
+ * got min(1, cores / k) of a core with k jobs running (calibrate_share.h), and alone it
+ * would get min(1, cores / world). */
+static int fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
 {
     double *per[CALIB_RUN_MAX_SAMPLES] = {0};
     size_t nper[CALIB_RUN_MAX_SAMPLES] = {0}, cap[CALIB_RUN_MAX_SAMPLES] = {0};
     int rc = 0;
     for (size_t i = 0; i < nc && rc == 0;) {
-        size_t j = i;
-        int64_t last_start = c[i].start_ns, last_end = c[i].end_ns, first_end = c[i].end_ns;
-        bool same_bytes = true;
-        while (j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq) {
-            last_start = c[j].start_ns > last_start ? c[j].start_ns : last_start;
-            last_end = c[j].end_ns > last_end ? c[j].end_ns : last_end;
-            first_end = c[j].end_ns < first_end ? c[j].end_ns : first_end;
-            same_bytes &= c[j].bytes == c[i].bytes;
-            j++;
-        }
-        /* With shared cores, a rank leaves late when the cores are held by the others'
-         * copies and steps (calibrate_exit.h) or by its copy of the result out of the
-         * staging area: the sim models both, so the collective itself lasts until the
-         * first rank is out. */
-        int64_t end = out->host_cores > 0 ? first_end : last_end;
-        /* Only bucket allreduces every rank recorded, so the last arrival is known. */
-        bool bucket_allreduce = c[i].kind == SPAN_ALLREDUCE && c[i].bucket >= 0;
-        if (bucket_allreduce && (int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && end > last_start) {
-            rc = add_sample(out, c[i].world, c[i].bytes, (double)(end - last_start) / 1e3, per, nper, cap);
-            out->ncollectives++;
-        }
-        i = j;
+        calib_collective g;
+        i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
+        if (!g.whole)
+            continue;
+        double ns = host_load_core_time(load, g.run, g.last_arrival_ns, g.end_ns);
+        if (out->host_cores > 0 && g.world > out->host_cores)
+            ns *= g.world / out->host_cores;
+        rc = add_sample(out, g.world, g.bytes, ns / 1e3, per, nper, cap);
+        out->ncollectives++;
     }
     for (size_t k = 0; k < out->nar; k++) {
         if (rc == 0)
@@ -265,11 +256,11 @@ static bool *inside_collectives(const run_span *s, size_t n, const busy_interval
 /* The fits, in the order their models need: bandwidths, then wake-ups (a backward's
  * model is its write or its FLOPs), then what builds on both. */
 static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, const busy_interval *b, size_t nb,
-                   const bool *inside, calib_run_costs *out)
+                   const bool *inside, const host_load *load, calib_run_costs *out)
 {
-    if (calib_fit_memory(s, n, inside, out->host_cores, WRITE_MIN_BYTES, &out->memory) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
+    if (calib_fit_memory(s, n, inside, load, WRITE_MIN_BYTES, &out->memory) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
         calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
-        calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, out) != 0)
+        calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, load, out) != 0)
         return -1;
     fit_contention(s, n, b, nb, inside, out);
     calib_fit_comm_exit(s, n, c, nc, out);
@@ -285,10 +276,12 @@ static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs
     run_span *c = collectives(s, n, &nc);
     busy_interval *b = c ? busy_intervals(c, nc, &nb) : NULL;
     bool *inside = b ? inside_collectives(s, n, b, nb) : NULL;
+    host_load *load = inside ? host_load_build(s, n, c, nc, out->host_cores, true) : NULL;
     int rc = -1;
-    if (inside)
-        rc = in_cache ? calib_fit_memory(s, n, inside, out->host_cores, CACHED_WRITE_MIN_BYTES, &out->cache)
-                      : fit_all(s, n, c, nc, b, nb, inside, out);
+    if (load)
+        rc = in_cache ? calib_fit_memory(s, n, inside, load, CACHED_WRITE_MIN_BYTES, &out->cache)
+                      : fit_all(s, n, c, nc, b, nb, inside, load, out);
+    host_load_free(load);
     free(inside);
     free(b);
     free(c);

@@ -379,6 +379,14 @@ const key_def scn_keys[] = {
      "is 0; `ddpprof calibrate --from` writes the cores of the machine it learned on and learns "
      "the bandwidths of one op on one core; 0 = every rank has its own memory system (GPUs)",
      AT(host_cores), 0, 0},
+    {"device", "comm_on_host_cores", K_BOOL, 0, 0, NULL, "false",
+     "predict only: with host_cores, a bucket allreduce among the ranks of one host is work on "
+     "its cores too (the cpu backend's comm workers add and copy the buckets): each rank's part "
+     "runs from the last arrival at its share of the cores beside the copies and steps, and "
+     "[network]'s measured allreduce table gives the collective's time alone on the host; "
+     "`ddpprof calibrate --from` learns the table so and writes this; false = the table's time "
+     "whatever else runs",
+     AT(comm_on_host_cores), 0, 0},
     {"device", "cache_mb", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: MiB of last-level cache that the ranks of one host share; where their memory "
      "(each rank's parameters, gradients and buckets: 12 bytes per parameter) fits in it, the "

@@ -287,6 +287,9 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
                 "host_cores = %g\n",
             c->host_cores);
+    if (c->host_cores > 0 && c->nar > 0)
+        add(&t, "; the bucket allreduces' sums shared them too: the measured table is each collective's time alone\n"
+                "comm_on_host_cores = true\n");
     if (calib_bandwidths_spans(&c->cache) > 0) {
         add(&t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
                 "cache, learned apart\ncache_mb = %g\n",

@@ -222,6 +222,26 @@ static void test_shared_cores_by_hand(void **state)
     assert_true(fabs(c.memory.copy_in_gbps - 4000.0 / 700.0) < 1e-12);
 }
 
+/* host_cores = 1, two ranks: a bucket allreduce whose last rank arrives at 1000 and whose
+ * first rank is out at 5000 (the other at 5200), and a copy in of rank 0 in [2000, 3000].
+ * The sums are two jobs from 1000 to 5000 beside it: two jobs on the core in [1000,
+ * 2000] and [3000, 5000] (half a core each), three in [2000, 3000] (a third).  Each sum
+ * got 500 + 1000/3 + 1000 ns of the core; alone the two would get half of it each, so the
+ * collective alone lasts twice that, 11000/3 ns; the copy in got 1000/3 ns: 2000 B over
+ * it.  Without the sums counted (a copy alone on the core) it would be 2000 B over
+ * 1000 ns, and the allreduce 4000 ns. */
+static void test_sums_share_the_cores_by_hand(void **state)
+{
+    (void)state;
+    run_span s[] = {ar(0, 3, 4000, 0, 5000), ar(1, 3, 4000, 1000, 5200), mem(0, SPAN_COPY_IN, 1000, 2000, 3000)};
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, 3, 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal((int)c.nar, 1);
+    assert_true(fabs(c.ar[0].us - 11.0 / 3.0) < 1e-9);
+    assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / (1000.0 / 3.0)) < 1e-9);
+}
+
 static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
                           int64_t end)
 {
@@ -537,6 +557,7 @@ int main(void)
         cmocka_unit_test(test_slowdown_by_hand),
         cmocka_unit_test(test_stalls_by_hand),
         cmocka_unit_test(test_shared_cores_by_hand),
+        cmocka_unit_test(test_sums_share_the_cores_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_compute_wake_by_hand),

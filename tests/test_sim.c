@@ -1374,6 +1374,53 @@ static void test_host_copies_results_out(void **state)
     remove_db(path);
 }
 
+/* [device] comm_on_host_cores: two ranks (threads), a bucket allreduce of 2 MB measured
+ * at 2000 us alone (between 1 MB at 1000 us and 4 MB at 4000 us), each rank's copy into a
+ * bucket 1000 ns of a core.  After the rebuild the first bucket's sums run while both
+ * ranks copy layer 0's gradients in; the cores are never idle then (two sums alone fill
+ * one core, and two cores at a full core each), so the sums end when the cores have done
+ * their work and the copies': the table's time plus 2 x 1000 ns / cores, 2002 us on one
+ * core and 2001 us on two.  The last bucket's sums run alone: the table's time, 2000 us,
+ * on either, as does the rebuild iteration's one bucket of 4 MB (4000 us).  Without the
+ * key every bucket allreduce lasts the table's time. */
+static void test_sums_on_host_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simsums", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=4", "device.host_cores=1",
+                                                  "network.algorithm=measured", "network.measured_ranks=2,2",
+                                                  "network.measured_bytes=1000000,4000000",
+                                                  "network.measured_us=1000,4000", NULL});
+    int64_t table = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.comm_on_host_cores=true", (char[SCENARIO_ERR]){0}), 0);
+    int64_t one = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    int64_t two = run_sim(st, sc);
+    sqlite3 *db = store_db(st);
+    allreduce_times at, a1, a2;
+    bucket_allreduce_times(db, table, &at);
+    bucket_allreduce_times(db, one, &a1);
+    bucket_allreduce_times(db, two, &a2);
+    assert_true(at.n >= 8);
+    assert_int_equal(a1.n, at.n);
+    assert_int_equal(a2.n, at.n);
+    for (int i = 0; i < at.n; i++) {
+        /* the iteration with the rebuild: one bucket of 4 MB (4000 us), nothing beside it */
+        bool beside_copies = i % 2 == 1;
+        int64_t alone = i == 0 ? 4000000 : 2000000;
+        assert_int_equal(at.time_ns[i], alone);
+        assert_int_equal(a1.time_ns[i], beside_copies ? 2002000 : alone);
+        assert_int_equal(a2.time_ns[i], beside_copies ? 2001000 : alone);
+        assert_int_equal(a1.spread_ns[i], 0);
+        assert_int_equal(a2.spread_ns[i], 0);
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* Per bucket allreduce of `run` (two ranks): its iteration, the first rank out, both
  * ends, and how long the first rank's copies out and step of that iteration hold the
  * host's cores after it (the end of the last of them). */
@@ -2019,6 +2066,7 @@ int main(void)
         cmocka_unit_test(test_late_exit_by_hand),
         cmocka_unit_test(test_late_exit_per_host),
         cmocka_unit_test(test_host_copies_results_out),
+        cmocka_unit_test(test_sums_on_host_by_hand),
         cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),

@@ -117,6 +117,36 @@ static int copy_results_out(sim_world *w, const sim_collective *c, const sim_ent
     return 0;
 }
 
+/* Whether collective `e`'s sums are work on the host's cores ([device]
+ * comm_on_host_cores): a bucket allreduce whose ranks are all of one host, with a
+ * measured table to give its time alone there. */
+static bool sums_on_host(const sim_world *w, const sim_entry *e)
+{
+    return w->hosts && w->sc->comm_on_host_cores && w->host_ranks >= w->world_size && w->net.nmeasured > 0 &&
+           sim_bucket_allreduce(e);
+}
+
+/* Each rank's part of collective `c`'s sums, submitted to the host's cores at the last
+ * arrival (sim_host.h): its share of the table's time alone, min(1, cores / ranks) of a
+ * core for that long, so that alone the collective lasts the table's time and beside the
+ * copies and steps it lasts longer, as theirs do beside it.  Ranks as processes copy the
+ * result out of the staging area inside that time (calibrate --from measures it so).  A
+ * rank's end is its part's end, held no earlier than a paced link's floor (c->end_ns). */
+static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e)
+{
+    double alone_ns = net_allreduce_data_ns(&w->net, (double)e->bytes);
+    double share = w->sc->host_cores < w->world_size ? w->sc->host_cores / w->world_size : 1.0;
+    for (int r = 0; r < w->world_size; r++) {
+        sim_device *d = w->devs[r];
+        if (sim_host_submit(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, c->last_arrival_ns,
+                            (uint64_t)(alone_ns * share + 0.5)) != 0)
+            return -1;
+        d->staged_seq = e->seq;
+        d->staged_end_ns = -1;
+    }
+    return 0;
+}
+
 /* On a host of fewer cores than ranks, how late each rank but the first of its host out
  * may leave bucket allreduce `e` ([device] comm_exit_late_*): drawn now, in the turning
  * order, so the order the ranks go on in can follow it; whether the rank waits for the
@@ -195,9 +225,13 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
         return false;
     double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
                                              : net_allreduce_ns(&w->net, (double)e->bytes);
+    c->hosted = sums_on_host(w, e);
+    if (c->hosted) /* the sums' end is the host's; a paced link's floor holds the rank no less */
+        cost = w->net.pace ? net_link_allreduce_ns(&w->net, (double)e->bytes) : 0;
     c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
     c->data_ns = e->work == WORK_BROADCAST ? c->end_ns
-                                            : c->last_arrival_ns + (int64_t)(net_allreduce_data_ns(&w->net, (double)e->bytes) + 0.5);
+                 : c->hosted          ? c->last_arrival_ns
+                                      : c->last_arrival_ns + (int64_t)(net_allreduce_data_ns(&w->net, (double)e->bytes) + 0.5);
     if (e->work == WORK_BROADCAST) {
         deliver_broadcast(w, e->seq, c->root);
     } else if (!reduce_allreduce(w, e->seq)) {
@@ -212,7 +246,7 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
      * to it. */
     int first = sim_collective_first(w, e->seq);
     bool staged = strcmp(w->sc->ranks, "processes") == 0 && sim_bucket_allreduce(e);
-    if (d->host && staged && copy_results_out(w, c, e) != 0) {
+    if (c->hosted ? sum_on_host(w, c, e) != 0 : d->host && staged && copy_results_out(w, c, e) != 0) {
         sim_world_abort(w, "out of memory noting the use of the host's cores");
         return false;
     }

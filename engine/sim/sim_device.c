@@ -308,16 +308,14 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             bool first = awaits_first && sim_collective_first(d->w, e->seq) == d->base.rank;
             if (awaits_first && !first)
                 break;
-            if (d->host && d->staged_seq == e->seq && d->staged_end_ns < 0) {
-                int64_t out;
-                if (!sim_host_take_end(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, &out))
-                    break;
-                d->staged_end_ns = out > c->end_ns ? out : c->end_ns;
-            }
-            int64_t end = d->host && d->staged_seq == e->seq ? d->staged_end_ns : c->end_ns;
+            bool on_host = d->host && d->staged_seq == e->seq;
+            if (on_host && d->staged_end_ns < 0 &&
+                !sim_host_take_end(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, &d->staged_end_ns))
+                break;
+            int64_t end = on_host && d->staged_end_ns > c->end_ns ? d->staged_end_ns : c->end_ns;
             /* Held to a paced link's floor, the sum was there before it: the stream
              * sleeps to the floor and wakes late. */
-            if (c->data_ns < c->end_ns) {
+            if (c->hosted ? d->staged_end_ns < c->end_ns : c->data_ns < c->end_ns) {
                 int64_t woke = c->end_ns + (int64_t)timing_comm_launch_ns(&d->timing);
                 if (woke > end)
                     end = woke;

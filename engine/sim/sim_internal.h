@@ -117,6 +117,7 @@ typedef struct {
     uint8_t work;
     bool late_exits; /* some ranks drew a late exit: the others wait for the first rank out */
     bool first_out;  /* the first rank (sim_collective_first) has timed its end */
+    bool hosted;     /* its sums run on the host's cores (each rank's end is its part's: staged_end_ns) */
     int32_t root; /* broadcasts: the sending rank, as the first arrival named it */
 } sim_collective;
 

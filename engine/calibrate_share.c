@@ -1,0 +1,165 @@
+/* calibrate_share.c — the share of a host's cores each op of a measured run received
+ * (calibrate_share.h). */
+#include "calibrate_share.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    int64_t at_ns;
+    int delta; /* jobs that start (> 0) or end (< 0) */
+} load_event;
+
+typedef struct {
+    int64_t run;
+    size_t first, count; /* its events */
+} run_events;
+
+struct host_load {
+    double cores;
+    load_event *ev;
+    double *core_time; /* per event: the integral of one job's share from its run's first event */
+    size_t nev;
+    run_events *runs;
+    size_t nruns;
+};
+
+bool calib_host_shared(const run_span *s)
+{
+    return s->stream == STREAM_COMPUTE &&
+           (s->kind == SPAN_COPY_IN || s->kind == SPAN_COPY_OUT || s->kind == SPAN_OPTIMIZER);
+}
+
+size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out)
+{
+    size_t j = i;
+    int64_t last_start = c[i].start_ns, last_end = c[i].end_ns, first_end = c[i].end_ns;
+    bool same_bytes = true;
+    while (j < nc && c[j].run == c[i].run && c[j].seq == c[i].seq) {
+        last_start = c[j].start_ns > last_start ? c[j].start_ns : last_start;
+        last_end = c[j].end_ns > last_end ? c[j].end_ns : last_end;
+        first_end = c[j].end_ns < first_end ? c[j].end_ns : first_end;
+        same_bytes &= c[j].bytes == c[i].bytes;
+        j++;
+    }
+    int64_t end = shared_cores ? first_end : last_end;
+    bool bucket_allreduce = c[i].kind == SPAN_ALLREDUCE && c[i].bucket >= 0;
+    *out = (calib_collective){
+        .whole = bucket_allreduce && (int)(j - i) == c[i].world && same_bytes && c[i].bytes > 0 && end > last_start,
+        .run = c[i].run,
+        .bytes = c[i].bytes,
+        .world = c[i].world,
+        .last_arrival_ns = last_start,
+        .end_ns = end,
+    };
+    return j;
+}
+
+static int by_time(const void *pa, const void *pb)
+{
+    const load_event *a = pa, *b = pb;
+    if (a->at_ns != b->at_ns)
+        return a->at_ns < b->at_ns ? -1 : 1;
+    return a->delta - b->delta;
+}
+
+/* The events of run s[first].run: its shared ops' and, with `sums`, its whole bucket
+ * allreduces' (one job per rank).  Returns how many were written at ev. */
+static size_t run_events_of(const run_span *s, size_t first, size_t end, const run_span *c, size_t nc, bool sums,
+                            load_event *ev)
+{
+    size_t nev = 0;
+    for (size_t i = first; i < end; i++)
+        if (calib_host_shared(&s[i])) {
+            ev[nev++] = (load_event){s[i].start_ns, +1};
+            ev[nev++] = (load_event){s[i].end_ns, -1};
+        }
+    for (size_t i = 0; sums && i < nc;) {
+        calib_collective g;
+        size_t j = calib_collective_next(c, nc, i, true, &g);
+        if (g.whole && g.run == s[first].run) {
+            ev[nev++] = (load_event){g.last_arrival_ns, +g.world};
+            ev[nev++] = (load_event){g.end_ns, -g.world};
+        }
+        i = j;
+    }
+    return nev;
+}
+
+static void integrate(host_load *l, size_t first, size_t count)
+{
+    int running = 0;
+    for (size_t i = first; i < first + count; i++) {
+        double share = running > l->cores ? l->cores / running : 1.0;
+        l->core_time[i] = i == first ? 0.0 : l->core_time[i - 1] + (double)(l->ev[i].at_ns - l->ev[i - 1].at_ns) * share;
+        running += l->ev[i].delta;
+    }
+}
+
+host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores, bool sums)
+{
+    host_load *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    l->cores = cores;
+    if (cores <= 0)
+        return l;
+    size_t cap = 2 * (n + nc) + 1;
+    l->ev = malloc(cap * sizeof *l->ev);
+    l->core_time = malloc(cap * sizeof *l->core_time);
+    l->runs = malloc((n ? n : 1) * sizeof *l->runs);
+    if (!l->ev || !l->core_time || !l->runs) {
+        host_load_free(l);
+        return NULL;
+    }
+    for (size_t first = 0; first < n;) {
+        size_t end = first;
+        while (end < n && s[end].run == s[first].run)
+            end++;
+        run_events *r = &l->runs[l->nruns++];
+        *r = (run_events){.run = s[first].run, .first = l->nev};
+        r->count = run_events_of(s, first, end, c, nc, sums, l->ev + l->nev);
+        qsort(l->ev + r->first, r->count, sizeof *l->ev, by_time);
+        integrate(l, r->first, r->count);
+        l->nev += r->count;
+        first = end;
+    }
+    return l;
+}
+
+/* The first of `count` events from `first` at or after t. */
+static size_t first_at(const load_event *ev, size_t first, size_t count, int64_t t)
+{
+    size_t lo = first, hi = first + count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ev[mid].at_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns)
+{
+    for (size_t k = 0; l->cores > 0 && k < l->nruns; k++) {
+        const run_events *r = &l->runs[k];
+        if (r->run != run)
+            continue;
+        size_t a = first_at(l->ev, r->first, r->count, from_ns), b = first_at(l->ev, r->first, r->count, to_ns);
+        size_t stop = r->first + r->count;
+        if (a < stop && b < stop)
+            return l->core_time[b] - l->core_time[a];
+    }
+    return (double)(to_ns - from_ns);
+}
+
+void host_load_free(host_load *l)
+{
+    if (!l)
+        return;
+    free(l->ev);
+    free(l->core_time);
+    free(l->runs);
+    free(l);
+}
