@@ -52,6 +52,10 @@
 #          again against that earlier check's measurements (its database and calibration
 #          runs are copied, and calibrate --from learns again from the latter): seconds
 #          instead of minutes after a change to the model
+#          CACHE_MB=N: the host's last-level cache for calibrate --from (--cache-mb), where
+#          the kernel lists none (some virtual machines: calibrate --from then says so and
+#          learns no bandwidths in cache, and nvtx_small's copies are predicted at the
+#          large models' speed)
 # Output: the table on stdout; the database, the calibration and every log under
 # bench/results/validate_predict-<timestamp>/.
 set -euo pipefail
@@ -217,7 +221,7 @@ if [ "$NOISE_FLOOR" = 1 ]; then
     : >"$CAL" # cpu runs against cpu runs: nothing to learn
 elif [ "$CALIBRATION" = runs ]; then
     # shellcheck disable=SC2046
-    "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") -o "$CAL" \
+    "$DDPPROF" calibrate --from "$CALDB" $(sqlite3 "$CALDB" "SELECT '--run ' || id FROM run") ${CACHE_MB:+--cache-mb "$CACHE_MB"} -o "$CAL" \
         >"$OUT/calibrate.txt" 2>>"$OUT/calibrate.log" || {
         echo "validate_predict: ddpprof calibrate --from failed (see $OUT/calibrate.log)" >&2
         exit 1

@@ -42,9 +42,12 @@
  *                  ranks waiting for a bucket allreduce on a host of fewer cores than
  *                  ranks leave it late, and by how much (calibrate_exit.h);
  *   allreduce      per bucket allreduce seen by every rank: the time from the last
- *                  rank's arrival to the last end (with host_cores > 0 the first end:
- *                  the late exits are a term of their own), and the median of those per (world
- *                  size, bytes), as calibration samples.
+ *                  rank's arrival to the last end, and the median of those per (world
+ *                  size, bytes), as calibration samples; with host_cores > 0 to the first
+ *                  end (the late exits are a term of their own), and the collective's
+ *                  time alone on the host: its sums share the cores with the copies and
+ *                  steps (calibrate_share.h), so each rank's part got its core time over
+ *                  it, and alone it would get min(1, host_cores / world) of a core.
  * Each figure says how many spans it came from (0: not learned, value left 0).  It
  * returns -1 with err only when nothing at all could be learned.
  */

@@ -125,6 +125,10 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, doub
         rc = EXIT_USAGE;
     }
     store_close(st);
+    if (rc == EXIT_OK && cache_mb < 0 && c->host_cores > 0 && c->cache_mb <= 0)
+        fprintf(stderr, "ddpprof: note: this machine's kernel lists no last-level cache "
+                        "(/sys/devices/system/cpu/cpu0/cache), so no bandwidths in cache are learned: a "
+                        "small model is predicted at the large ones' speed; --cache-mb N says the cache\n");
     if (rc == EXIT_OK) {
         ring_fit ring;
         bool have_ring = fit_samples(c, &ring);

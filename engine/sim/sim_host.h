@@ -2,7 +2,8 @@
  *
  * On the cpu backend every rank of a run runs on one machine: its copies into and out of
  * the buckets, its copies of a bucket allreduce's result out of the staging area (ranks
- * as processes) and its optimizer step are real memory work on the same few cores, and
+ * as processes), its part of a bucket allreduce's sums ([device] comm_on_host_cores) and
+ * its optimizer step are real memory work on the same few cores, and
  * after the last allreduce every rank copies out and steps at once.  [device] host_cores
  * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
  * cores among runnable processes: with k ops running, each progresses at min(1, C / k)

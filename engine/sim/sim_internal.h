@@ -10,7 +10,8 @@
  * (sim_contention.h).  With [device] host_cores, a copy or optimizer step shares its
  * host's cores with the others running (sim_host.h), and so does each rank's copy of a
  * bucket allreduce's result out of the staging area (ranks as processes), which ends its
- * collective: such an op's end is known, and its stream goes on, only when nothing else
+ * collective, or with [device] comm_on_host_cores each rank's part of the sums: such an
+ * op's end is known, and its stream goes on, only when nothing else
  * can move and the host runs to it (sim_world_finish_host_ops).  On a host of fewer cores than ranks, a rank waiting for a bucket allreduce
  * may leave it late ([device] comm_exit_late_*): its comm worker queues for cores the
  * ranks already out hold with their copies and steps.  The world keeps one record per
@@ -81,6 +82,7 @@ typedef struct {
     int64_t free_ns; /* end of the last completed entry */
     bool arrived;    /* the head collective's arrival is registered */
     bool hosted;     /* the head op is submitted to the host's shared cores */
+    bool worker_busy; /* its last op ran on a core to its end (a copy, a step): no sleep before the next */
     int64_t hosted_start_ns;
     int64_t arrival_ns;
     sim_mark *marks;
