@@ -3,6 +3,7 @@
 #include "calibrate_wakeup.h"
 
 #include "median.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +34,7 @@ double calib_write_ns(const run_span *o, const calib_run_costs *out)
 
 bool calib_slept(const run_span *o, const calib_run_costs *out)
 {
-    return calib_write_ns(o, out) < o->model_ns;
+    return calib_write_ns(o, out) + TIMING_SLEEP_MIN_NS <= o->model_ns;
 }
 
 int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
@@ -45,7 +46,7 @@ int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
         return -1;
     }
     for (size_t i = 0; i < n; i++)
-        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns > 0)
+        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns >= TIMING_SLEEP_MIN_NS)
             ex[out->nforward++] = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
     size_t k = out->nforward;
     double threshold = stall_threshold(ex, dev, k);

@@ -188,13 +188,16 @@ static uint64_t work_ns(const timing_model *t, double work_bytes)
 
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)
 {
-    return work_ns(t, work_bytes) < model_ns;
+    return work_ns(t, work_bytes) + TIMING_SLEEP_MIN_NS <= model_ns;
 }
 
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind)
 {
-    if (!timing_op_sleeps(t, model_ns, work_bytes))
-        return work_ns(t, work_bytes); /* the work outlasts the model: no sleep, no wake-up */
+    if (!timing_op_sleeps(t, model_ns, work_bytes)) { /* the work outlasts the model, or the deadline is too
+                                                          * near to sleep to: no wake-up */
+        uint64_t work = work_ns(t, work_bytes);
+        return work > model_ns ? work : model_ns;
+    }
     bool timed = kind == SPAN_FORWARD || kind == SPAN_BACKWARD;
     return model_ns + (timed ? wakeup_ns(t, kind) : 0);
 }

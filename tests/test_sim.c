@@ -1846,6 +1846,15 @@ static void test_wakeup_spread(void **state)
     assert_true(differ > n / 2);
     /* memory-bound: writing 4e6 B at 4000 GB/s takes 1000 ns, more than the 500 ns model */
     assert_true(timing_stream_op_ns(&a, 500, 4e6, SPAN_BACKWARD) == 1000);
+    /* a deadline under TIMING_SLEEP_MIN_NS away is past before the worker would sleep:
+     * no wake-up, the model alone; at it, a sleep and a wake-up */
+    assert_false(timing_op_sleeps(&a, TIMING_SLEEP_MIN_NS - 1, 0));
+    assert_true(timing_stream_op_ns(&a, TIMING_SLEEP_MIN_NS - 1, 0, SPAN_FORWARD) == TIMING_SLEEP_MIN_NS - 1);
+    assert_true(timing_op_sleeps(&a, TIMING_SLEEP_MIN_NS, 0));
+    assert_true(timing_stream_op_ns(&a, TIMING_SLEEP_MIN_NS, 0, SPAN_FORWARD) > TIMING_SLEEP_MIN_NS);
+    /* a write that ends within that of the model's deadline: the model, no wake-up */
+    assert_false(timing_op_sleeps(&a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6));
+    assert_true(timing_stream_op_ns(&a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6, SPAN_BACKWARD) == 1000 + TIMING_SLEEP_MIN_NS - 1);
     char err[SCENARIO_ERR];
     assert_int_equal(scenario_override(sc, "device.op_wakeup_sd_us=0", err), 0);
     timing_init(&a, sc, 1);
