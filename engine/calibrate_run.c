@@ -26,19 +26,35 @@ static int by_place(const void *pa, const void *pb)
 }
 
 
-/* Needs the spans in by_place order: a rank's compute spans by start. */
+/* Whether compute spans a and b follow each other on one rank's stream in one iteration,
+ * both of `kind`. */
+static bool consecutive(const run_span *a, const run_span *b, span_kind kind)
+{
+    return a->run == b->run && a->rank == b->rank && a->iter == b->iter && a->stream == STREAM_COMPUTE &&
+           b->stream == STREAM_COMPUTE && a->kind == kind && b->kind == kind && b->start_ns >= a->end_ns;
+}
+
+/* Needs the spans in by_place order: a rank's compute spans by start.  The hand-off after
+ * a forward (which sleeps) from the gaps between forwards, the median; after a copy its
+ * worker ran on its core from the gaps between copies out (all queued at once after the
+ * last allreduce), the mean, with the times such a worker was held off its core. */
 static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
 {
     double *gaps = malloc((n ? n : 1) * sizeof *gaps);
     if (!gaps)
         return -1;
+    double busy_sum = 0;
     for (size_t i = 1; i < n; i++) {
         const run_span *a = &s[i - 1], *b = &s[i];
-        if (a->run == b->run && a->rank == b->rank && a->iter == b->iter && a->stream == STREAM_COMPUTE &&
-            b->stream == STREAM_COMPUTE && a->kind == SPAN_FORWARD && b->kind == SPAN_FORWARD &&
-            b->start_ns >= a->end_ns)
+        if (consecutive(a, b, SPAN_FORWARD))
             gaps[out->ngaps++] = (double)(b->start_ns - a->end_ns);
+        if (consecutive(a, b, SPAN_COPY_OUT)) {
+            busy_sum += (double)(b->start_ns - a->end_ns);
+            out->nbusy_gaps++;
+        }
     }
+    if (out->nbusy_gaps > 0)
+        out->op_overhead_busy_us = busy_sum / (double)out->nbusy_gaps / 1e3;
     int rc = 0;
     if (out->ngaps > 0) {
         out->op_overhead_us = median_sort(gaps, out->ngaps) / 1e3; /* sorts gaps */

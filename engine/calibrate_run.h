@@ -15,6 +15,9 @@
  *                  mean excess is op_wakeup_us + fraction x op_stall_us);
  *   backward_stall_fraction, backward_stall_us  the same stalls of the backwards that
  *                  sleep, outside collectives (calibrate_wakeup.h);
+ *   op_overhead_busy_us  mean idle time between two consecutive copies out of the buckets
+ *                  of one rank and iteration (queued at once after the last allreduce: the
+ *                  hand-off of a worker that ran the op before on its core, no sleep);
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
@@ -85,12 +88,12 @@ typedef struct {
     double op_wakeup_us, op_wakeup_sd_us, op_stall_fraction, op_stall_us, op_overhead_us, comm_slowdown,
         comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
         comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us, op_gap_stall_fraction, op_gap_stall_us,
-        compute_wake_late_fraction, compute_wake_late_us, compute_wake_late_sd_us;
+        compute_wake_late_fraction, compute_wake_late_us, compute_wake_late_sd_us, op_overhead_busy_us;
     calib_bandwidths memory; /* the copies', SGD steps' and gradient writes' (copy_in_gbps: [device] mem_bw_gbps) */
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     double cache_mb;   /* the host's last-level cache (0: none) */
     calib_bandwidths cache; /* learned from the runs whose memory fits in it, when others do not */
-    size_t nforward, nbackward, ngaps, ncontended, nlaunch, nexit, nwake; /* spans behind each figure */
+    size_t nforward, nbackward, ngaps, nbusy_gaps, ncontended, nlaunch, nexit, nwake; /* spans behind each figure */
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;
     size_t ncollectives; /* bucket allreduces behind the samples */

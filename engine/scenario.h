@@ -182,6 +182,7 @@ typedef struct scenario {
     double grad_write_gbps; /* a backward's gradient write, bytes written (0: mem_bw_gbps) */
     double efficiency; /* achieved fraction of peak */
     double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
+    double op_overhead_busy_us; /* predict only: that hand-off behind a copy or step its worker ran (< 0: op_overhead_us) */
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
     double op_wakeup_sd_us; /* predict only: its standard deviation from op to op (seeded lognormal) */
     double op_stall_fraction; /* predict only: share of those wake-ups that stall as well */

@@ -271,6 +271,13 @@ const key_def scn_keys[] = {
      "from the host to the stream's worker, as `ddpprof calibrate` measures it on a backend; 0 "
      "starts each op as soon as its stream and its inputs are ready",
      AT(op_overhead_us), 0, 0},
+    {"device", "op_overhead_busy_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+     "predict only: microseconds of idle compute-stream time before an op queued behind a copy "
+     "or optimizer step, whose worker ran it on its core and takes the next op without sleeping "
+     "(the cpu backend: about 1 us where a forward's hand-off takes 10-35); `ddpprof calibrate "
+     "--from` learns it from the gaps between a rank's copies out of the buckets; -1 = "
+     "op_overhead_us",
+     AT(op_overhead_busy_us), 0, 0},
     {"device", "op_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: microseconds added to every forward and backward op that a real stream sleeps "
      "to its modelled deadline and wakes from late (one whose gradient write outlasts the model is "

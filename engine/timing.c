@@ -54,6 +54,8 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->optimizer_bytes_per_ns = sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps;
     t->grad_write_bytes_per_ns = sc->grad_write_gbps > 0 ? sc->grad_write_gbps : sc->mem_bw_gbps;
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
+    t->op_overhead_busy_ns =
+        sc->op_overhead_busy_us < 0 ? t->op_overhead_ns : (uint64_t)(sc->op_overhead_busy_us * 1e3 + 0.5);
     t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
     t->stall_fraction = sc->op_stall_fraction;

@@ -21,6 +21,7 @@ typedef struct {
     double copy_out_bytes_per_ns, optimizer_bytes_per_ns; /* those ops' own */
     double grad_write_bytes_per_ns; /* a backward's gradient write */
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
+    uint64_t op_overhead_busy_ns; /* that of a compute op queued behind one its worker ran on its core */
     uint64_t op_wakeup_ns;   /* late wake-up of an op timed to a deadline ([device] op_wakeup_us) */
     double op_wakeup_sd_ns;  /* its spread from op to op ([device] op_wakeup_sd_us; 0: none) */
     double stall_fraction, stall_ns; /* the share of wake-ups that stall too, a stall's mean ([device]) */

@@ -49,6 +49,9 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                c->backward_stall_us, 100.0 * c->backward_stall_fraction, c->nbackward);
     if (c->ngaps)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
+    if (c->nbusy_gaps)
+        printf("op_overhead_busy %5.3f us  (idle between consecutive copies out, no sleep between, mean of %zu)\n",
+               c->op_overhead_busy_us, c->nbusy_gaps);
     print_bandwidths(&c->memory, "");
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
         printf("host_cores  %10g      (copies and SGD steps of a run's ranks shared these cores: each bandwidth is one op's on one core)\n",
