@@ -30,7 +30,9 @@
  *                  runs that fit (a gradient write of at least 64 KiB: a small model's
  *                  layers), which then teach nothing else; every other term comes from
  *                  the runs that do not fit, where the memory is (a small model on the
- *                  cpu backend copies out of the caches: 2-4x as fast);
+ *                  cpu backend copies out of the caches: 2-4x as fast), and
+ *                  cache_allreduce_factor, the median of their bucket allreduces' times
+ *                  (alone on the host, as the table's) over the table's at their size;
  *   comm_slowdown, comm_wakeup_us  how forwards and backwards suffer from their rank's
  *                  collectives (from the last rank's arrival to the end): over the ops
  *                  with time inside one, their time beyond the model (model +
@@ -93,6 +95,8 @@ typedef struct {
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     double cache_mb;   /* the host's last-level cache (0: none) */
     calib_bandwidths cache; /* learned from the runs whose memory fits in it, when others do not */
+    double cache_allreduce_factor; /* their bucket allreduces' times over the table's, the median (0: none) */
+    size_t ncache_collectives;
     size_t nforward, nbackward, ngaps, nbusy_gaps, ncontended, nlaunch, nexit, nwake; /* spans behind each figure */
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;

@@ -78,11 +78,13 @@ static void keep_measurements(net_model *nm, const scenario *sc)
 
 bool net_uses_measurements(const net_model *nm) { return nm->nmeasured > 0; }
 
-/* Log-log interpolation between the nearest measured sizes (see netmodel.h). */
 static double measured_allreduce(const net_model *nm, double bytes)
 {
-    int n = nm->nmeasured;
-    const double *b = nm->measured_bytes, *t = nm->measured_ns;
+    return net_interpolate(nm->measured_bytes, nm->measured_ns, nm->nmeasured, bytes);
+}
+
+double net_interpolate(const double *b, const double *t, int n, double bytes)
+{
     if (bytes <= b[0])
         return t[0];
     if (bytes >= b[n - 1])

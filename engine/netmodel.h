@@ -57,6 +57,10 @@ double net_allreduce_data_ns(const net_model *nm, double bytes);
  * backend holds each allreduce to. */
 double net_link_allreduce_ns(const net_model *nm, double bytes);
 double net_broadcast_ns(const net_model *nm, double bytes);
+/* The time of `bytes` from n measured (b[i] bytes, t[i]) points by increasing bytes (n >
+ * 0): log-log interpolation between the nearest sizes, the smallest size's time below
+ * them, in proportion to the bytes above them (see above). */
+double net_interpolate(const double *b, const double *t, int n, double bytes);
 /* True when allreduce times come from measurements at this world size. */
 bool net_uses_measurements(const net_model *nm);
 

@@ -417,6 +417,12 @@ const key_def scn_keys[] = {
      "predict only: grad_write_gbps where the host's memory fits in cache_mb; `ddpprof "
      "calibrate --from` learns it from runs that fit; 0 = grad_write_gbps",
      AT(cache_grad_write_gbps), 0, 0},
+    {"device", "cache_allreduce_factor", K_DOUBLE, 0, 1e3, NULL, "0",
+     "predict only: where the host's memory fits in cache_mb, a bucket allreduce's time from "
+     "[network]'s measured table times this (the sums read and write the caches); `ddpprof "
+     "calibrate --from` learns it from runs that fit: the median of their collectives' times "
+     "over the table's at their size; 0 = 1",
+     AT(cache_allreduce_factor), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

@@ -295,6 +295,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 "cache, learned apart\ncache_mb = %g\n",
             c->cache_mb);
         add_bandwidths(&t, &c->cache, true);
+        if (c->ncache_collectives)
+            add(&t, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
+                    "cache_allreduce_factor = %.4f\n",
+                c->ncache_collectives, c->cache_allreduce_factor);
     }
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,

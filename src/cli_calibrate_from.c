@@ -59,6 +59,9 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (calib_bandwidths_spans(&c->cache) > 0) {
         printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
         print_bandwidths(&c->cache, "  ");
+        if (c->ncache_collectives)
+            printf("  allreduce x%7.3f    (bucket allreduces' times over the table's at their size, median of %zu)\n",
+                   c->cache_allreduce_factor, c->ncache_collectives);
     }
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "

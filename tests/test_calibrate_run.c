@@ -479,6 +479,35 @@ static void test_cache_bandwidths_by_hand(void **state)
     }
 }
 
+/* Run 1 (1 GB of memory, out of a 32 MiB cache) teaches the table: 4000 B in 1000 ns
+ * (last arrival 100, end 1100) and 16000 B in 4000 ns, so 8000 B in 2000 ns between
+ * them (log-log).  Run 2 (8 MB, in cache): 8000 B in 600 ns, 4000 B in 500, 16000 B in
+ * 2000: 0.3, 0.5 and 0.5 of the table, the median 0.5.  Run 1's copies out, queued one
+ * behind the other, start 10 and 30 ns after the one before: a hand-off of 20 ns. */
+static void test_cache_allreduce_and_busy_hand_off_by_hand(void **state)
+{
+    (void)state;
+    const double big = 1e9, small = 8e6;
+    run_span s[] = {
+        in_run(ar(0, 1, 4000, 0, 1100), 1, big),      in_run(ar(1, 1, 4000, 100, 1100), 1, big),
+        in_run(ar(0, 2, 16000, 0, 4000), 1, big),     in_run(ar(1, 2, 16000, 0, 4000), 1, big),
+        in_run(ar(0, 3, 8000, 0, 600), 2, small),     in_run(ar(1, 3, 8000, 0, 600), 2, small),
+        in_run(ar(0, 4, 4000, 0, 500), 2, small),     in_run(ar(1, 4, 4000, 0, 500), 2, small),
+        in_run(ar(0, 5, 16000, 0, 2000), 2, small),   in_run(ar(1, 5, 16000, 0, 2000), 2, small),
+        in_run(mem(0, SPAN_COPY_OUT, 1000, 10000, 10100), 1, big),
+        in_run(mem(0, SPAN_COPY_OUT, 1000, 10110, 10200), 1, big),
+        in_run(mem(0, SPAN_COPY_OUT, 1000, 10230, 10300), 1, big),
+    };
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 0, 32, &c, err, sizeof err), 0);
+    assert_int_equal((int)c.nar, 2);
+    assert_int_equal((int)c.ncache_collectives, 3);
+    assert_true(fabs(c.cache_allreduce_factor - 0.5) < 1e-9);
+    assert_int_equal((int)c.nbusy_gaps, 2);
+    assert_true(fabs(c.op_overhead_busy_us - 0.02) < 1e-12);
+}
+
 /* Backward stalls: forwards of model 1000 each 100 ns beyond it (op_wakeup 0.1 us).
  * Backwards of model 1000 and 1000 bytes (the write, at mem_bw 20 GB/s from one copy,
  * takes 50 ns: they sleep) outside collectives, beyond their model by 90, 95, 100, 100,
@@ -563,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
+        cmocka_unit_test(test_cache_allreduce_and_busy_hand_off_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),
         cmocka_unit_test(test_gap_stalls_by_hand),
         cmocka_unit_test(test_nothing_to_learn),

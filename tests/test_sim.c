@@ -141,6 +141,34 @@ static void expect_spans(sqlite3 *db, int64_t run, const want_span *want_in, siz
     free(want);
 }
 
+/* Each span of `want` is in the run, exactly (others may be too). */
+static void expect_some_spans(sqlite3 *db, int64_t run, const want_span *want, size_t nwant)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "select count(*) from span where run_id = ?1 and rank = ?2 and iter = ?3 and "
+                                        "stream = ?4 and kind = ?5 and name = ?6 and start_ns = ?7 and end_ns = ?8",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    for (size_t i = 0; i < nwant; i++) {
+        const want_span *w = &want[i];
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_int(st, 2, w->rank);
+        sqlite3_bind_int(st, 3, w->iter);
+        sqlite3_bind_text(st, 4, w->stream, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 5, w->kind, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, w->name, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 7, w->start);
+        sqlite3_bind_int64(st, 8, w->end);
+        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+        if (sqlite3_column_int(st, 0) != 1)
+            fail_msg("no span rank %d iter %d %s %s %s [%lld, %lld]", w->rank, w->iter, w->stream, w->kind, w->name,
+                     (long long)w->start, (long long)w->end);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+}
+
 static analysis_run *load(sqlite3 *db, int64_t run)
 {
     analysis_run *runs;
@@ -313,6 +341,30 @@ static void test_op_overhead_by_hand(void **state)
         GAP_STEP(1, 0),
     };
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    /* op_overhead_busy_us = 0.1: an op queued behind one the worker ran on its core starts
+     * 100 ns after it: B layer0 behind copy_in param1, [17350, 19600], copy_out param1
+     * behind param0 and the SGD step behind it; every op after a forward or backward
+     * (which sleep), or after the wait for the allreduce, keeps the 500 ns hand-off:
+     * copy_in param0 [20100, 21100], the allreduce [21600, 27600], copy_out param0 [28100,
+     * 29100], param1 [29200, 30200], SGD [30300, 33300]. */
+    assert_int_equal(scenario_override(sc, "device.op_overhead_busy_us=0.1", (char[SCENARIO_ERR]){0}), 0);
+    run = run_sim(st, sc);
+    for (int r = 0; r < 2; r++) {
+        const want_span busy[] = {
+            {r, 0, "host", "wait", "end of step", 9500, 33300},
+            {r, 0, "compute", "forward", "layer0", 10000, 11250},
+            {r, 0, "compute", "forward", "layer1", 11750, 13000},
+            {r, 0, "compute", "backward", "layer1", 13500, 15750},
+            {r, 0, "compute", "copy_in", "param1", 16250, 17250},
+            {r, 0, "compute", "backward", "layer0", 17350, 19600},
+            {r, 0, "compute", "copy_in", "param0", 20100, 21100},
+            {r, 0, "comm", "allreduce", "bucket 0", 21600, 27600},
+            {r, 0, "compute", "copy_out", "param0", 28100, 29100},
+            {r, 0, "compute", "copy_out", "param1", 29200, 30200},
+            {r, 0, "compute", "optimizer", "sgd step", 30300, 33300},
+        };
+        expect_some_spans(store_db(st), run, busy, sizeof busy / sizeof busy[0]);
+    }
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1427,6 +1479,39 @@ static void test_sums_on_host_by_hand(void **state)
     remove_db(path);
 }
 
+/* [device] cache_allreduce_factor = 0.5 with the measured table of test_sums_on_host_by_hand
+ * (2 MB in 2000 us, 4 MB in 4000 us): where the two ranks' memory (2 x 12 B x 1M
+ * parameters, 24 MB) fits in cache_mb (100 MiB), every bucket allreduce lasts half the
+ * table's time; where it does not (16 MiB), the table's. */
+static void test_cache_allreduce_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simcachear", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "network.algorithm=measured",
+                                                  "network.measured_ranks=2,2",
+                                                  "network.measured_bytes=1000000,4000000",
+                                                  "network.measured_us=1000,4000", "device.cache_mb=100",
+                                                  "device.cache_allreduce_factor=0.5", NULL});
+    int64_t fits = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    int64_t out = run_sim(st, sc);
+    allreduce_times af, ao;
+    bucket_allreduce_times(store_db(st), fits, &af);
+    bucket_allreduce_times(store_db(st), out, &ao);
+    assert_true(af.n >= 5);
+    assert_int_equal(ao.n, af.n);
+    for (int i = 0; i < af.n; i++) {
+        int64_t table = i == 0 ? 4000000 : 2000000; /* the rebuild iteration's one 4 MB bucket */
+        assert_int_equal(ao.time_ns[i], table);
+        assert_int_equal(af.time_ns[i], table / 2);
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* Per bucket allreduce of `run` (two ranks): its iteration, the first rank out, both
  * ends, and how long the first rank's copies out and step of that iteration hold the
  * host's cores after it (the end of the last of them). */
@@ -2082,6 +2167,7 @@ int main(void)
         cmocka_unit_test(test_late_exit_per_host),
         cmocka_unit_test(test_host_copies_results_out),
         cmocka_unit_test(test_sums_on_host_by_hand),
+        cmocka_unit_test(test_cache_allreduce_by_hand),
         cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),

@@ -117,6 +117,16 @@ static int copy_results_out(sim_world *w, const sim_collective *c, const sim_ent
     return 0;
 }
 
+/* When the sum of a `bytes` allreduce is there after the last arrival, before a paced
+ * link's floor: the measured table's time, times [device] cache_allreduce_factor where
+ * the host's memory fits in its cache, or the link's. */
+static double allreduce_data_ns(const sim_world *w, double bytes)
+{
+    double ns = net_allreduce_data_ns(&w->net, bytes);
+    double cache = w->sc->cache_allreduce_factor;
+    return w->fits_cache && cache > 0 && w->net.nmeasured > 0 ? ns * cache : ns;
+}
+
 /* Whether collective `e`'s sums are work on the host's cores ([device]
  * comm_on_host_cores): a bucket allreduce whose ranks are all of one host, with a
  * measured table to give its time alone there. */
@@ -134,7 +144,7 @@ static bool sums_on_host(const sim_world *w, const sim_entry *e)
  * rank's end is its part's end, held no earlier than a paced link's floor (c->end_ns). */
 static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e)
 {
-    double alone_ns = net_allreduce_data_ns(&w->net, (double)e->bytes);
+    double alone_ns = allreduce_data_ns(w, (double)e->bytes);
     double share = w->sc->host_cores < w->world_size ? w->sc->host_cores / w->world_size : 1.0;
     for (int r = 0; r < w->world_size; r++) {
         sim_device *d = w->devs[r];
@@ -223,15 +233,14 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
         c->last_arrival_ns = at;
     if (++c->arrived < w->world_size)
         return false;
-    double cost = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, (double)e->bytes)
-                                             : net_allreduce_ns(&w->net, (double)e->bytes);
+    double bytes = (double)e->bytes;
+    double data = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, bytes) : allreduce_data_ns(w, bytes);
+    double floor = e->work == WORK_ALLREDUCE && w->net.pace ? net_link_allreduce_ns(&w->net, bytes) : 0;
     c->hosted = sums_on_host(w, e);
     if (c->hosted) /* the sums' end is the host's; a paced link's floor holds the rank no less */
-        cost = w->net.pace ? net_link_allreduce_ns(&w->net, (double)e->bytes) : 0;
-    c->end_ns = c->last_arrival_ns + (int64_t)(cost + 0.5);
-    c->data_ns = e->work == WORK_BROADCAST ? c->end_ns
-                 : c->hosted          ? c->last_arrival_ns
-                                      : c->last_arrival_ns + (int64_t)(net_allreduce_data_ns(&w->net, (double)e->bytes) + 0.5);
+        data = 0;
+    c->end_ns = c->last_arrival_ns + (int64_t)((floor > data ? floor : data) + 0.5);
+    c->data_ns = c->last_arrival_ns + (int64_t)(data + 0.5);
     if (e->work == WORK_BROADCAST) {
         deliver_broadcast(w, e->seq, c->root);
     } else if (!reduce_allreduce(w, e->seq)) {
