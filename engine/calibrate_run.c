@@ -35,10 +35,21 @@ static bool consecutive(const run_span *a, const run_span *b, span_kind kind)
            b->stream == STREAM_COMPUTE && a->kind == kind && b->kind == kind && b->start_ns >= a->end_ns;
 }
 
+/* Whether b follows a copy or step a on one rank's compute stream in one iteration, queued
+ * behind it: every such pair but the last copy in and the first copy out, between which
+ * the stream waits for the last allreduce. */
+static bool behind_busy(const run_span *a, const run_span *b)
+{
+    bool busy = a->kind == SPAN_COPY_IN || a->kind == SPAN_COPY_OUT || a->kind == SPAN_OPTIMIZER;
+    return busy && a->run == b->run && a->rank == b->rank && a->iter == b->iter && a->stream == STREAM_COMPUTE &&
+           b->stream == STREAM_COMPUTE && b->start_ns >= a->end_ns &&
+           !(a->kind == SPAN_COPY_IN && b->kind == SPAN_COPY_OUT);
+}
+
 /* Needs the spans in by_place order: a rank's compute spans by start.  The hand-off after
- * a forward (which sleeps) from the gaps between forwards, the median; after a copy its
- * worker ran on its core from the gaps between copies out (all queued at once after the
- * last allreduce), the mean, with the times such a worker was held off its core. */
+ * a forward (which sleeps) from the gaps between forwards, the median; after a copy or
+ * step its worker ran on its core from the gaps behind those, the mean, with the times
+ * the worker was held off its core or its host had not enqueued the next op yet. */
 static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
 {
     double *gaps = malloc((n ? n : 1) * sizeof *gaps);
@@ -49,7 +60,7 @@ static int fit_overhead(const run_span *s, size_t n, calib_run_costs *out)
         const run_span *a = &s[i - 1], *b = &s[i];
         if (consecutive(a, b, SPAN_FORWARD))
             gaps[out->ngaps++] = (double)(b->start_ns - a->end_ns);
-        if (consecutive(a, b, SPAN_COPY_OUT)) {
+        if (behind_busy(a, b)) {
             busy_sum += (double)(b->start_ns - a->end_ns);
             out->nbusy_gaps++;
         }

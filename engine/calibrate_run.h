@@ -15,9 +15,10 @@
  *                  mean excess is op_wakeup_us + fraction x op_stall_us);
  *   backward_stall_fraction, backward_stall_us  the same stalls of the backwards that
  *                  sleep, outside collectives (calibrate_wakeup.h);
- *   op_overhead_busy_us  mean idle time between two consecutive copies out of the buckets
- *                  of one rank and iteration (queued at once after the last allreduce: the
- *                  hand-off of a worker that ran the op before on its core, no sleep);
+ *   op_overhead_busy_us  mean idle time on a rank's compute stream after a copy or
+ *                  optimizer step, before the next op of the iteration (the last copy in
+ *                  aside, after which the stream waits for the last allreduce): the
+ *                  hand-off of a worker that ran the op before on its core, no sleep;
  *   op_overhead_us median idle time between two consecutive forwards of one rank and
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);

@@ -304,7 +304,7 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
             c->op_overhead_us);
     if (c->nbusy_gaps)
-        add(&t, "; idle time between consecutive copies out (no sleep between), the mean of %zu\n"
+        add(&t, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of %zu\n"
                 "op_overhead_busy_us = %.4f\n",
             c->nbusy_gaps, c->op_overhead_busy_us);
     if (c->nforward)

@@ -50,7 +50,7 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->ngaps)
         printf("op_overhead %10.3f us  (idle between consecutive forwards, median)\n", c->op_overhead_us);
     if (c->nbusy_gaps)
-        printf("op_overhead_busy %5.3f us  (idle between consecutive copies out, no sleep between, mean of %zu)\n",
+        printf("op_overhead_busy %5.3f us  (idle after a copy or step before the next op, no sleep between, mean of %zu)\n",
                c->op_overhead_busy_us, c->nbusy_gaps);
     print_bandwidths(&c->memory, "");
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
