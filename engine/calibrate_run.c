@@ -5,9 +5,9 @@
 #include "calibrate_launch.h"
 #include "calibrate_memory.h"
 #include "calibrate_share.h"
+#include "calibrate_table.h"
 #include "calibrate_wakeup.h"
 #include "median.h"
-#include "netmodel.h"
 
 #include <stdbool.h>
 #include <math.h>
@@ -199,104 +199,6 @@ static int by_collective(const void *pa, const void *pb)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* One sample per (world, bytes): the median transfer of its collectives. */
-static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us, double **per, size_t *nper,
-                      size_t *cap)
-{
-    size_t k = 0;
-    while (k < out->nar && !(out->ar[k].ranks == world && out->ar[k].bytes == bytes))
-        k++;
-    if (k == out->nar) {
-        if (out->nar == CALIB_RUN_MAX_SAMPLES)
-            return 0; /* more distinct sizes than a scenario can list: keep the first */
-        out->ar[out->nar++] = (ring_sample){.bytes = bytes, .ranks = world, .us = 0};
-    }
-    if (nper[k] == cap[k]) {
-        size_t ncap = cap[k] ? 2 * cap[k] : 8;
-        double *np = realloc(per[k], ncap * sizeof *np);
-        if (!np)
-            return -1;
-        per[k] = np;
-        cap[k] = ncap;
-    }
-    per[k][nper[k]++] = us;
-    return 0;
-}
-
-/* `c`: the comm spans with a seq, by_collective; the bucket allreduces among them.  With
- * the cores shared, a sample is the collective's time alone on the host: each rank's sum
- * got min(1, cores / k) of a core with k jobs running (calibrate_share.h), and alone it
- * would get min(1, cores / world). */
-static double alone_ns(const host_load *load, const calib_collective *g, double host_cores)
-{
-    double ns = host_load_core_time(load, g->run, g->last_arrival_ns, g->end_ns);
-    return host_cores > 0 && g->world > host_cores ? ns * g->world / host_cores : ns;
-}
-
-static int fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
-{
-    double *per[CALIB_RUN_MAX_SAMPLES] = {0};
-    size_t nper[CALIB_RUN_MAX_SAMPLES] = {0}, cap[CALIB_RUN_MAX_SAMPLES] = {0};
-    int rc = 0;
-    for (size_t i = 0; i < nc && rc == 0;) {
-        calib_collective g;
-        i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
-        if (!g.whole)
-            continue;
-        rc = add_sample(out, g.world, g.bytes, alone_ns(load, &g, out->host_cores) / 1e3, per, nper, cap);
-        out->ncollectives++;
-    }
-    for (size_t k = 0; k < out->nar; k++) {
-        if (rc == 0)
-            out->ar[k].us = median_sort(per[k], nper[k]);
-        free(per[k]);
-    }
-    return rc;
-}
-
-/* The table's time of a `bytes` allreduce among `world` ranks (out->ar), -1 with no
- * point at that world size. */
-static double table_ns(const calib_run_costs *out, int world, double bytes)
-{
-    double b[CALIB_RUN_MAX_SAMPLES], t[CALIB_RUN_MAX_SAMPLES];
-    int n = 0;
-    for (size_t k = 0; k < out->nar; k++) {
-        if (out->ar[k].ranks != world)
-            continue;
-        int at = n++;
-        while (at > 0 && b[at - 1] > (double)out->ar[k].bytes) { /* kept sorted by bytes */
-            b[at] = b[at - 1];
-            t[at] = t[at - 1];
-            at--;
-        }
-        b[at] = (double)out->ar[k].bytes;
-        t[at] = out->ar[k].us * 1e3;
-    }
-    return n > 0 ? net_interpolate(b, t, n, bytes) : -1;
-}
-
-/* For the runs whose memory fits in the cache, after the table is learned from the
- * others: the median of their bucket allreduces' times alone over the table's at their
- * world size and bytes. */
-static int fit_cache_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
-{
-    double *ratio = malloc((nc ? nc : 1) * sizeof *ratio);
-    if (!ratio)
-        return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < nc;) {
-        calib_collective g;
-        i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
-        double table = g.whole ? table_ns(out, g.world, (double)g.bytes) : -1;
-        if (table > 0)
-            ratio[k++] = alone_ns(load, &g, out->host_cores) / table;
-    }
-    out->ncache_collectives = k;
-    out->cache_allreduce_factor = k ? median_sort(ratio, k) : 0;
-    free(ratio);
-    return 0;
-}
-
 /* The comm spans with a seq, by collective (*nc of them); NULL when out of memory. */
 static run_span *collectives(const run_span *s, size_t n, size_t *nc)
 {
@@ -334,7 +236,7 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
 {
     if (calib_fit_memory(s, n, inside, load, WRITE_MIN_BYTES, &out->memory) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
         calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
-        calib_fit_comm_launch(s, n, out) != 0 || fit_allreduce(c, nc, load, out) != 0)
+        calib_fit_comm_launch(s, n, out) != 0 || calib_fit_allreduce(c, nc, load, out) != 0)
         return -1;
     fit_contention(s, n, b, nb, inside, out);
     calib_fit_comm_exit(s, n, c, nc, out);
@@ -354,7 +256,7 @@ static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs
     int rc = -1;
     if (load)
         rc = in_cache ? (calib_fit_memory(s, n, inside, load, CACHED_WRITE_MIN_BYTES, &out->cache) != 0 ||
-                         fit_cache_allreduce(c, nc, load, out) != 0)
+                         calib_fit_cache_allreduce(c, nc, load, out) != 0)
                       : fit_all(s, n, c, nc, b, nb, inside, load, out);
     host_load_free(load);
     free(inside);

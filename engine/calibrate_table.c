@@ -1,0 +1,105 @@
+/* calibrate_table.c — the measured allreduce table learned from runs, and its factor in
+ * cache (calibrate_table.h). */
+#include "calibrate_table.h"
+
+#include "median.h"
+#include "netmodel.h"
+
+#include <stdlib.h>
+
+/* One sample per (world, bytes): the median transfer of its collectives. */
+static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us, double **per, size_t *nper,
+                      size_t *cap)
+{
+    size_t k = 0;
+    while (k < out->nar && !(out->ar[k].ranks == world && out->ar[k].bytes == bytes))
+        k++;
+    if (k == out->nar) {
+        if (out->nar == CALIB_RUN_MAX_SAMPLES)
+            return 0; /* more distinct sizes than a scenario can list: keep the first */
+        out->ar[out->nar++] = (ring_sample){.bytes = bytes, .ranks = world, .us = 0};
+    }
+    if (nper[k] == cap[k]) {
+        size_t ncap = cap[k] ? 2 * cap[k] : 8;
+        double *np = realloc(per[k], ncap * sizeof *np);
+        if (!np)
+            return -1;
+        per[k] = np;
+        cap[k] = ncap;
+    }
+    per[k][nper[k]++] = us;
+    return 0;
+}
+
+/* Collective g's time alone on the host: with the cores shared each rank's sum got min(1,
+ * cores / k) of a core with k jobs running (calibrate_share.h), and alone it would get
+ * min(1, cores / world); without, its time. */
+static double alone_ns(const host_load *load, const calib_collective *g, double host_cores)
+{
+    double ns = host_load_core_time(load, g->run, g->last_arrival_ns, g->end_ns);
+    return host_cores > 0 && g->world > host_cores ? ns * g->world / host_cores : ns;
+}
+
+int calib_fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
+{
+    double *per[CALIB_RUN_MAX_SAMPLES] = {0};
+    size_t nper[CALIB_RUN_MAX_SAMPLES] = {0}, cap[CALIB_RUN_MAX_SAMPLES] = {0};
+    int rc = 0;
+    for (size_t i = 0; i < nc && rc == 0;) {
+        calib_collective g;
+        i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
+        if (!g.whole)
+            continue;
+        rc = add_sample(out, g.world, g.bytes, alone_ns(load, &g, out->host_cores) / 1e3, per, nper, cap);
+        out->ncollectives++;
+    }
+    for (size_t k = 0; k < out->nar; k++) {
+        if (rc == 0)
+            out->ar[k].us = median_sort(per[k], nper[k]);
+        free(per[k]);
+    }
+    return rc;
+}
+
+/* The table's time of a `bytes` allreduce among `world` ranks (out->ar), -1 with no
+ * point at that world size. */
+static double table_ns(const calib_run_costs *out, int world, double bytes)
+{
+    double b[CALIB_RUN_MAX_SAMPLES], t[CALIB_RUN_MAX_SAMPLES];
+    int n = 0;
+    for (size_t k = 0; k < out->nar; k++) {
+        if (out->ar[k].ranks != world)
+            continue;
+        int at = n++;
+        while (at > 0 && b[at - 1] > (double)out->ar[k].bytes) { /* kept sorted by bytes */
+            b[at] = b[at - 1];
+            t[at] = t[at - 1];
+            at--;
+        }
+        b[at] = (double)out->ar[k].bytes;
+        t[at] = out->ar[k].us * 1e3;
+    }
+    return n > 0 ? net_interpolate(b, t, n, bytes) : -1;
+}
+
+/* For the runs whose memory fits in the cache, after the table is learned from the
+ * others: the median of their bucket allreduces' times alone over the table's at their
+ * world size and bytes. */
+int calib_fit_cache_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
+{
+    double *ratio = malloc((nc ? nc : 1) * sizeof *ratio);
+    if (!ratio)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < nc;) {
+        calib_collective g;
+        i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
+        double table = g.whole ? table_ns(out, g.world, (double)g.bytes) : -1;
+        if (table > 0)
+            ratio[k++] = alone_ns(load, &g, out->host_cores) / table;
+    }
+    out->ncache_collectives = k;
+    out->cache_allreduce_factor = k ? median_sort(ratio, k) : 0;
+    free(ratio);
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* calibrate_table.h — the bucket allreduces' measured table, learned from recorded runs
+ * (terms of calibrate_run.h's costs).
+ *
+ * Contract: `c` holds the runs' comm spans with a seq in collective order (run, seq);
+ * `load` the share of the host's cores each op got (calibrate_share.h).
+ * calib_fit_allreduce() adds, per (world size, bytes), the median over the bucket
+ * allreduces every rank recorded of the time from the last arrival to the end (the first
+ * rank's with the cores shared, and then the collective's time alone on the host: each
+ * rank's part got its core time, and alone would get min(1, cores / world) of a core) to
+ * out->ar.  calib_fit_cache_allreduce(), for the runs whose memory fits in the cache and
+ * after the table is learned from the others, sets out->cache_allreduce_factor to the
+ * median of their collectives' times over the table's at their size (0 with none).
+ * Both return -1 only when out of memory.
+ */
+#ifndef DDPPROF_CALIBRATE_TABLE_H
+#define DDPPROF_CALIBRATE_TABLE_H
+
+#include <stddef.h>
+
+#include "calibrate_run.h"
+#include "calibrate_share.h"
+
+int calib_fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out);
+int calib_fit_cache_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out);
+
+#endif
