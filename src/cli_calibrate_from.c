@@ -54,7 +54,8 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                c->op_overhead_busy_us, c->nbusy_gaps);
     print_bandwidths(&c->memory, "");
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
-        printf("host_cores  %10g      (copies and SGD steps of a run's ranks shared these cores: each bandwidth is one op's on one core)\n",
+        printf("host_cores  %10g      (copies, SGD steps and allreduce sums of a run's ranks shared these cores: each bandwidth\n"
+               "                        is one op's on one core, the allreduce table each collective's time alone)\n",
                c->host_cores);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
