@@ -22,6 +22,11 @@
 
 enum { RANK_RUNNING = 0, RANK_DONE, RANK_FAILED, RANK_GONE };
 
+/* After a rank process dies, how long its peers get to leave on their own: one inside a
+ * collective with it waits for the share it lent until run.timeout_s (its lease is never
+ * returned), so after this the coordinator kills them; what they sent is kept. */
+#define DEAD_PEER_GRACE_S 2.0
+
 struct coordinator {
     coordinator_args a;
     int world;
@@ -36,6 +41,8 @@ struct coordinator {
     char failure[512];
     bool aborted;
     double abort_time;
+    double death_time; /* when a running rank's process died (0: none) */
+    bool peers_killed;
     bucket_assignment rebuilt;
     bool rebuilt_valid;
     double t_start;
@@ -269,6 +276,8 @@ static bool on_readable(coordinator *c, int r, const pid_t *children, int nchild
             snprintf(why, sizeof why, "rank %d died without a word%s", r, how);
             fail_run(c, why);
             c->state[r] = RANK_GONE;
+            if (c->death_time == 0)
+                c->death_time = now_s();
         }
         return true;
     }
@@ -338,6 +347,10 @@ int coordinator_serve(coordinator *c, const pid_t *children, int nchildren)
             fail_run(c, why);
         if (c->a.opt->interrupted && atomic_load(c->a.opt->interrupted))
             fail_run(c, "interrupted by a signal");
+        if (children && c->death_time > 0 && !c->peers_killed && now_s() - c->death_time > DEAD_PEER_GRACE_S) {
+            kill_children(children, nchildren); /* the streams are read on to their ends */
+            c->peers_killed = true;
+        }
         if (c->aborted && now_s() - c->abort_time > c->a.sc->timeout_s + 2.0) {
             for (int r = 0; r < c->world; r++)
                 if (!closed[r] && c->state[r] == RANK_RUNNING) {
