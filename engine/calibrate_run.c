@@ -252,7 +252,7 @@ static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs
     run_span *c = collectives(s, n, &nc);
     busy_interval *b = c ? busy_intervals(c, nc, &nb) : NULL;
     bool *inside = b ? inside_collectives(s, n, b, nb) : NULL;
-    host_load *load = inside ? host_load_build(s, n, c, nc, out->host_cores, true) : NULL;
+    host_load *load = inside ? host_load_build(s, n, c, nc, out->host_cores) : NULL;
     int rc = -1;
     if (load)
         rc = in_cache ? (calib_fit_memory(s, n, inside, load, CACHED_WRITE_MIN_BYTES, &out->cache) != 0 ||

@@ -2,6 +2,8 @@
  * (calibrate_share.h). */
 #include "calibrate_share.h"
 
+#include "timing.h"
+
 #include <stdlib.h>
 
 typedef struct {
@@ -25,8 +27,7 @@ struct host_load {
 
 bool calib_host_shared(const run_span *s)
 {
-    return s->stream == STREAM_COMPUTE &&
-           (s->kind == SPAN_COPY_IN || s->kind == SPAN_COPY_OUT || s->kind == SPAN_OPTIMIZER);
+    return s->stream == STREAM_COMPUTE && timing_on_host_cores((span_kind)s->kind);
 }
 
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out)
@@ -62,9 +63,10 @@ static int by_time(const void *pa, const void *pb)
     return a->delta - b->delta;
 }
 
-/* The events of run s[first].run: its shared ops' and, with `sums`, its whole bucket
- * allreduces' (one job per rank).  Returns how many were written at ev. */
-static size_t run_events_of(const run_span *s, size_t first, size_t end, const run_span *c, size_t nc, bool sums,
+/* The events of run s[first].run: its shared ops' and its whole bucket allreduces' (one
+ * job per rank), those from *ci on in c (moved past them; the runs come in increasing
+ * order in both).  Returns how many were written at ev. */
+static size_t run_events_of(const run_span *s, size_t first, size_t end, const run_span *c, size_t nc, size_t *ci,
                             load_event *ev)
 {
     size_t nev = 0;
@@ -73,14 +75,16 @@ static size_t run_events_of(const run_span *s, size_t first, size_t end, const r
             ev[nev++] = (load_event){s[i].start_ns, +1};
             ev[nev++] = (load_event){s[i].end_ns, -1};
         }
-    for (size_t i = 0; sums && i < nc;) {
+    int64_t run = s[first].run;
+    while (*ci < nc && c[*ci].run < run)
+        (*ci)++;
+    while (*ci < nc && c[*ci].run == run) {
         calib_collective g;
-        size_t j = calib_collective_next(c, nc, i, true, &g);
-        if (g.whole && g.run == s[first].run) {
+        *ci = calib_collective_next(c, nc, *ci, true, &g);
+        if (g.whole) {
             ev[nev++] = (load_event){g.last_arrival_ns, +g.world};
             ev[nev++] = (load_event){g.end_ns, -g.world};
         }
-        i = j;
     }
     return nev;
 }
@@ -89,13 +93,13 @@ static void integrate(host_load *l, size_t first, size_t count)
 {
     int running = 0;
     for (size_t i = first; i < first + count; i++) {
-        double share = running > l->cores ? l->cores / running : 1.0;
+        double share = timing_core_share(l->cores, running);
         l->core_time[i] = i == first ? 0.0 : l->core_time[i - 1] + (double)(l->ev[i].at_ns - l->ev[i - 1].at_ns) * share;
         running += l->ev[i].delta;
     }
 }
 
-host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores, bool sums)
+host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores)
 {
     host_load *l = calloc(1, sizeof *l);
     if (!l)
@@ -111,13 +115,14 @@ host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_
         host_load_free(l);
         return NULL;
     }
+    size_t ci = 0; /* the runs come in increasing order in s and c */
     for (size_t first = 0; first < n;) {
         size_t end = first;
         while (end < n && s[end].run == s[first].run)
             end++;
         run_events *r = &l->runs[l->nruns++];
         *r = (run_events){.run = s[first].run, .first = l->nev};
-        r->count = run_events_of(s, first, end, c, nc, sums, l->ev + l->nev);
+        r->count = run_events_of(s, first, end, c, nc, &ci, l->ev + l->nev);
         qsort(l->ev + r->first, r->count, sizeof *l->ev, by_time);
         integrate(l, r->first, r->count);
         l->nev += r->count;

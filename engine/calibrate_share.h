@@ -2,14 +2,14 @@
  * as the sim's shared host gives it (engine/sim/sim_host.h): with k ops of the run's
  * ranks running on `cores`, each progresses at min(1, cores / k) of a core.  The ops
  * are the copies into and out of the buckets and the optimizer steps (compute-stream
- * spans) and, where the sums are counted too, every rank's part of each bucket
- * allreduce seen by all its ranks: one job per rank from the last arrival to the
- * collective's end (calib_collective_next).
+ * spans, timing_on_host_cores) and every rank's part of each bucket allreduce seen by
+ * all its ranks: one job per rank from the last arrival to the collective's end
+ * (calib_collective_next).
  *
- * Contract: host_load_build() takes the spans of one or more runs with a run's spans
- * together, the comm spans of the same runs in collective order (run, seq), the cores
- * (<= 0: nothing shared, every query gives the wall time) and whether the sums count;
- * NULL when out of memory.  host_load_core_time() is the integral of min(1, cores / k)
+ * Contract: host_load_build() takes the spans of one or more runs, a run's together and
+ * the runs in increasing order, the comm spans of the same runs in collective order
+ * (run, seq) and the cores
+ * (<= 0: nothing shared, every query gives the wall time); NULL when out of memory.  host_load_core_time() is the integral of min(1, cores / k)
  * over [from, to] of run `run`, for an op that is one of the k (its own start and end
  * are events of the load; elsewhere the wall time).  calib_collective_next() groups the
  * comm spans from index i on of one collective, returns the index past them, and says
@@ -38,7 +38,7 @@ typedef struct {
 /* A copy into or out of a bucket or an optimizer step: an op on the host's cores. */
 bool calib_host_shared(const run_span *s);
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out);
-host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores, bool sums);
+host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores);
 double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns);
 void host_load_free(host_load *l);
 

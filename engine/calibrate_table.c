@@ -4,6 +4,7 @@
 
 #include "median.h"
 #include "netmodel.h"
+#include "timing.h"
 
 #include <stdlib.h>
 
@@ -37,7 +38,7 @@ static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us,
 static double alone_ns(const host_load *load, const calib_collective *g, double host_cores)
 {
     double ns = host_load_core_time(load, g->run, g->last_arrival_ns, g->end_ns);
-    return host_cores > 0 && g->world > host_cores ? ns * g->world / host_cores : ns;
+    return host_cores > 0 ? ns / timing_core_share(host_cores, g->world) : ns;
 }
 
 int calib_fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)

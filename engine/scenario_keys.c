@@ -274,9 +274,9 @@ const key_def scn_keys[] = {
     {"device", "op_overhead_busy_us", K_DOUBLE, -1, 1e6, NULL, "-1",
      "predict only: microseconds of idle compute-stream time before an op queued behind a copy "
      "or optimizer step, whose worker ran it on its core and takes the next op without sleeping "
-     "(the cpu backend: about 1 us where a forward's hand-off takes 10-35); `ddpprof calibrate "
-     "--from` learns it from the gaps between a rank's copies out of the buckets; -1 = "
-     "op_overhead_us",
+     "(the cpu backend: about 1 us at the median where a forward's hand-off takes 10-35); "
+     "`ddpprof calibrate --from` learns it as the mean gap behind a rank's copies and steps, the "
+     "last copy in aside (after it the stream waits for the last allreduce); -1 = op_overhead_us",
      AT(op_overhead_busy_us), 0, 0},
     {"device", "op_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: microseconds added to every forward and backward op that a real stream sleeps "

@@ -188,6 +188,16 @@ static uint64_t work_ns(const timing_model *t, double work_bytes)
     return work_bytes > 0 ? (uint64_t)(work_bytes / t->grad_write_bytes_per_ns) : 0;
 }
 
+bool timing_on_host_cores(span_kind kind)
+{
+    return kind == SPAN_COPY_IN || kind == SPAN_COPY_OUT || kind == SPAN_OPTIMIZER;
+}
+
+double timing_core_share(double cores, int ops)
+{
+    return ops > cores ? cores / ops : 1.0;
+}
+
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)
 {
     return work_ns(t, work_bytes) + TIMING_SLEEP_MIN_NS <= model_ns;

@@ -48,6 +48,12 @@ uint64_t timing_rank_seed(uint64_t seed, int rank);
 double timing_host_memory_bytes(const scenario *sc, int64_t total_numel);
 /* Whether that fits in the host's last-level cache ([device] cache_mb; false while 0). */
 bool timing_fits_cache(const scenario *sc, int64_t total_numel);
+/* The memory-bound ops that share a host's cores ([device] host_cores): the copies into
+ * and out of the buckets and the optimizer step; predict times them so and calibrate
+ * --from learns their bandwidths so. */
+bool timing_on_host_cores(span_kind kind);
+/* The share of a core each of `ops` ops running on `cores` cores gets: min(1, cores / ops). */
+double timing_core_share(double cores, int ops);
 /* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths
  * (each where it is set): for a rank whose host's memory fits in the cache. */
 void timing_use_cache(timing_model *t, const scenario *sc);

@@ -142,12 +142,6 @@ static bool contention_modelled(const sim_device *d)
     return d->timing.comm_slowdown > 0 || d->timing.comm_wakeup_ns > 0;
 }
 
-/* The memory-bound ops that run on the host's cores: copies and the optimizer step. */
-static bool host_shared(span_kind k)
-{
-    return k == SPAN_COPY_IN || k == SPAN_COPY_OUT || k == SPAN_OPTIMIZER;
-}
-
 /* Whether the comm stream's busy time up to the compute stream's next op is known: a
  * collective that every rank has not reached yet would slow that op by an unknown
  * amount, so the compute stream waits for it (the last arrival puts this rank back on
@@ -175,7 +169,7 @@ static int64_t host_busy_until(const sim_device *d)
         double more = 0.0;
         for (size_t i = 1; st && st->hosted && i < st->count; i++) {
             const sim_entry *e = &st->q[st->head + i];
-            if (e->type == SIM_OP && host_shared((span_kind)e->kind))
+            if (e->type == SIM_OP && timing_on_host_cores((span_kind)e->kind))
                 more += (double)e->dur_ns;
         }
         w->host_more_work[m] = more;
@@ -264,7 +258,7 @@ static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64
  * host's cores not run to a shared op's end).  Each draw is made once per op. */
 static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
 {
-    if (sid == DEV_STREAM_COMPUTE && d->host && host_shared((span_kind)e->kind))
+    if (sid == DEV_STREAM_COMPUTE && d->host && timing_on_host_cores((span_kind)e->kind))
         return time_shared_op(d, e, gap, start, end);
     const sim_stream *st = &d->streams[sid];
     bool contended = sid == DEV_STREAM_COMPUTE && contention_modelled(d) &&

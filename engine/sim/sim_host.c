@@ -1,6 +1,8 @@
 /* sim_host.c — the cores of one host shared by its ranks' memory-bound ops (sim_host.h). */
 #include "sim_host.h"
 
+#include "timing.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +23,6 @@ void sim_host_free(sim_host *h)
 {
     free(h->jobs);
     *h = (sim_host){0};
-}
-
-static double share_of(double cores, int running)
-{
-    double rate = cores / running;
-    return rate < 1.0 ? rate : 1.0;
 }
 
 /* Runs the ops of `jobs` (the host's, or a copy) from *now on, to `until`, or to the
@@ -52,7 +48,7 @@ static int64_t run_ops(const sim_host *h, sim_host_job *jobs, int64_t *now, int6
         }
         if (running == 0 && next_start == INT64_MAX)
             break;
-        double rate = running > 0 ? share_of(h->cores, running) : 0.0;
+        double rate = running > 0 ? timing_core_share(h->cores, running) : 0.0;
         int64_t end = running > 0 ? t + (int64_t)ceil(least / rate - ROUNDING_NS) : INT64_MAX;
         int64_t next = end < next_start ? end : next_start;
         next = next < until ? next : until;
@@ -94,7 +90,7 @@ int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
             const sim_host_job *o = &h->jobs[m];
             running += m != member && o->pending && !o->done && o->start_ns <= h->now_ns;
         }
-        double rate = share_of(h->cores, running);
+        double rate = timing_core_share(h->cores, running);
         double behind = rate * (double)(h->now_ns - start_ns);
         if (behind + DONE_LEFT_NS >= j->left_ns) {
             j->done = true;
