@@ -7,6 +7,7 @@
 #include "calibrate_share.h"
 #include "calibrate_table.h"
 #include "calibrate_wakeup.h"
+#include "calibrate_weight.h"
 #include "median.h"
 
 #include <stdbool.h>
@@ -252,7 +253,11 @@ static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs
     run_span *c = collectives(s, n, &nc);
     busy_interval *b = c ? busy_intervals(c, nc, &nb) : NULL;
     bool *inside = b ? inside_collectives(s, n, b, nb) : NULL;
-    host_load *load = inside ? host_load_build(s, n, c, nc, out->host_cores) : NULL;
+    /* The sums' weight is learned from the runs out of cache and kept for the others. */
+    bool weigh = inside && !in_cache && out->host_cores > 0;
+    host_load *load = NULL;
+    if (inside && (!weigh || calib_fit_comm_weight(s, n, c, nc, out) == 0))
+        load = host_load_build(s, n, c, nc, out->host_cores, out->comm_core_weight);
     int rc = -1;
     if (load)
         rc = in_cache ? (calib_fit_memory(s, n, inside, load, CACHED_WRITE_MIN_BYTES, &out->cache) != 0 ||
@@ -295,7 +300,9 @@ static int fit_split_by_cache(const run_span *s, size_t n, calib_run_costs *out)
 int calib_run_fit(run_span *s, size_t n, double host_cores, double cache_mb, calib_run_costs *out, char *err,
                   size_t errlen)
 {
-    *out = (calib_run_costs){.host_cores = host_cores > 0 ? host_cores : 0, .cache_mb = cache_mb > 0 ? cache_mb : 0};
+    *out = (calib_run_costs){.host_cores = host_cores > 0 ? host_cores : 0,
+                             .cache_mb = cache_mb > 0 ? cache_mb : 0,
+                             .comm_core_weight = 1.0};
     qsort(s, n, sizeof *s, by_place);
     if (fit_split_by_cache(s, n, out) != 0) {
         snprintf(err, errlen, "out of memory learning from %zu spans", n);

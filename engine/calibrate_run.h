@@ -94,6 +94,8 @@ typedef struct {
         compute_wake_late_fraction, compute_wake_late_us, compute_wake_late_sd_us, op_overhead_busy_us;
     calib_bandwidths memory; /* the copies', SGD steps' and gradient writes' (copy_in_gbps: [device] mem_bw_gbps) */
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
+    double comm_core_weight; /* the sums' weight beside the copies and steps on them (1: alike) */
+    size_t nweighted;        /* the bucket allreduces behind it */
     double cache_mb;   /* the host's last-level cache (0: none) */
     calib_bandwidths cache; /* learned from the runs whose memory fits in it, when others do not */
     double cache_allreduce_factor; /* their bucket allreduces' times over the table's, the median (0: none) */

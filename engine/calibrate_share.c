@@ -8,7 +8,7 @@
 
 typedef struct {
     int64_t at_ns;
-    int delta; /* jobs that start (> 0) or end (< 0) */
+    int ops, sums; /* copies or steps, and parts of sums, that start (> 0) or end (< 0) */
 } load_event;
 
 typedef struct {
@@ -17,9 +17,10 @@ typedef struct {
 } run_events;
 
 struct host_load {
-    double cores;
+    double cores, sum_weight;
     load_event *ev;
-    double *core_time; /* per event: the integral of one job's share from its run's first event */
+    double *op_core_time;  /* per event: the integral of a copy's or step's share from its run's first event */
+    double *sum_core_time; /* the same for a part of the sums */
     size_t nev;
     run_events *runs;
     size_t nruns;
@@ -60,7 +61,7 @@ static int by_time(const void *pa, const void *pb)
     const load_event *a = pa, *b = pb;
     if (a->at_ns != b->at_ns)
         return a->at_ns < b->at_ns ? -1 : 1;
-    return a->delta - b->delta;
+    return (a->ops + a->sums) - (b->ops + b->sums);
 }
 
 /* The events of run s[first].run: its shared ops' and its whole bucket allreduces' (one
@@ -72,8 +73,8 @@ static size_t run_events_of(const run_span *s, size_t first, size_t end, const r
     size_t nev = 0;
     for (size_t i = first; i < end; i++)
         if (calib_host_shared(&s[i])) {
-            ev[nev++] = (load_event){s[i].start_ns, +1};
-            ev[nev++] = (load_event){s[i].end_ns, -1};
+            ev[nev++] = (load_event){s[i].start_ns, +1, 0};
+            ev[nev++] = (load_event){s[i].end_ns, -1, 0};
         }
     int64_t run = s[first].run;
     while (*ci < nc && c[*ci].run < run)
@@ -82,8 +83,8 @@ static size_t run_events_of(const run_span *s, size_t first, size_t end, const r
         calib_collective g;
         *ci = calib_collective_next(c, nc, *ci, true, &g);
         if (g.whole) {
-            ev[nev++] = (load_event){g.last_arrival_ns, +g.world};
-            ev[nev++] = (load_event){g.end_ns, -g.world};
+            ev[nev++] = (load_event){g.last_arrival_ns, 0, +g.world};
+            ev[nev++] = (load_event){g.end_ns, 0, -g.world};
         }
     }
     return nev;
@@ -91,27 +92,37 @@ static size_t run_events_of(const run_span *s, size_t first, size_t end, const r
 
 static void integrate(host_load *l, size_t first, size_t count)
 {
-    int running = 0;
+    int ops = 0, sums = 0;
     for (size_t i = first; i < first + count; i++) {
-        double share = timing_core_share(l->cores, running);
-        l->core_time[i] = i == first ? 0.0 : l->core_time[i - 1] + (double)(l->ev[i].at_ns - l->ev[i - 1].at_ns) * share;
-        running += l->ev[i].delta;
+        if (i == first) {
+            l->op_core_time[i] = l->sum_core_time[i] = 0.0;
+        } else {
+            timing_shares sh = timing_core_shares(l->cores, ops, sums, l->sum_weight);
+            double span = (double)(l->ev[i].at_ns - l->ev[i - 1].at_ns);
+            l->op_core_time[i] = l->op_core_time[i - 1] + span * sh.op;
+            l->sum_core_time[i] = l->sum_core_time[i - 1] + span * sh.sum;
+        }
+        ops += l->ev[i].ops;
+        sums += l->ev[i].sums;
     }
 }
 
-host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores)
+host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores,
+                           double sum_weight)
 {
     host_load *l = calloc(1, sizeof *l);
     if (!l)
         return NULL;
     l->cores = cores;
+    l->sum_weight = sum_weight;
     if (cores <= 0)
         return l;
     size_t cap = 2 * (n + nc) + 1;
     l->ev = malloc(cap * sizeof *l->ev);
-    l->core_time = malloc(cap * sizeof *l->core_time);
+    l->op_core_time = malloc(cap * sizeof *l->op_core_time);
+    l->sum_core_time = malloc(cap * sizeof *l->sum_core_time);
     l->runs = malloc((n ? n : 1) * sizeof *l->runs);
-    if (!l->ev || !l->core_time || !l->runs) {
+    if (!l->ev || !l->op_core_time || !l->sum_core_time || !l->runs) {
         host_load_free(l);
         return NULL;
     }
@@ -145,7 +156,9 @@ static size_t first_at(const load_event *ev, size_t first, size_t count, int64_t
     return lo;
 }
 
-double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns)
+/* The integral `acc` from the event at from_ns to the one at to_ns of run `run`, or the
+ * wall time between them when they are not both events of it. */
+static double integral(const host_load *l, const double *acc, int64_t run, int64_t from_ns, int64_t to_ns)
 {
     for (size_t k = 0; l->cores > 0 && k < l->nruns; k++) {
         const run_events *r = &l->runs[k];
@@ -154,9 +167,19 @@ double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int
         size_t a = first_at(l->ev, r->first, r->count, from_ns), b = first_at(l->ev, r->first, r->count, to_ns);
         size_t stop = r->first + r->count;
         if (a < stop && b < stop)
-            return l->core_time[b] - l->core_time[a];
+            return acc[b] - acc[a];
     }
     return (double)(to_ns - from_ns);
+}
+
+double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns)
+{
+    return integral(l, l->op_core_time, run, from_ns, to_ns);
+}
+
+double host_load_sum_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns)
+{
+    return integral(l, l->sum_core_time, run, from_ns, to_ns);
 }
 
 void host_load_free(host_load *l)
@@ -164,7 +187,8 @@ void host_load_free(host_load *l)
     if (!l)
         return;
     free(l->ev);
-    free(l->core_time);
+    free(l->op_core_time);
+    free(l->sum_core_time);
     free(l->runs);
     free(l);
 }

@@ -1,6 +1,7 @@
 /* calibrate_share.h — the share of a host's cores each op of a measured run received,
- * as the sim's shared host gives it (engine/sim/sim_host.h): with k ops of the run's
- * ranks running on `cores`, each progresses at min(1, cores / k) of a core.  The ops
+ * as the sim's shared host gives it (engine/sim/sim_host.h): with ops and parts of sums of
+ * the run's ranks running on `cores`, each progresses at its share of timing_core_shares()
+ * (the parts of sums at `sum_weight`).  The ops
  * are the copies into and out of the buckets and the optimizer steps (compute-stream
  * spans, timing_on_host_cores) and every rank's part of each bucket allreduce seen by
  * all its ranks: one job per rank from the last arrival to the collective's end
@@ -9,9 +10,11 @@
  * Contract: host_load_build() takes the spans of one or more runs, a run's together and
  * the runs in increasing order, the comm spans of the same runs in collective order
  * (run, seq) and the cores
- * (<= 0: nothing shared, every query gives the wall time); NULL when out of memory.  host_load_core_time() is the integral of min(1, cores / k)
- * over [from, to] of run `run`, for an op that is one of the k (its own start and end
- * are events of the load; elsewhere the wall time).  calib_collective_next() groups the
+ * (<= 0: nothing shared, every query gives the wall time) and the sums' weight; NULL
+ * when out of memory.  host_load_core_time() is the integral of a copy's or step's share
+ * over [from, to] of run `run`, for an op that is one of those running (its own start and
+ * end are events of the load; elsewhere the wall time); host_load_sum_core_time() the
+ * same for a part of a collective's sums (from its last arrival to its end).  calib_collective_next() groups the
  * comm spans from index i on of one collective, returns the index past them, and says
  * whether they are a bucket allreduce every rank recorded with the same bytes, and its
  * last arrival and end (the first rank's end when the cores are shared: the late exits
@@ -38,8 +41,10 @@ typedef struct {
 /* A copy into or out of a bucket or an optimizer step: an op on the host's cores. */
 bool calib_host_shared(const run_span *s);
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out);
-host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores);
+host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores,
+                           double sum_weight);
 double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns);
+double host_load_sum_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns);
 void host_load_free(host_load *l);
 
 #endif

@@ -32,13 +32,17 @@ static int add_sample(calib_run_costs *out, int world, int64_t bytes, double us,
     return 0;
 }
 
-/* Collective g's time alone on the host: with the cores shared each rank's sum got min(1,
- * cores / k) of a core with k jobs running (calibrate_share.h), and alone it would get
- * min(1, cores / world); without, its time. */
-static double alone_ns(const host_load *load, const calib_collective *g, double host_cores)
+double calib_alone_ns(const host_load *load, const calib_collective *g, double host_cores, double comm_core_weight)
 {
-    double ns = host_load_core_time(load, g->run, g->last_arrival_ns, g->end_ns);
-    return host_cores > 0 ? ns / timing_core_share(host_cores, g->world) : ns;
+    if (host_cores <= 0)
+        return (double)(g->end_ns - g->last_arrival_ns);
+    double ns = host_load_sum_core_time(load, g->run, g->last_arrival_ns, g->end_ns);
+    return ns / timing_core_shares(host_cores, 0, g->world, comm_core_weight).sum;
+}
+
+static double alone_ns(const host_load *load, const calib_collective *g, const calib_run_costs *out)
+{
+    return calib_alone_ns(load, g, out->host_cores, out->comm_core_weight);
 }
 
 int calib_fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
@@ -51,7 +55,7 @@ int calib_fit_allreduce(const run_span *c, size_t nc, const host_load *load, cal
         i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
         if (!g.whole)
             continue;
-        rc = add_sample(out, g.world, g.bytes, alone_ns(load, &g, out->host_cores) / 1e3, per, nper, cap);
+        rc = add_sample(out, g.world, g.bytes, alone_ns(load, &g, out) / 1e3, per, nper, cap);
         out->ncollectives++;
     }
     for (size_t k = 0; k < out->nar; k++) {
@@ -97,7 +101,7 @@ int calib_fit_cache_allreduce(const run_span *c, size_t nc, const host_load *loa
         i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
         double table = g.whole ? table_ns(out, g.world, (double)g.bytes) : -1;
         if (table > 0)
-            ratio[k++] = alone_ns(load, &g, out->host_cores) / table;
+            ratio[k++] = alone_ns(load, &g, out) / table;
     }
     out->ncache_collectives = k;
     out->cache_allreduce_factor = k ? median_sort(ratio, k) : 0;

@@ -10,7 +10,10 @@
  * out->ar.  calib_fit_cache_allreduce(), for the runs whose memory fits in the cache and
  * after the table is learned from the others, sets out->cache_allreduce_factor to the
  * median of their collectives' times over the table's at their size (0 with none).
- * Both return -1 only when out of memory.
+ * Both return -1 only when out of memory.  calib_alone_ns() is collective g's time alone
+ * on the host: with host_cores > 0 the core time each rank's part of the sums got beside
+ * the copies and steps (at comm_core_weight), over the share it would get alone, min(1,
+ * cores / world); else its time from the last arrival to the end.
  */
 #ifndef DDPPROF_CALIBRATE_TABLE_H
 #define DDPPROF_CALIBRATE_TABLE_H
@@ -20,6 +23,7 @@
 #include "calibrate_run.h"
 #include "calibrate_share.h"
 
+double calib_alone_ns(const host_load *load, const calib_collective *g, double host_cores, double comm_core_weight);
 int calib_fit_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out);
 int calib_fit_cache_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out);
 

@@ -199,6 +199,7 @@ typedef struct scenario {
     double compute_wake_late_fraction; /* predict only: share of a crowded host's compute streams, idle until a comm event, that start late */
     double compute_wake_late_us, compute_wake_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
     double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
+    double comm_core_weight; /* predict only: a comm stream's work on the host's cores beside a copy or step, when they outnumber the cores */
     bool comm_on_host_cores; /* predict only: bucket allreduces' sums share the host's cores too; the measured table is their time alone */
     double cache_mb;        /* predict only: the last-level cache a host's ranks share (0: none modelled) */
     double cache_allreduce_factor; /* predict only: the measured allreduce table's times in cache, times this (0: 1) */

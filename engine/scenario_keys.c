@@ -394,6 +394,14 @@ const key_def scn_keys[] = {
      "`ddpprof calibrate --from` learns the table so and writes this; false = the table's time "
      "whatever else runs",
      AT(comm_on_host_cores), 0, 0},
+    {"device", "comm_core_weight", K_DOUBLE, 0.01, 100, NULL, "1",
+     "predict only: with comm_on_host_cores, how the host's cores are shared out when its "
+     "ops outnumber them: a rank's part of the sums (or its copy out of the staging area) gets "
+     "this weight, a copy or step weight 1, none more than a core; below 1 the copies and "
+     "steps go first (on the cpu backend a comm worker sleeps and wakes at each of a "
+     "collective's barriers and loses the core meanwhile); `ddpprof calibrate --from` learns "
+     "it; 1 = every op alike",
+     AT(comm_core_weight), 0, 0},
     {"device", "cache_mb", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: MiB of last-level cache that the ranks of one host share; where their memory "
      "(each rank's parameters, gradients and buckets: 12 bytes per parameter) fits in it, the "

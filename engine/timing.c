@@ -193,9 +193,18 @@ bool timing_on_host_cores(span_kind kind)
     return kind == SPAN_COPY_IN || kind == SPAN_COPY_OUT || kind == SPAN_OPTIMIZER;
 }
 
-double timing_core_share(double cores, int ops)
+timing_shares timing_core_shares(double cores, int ops, int sums, double sum_weight)
 {
-    return ops > cores ? cores / ops : 1.0;
+    if (ops + sums <= cores)
+        return (timing_shares){1.0, 1.0};
+    double per_weight = cores / ((double)ops + sum_weight * (double)sums);
+    /* Water-filling: a class whose proportional share tops a core runs on a core each,
+     * and the other class shares what is left. */
+    if (ops > 0 && per_weight >= 1.0)
+        return (timing_shares){1.0, ((double)cores - ops) / sums};
+    if (sums > 0 && per_weight * sum_weight >= 1.0)
+        return (timing_shares){((double)cores - sums) / ops, 1.0};
+    return (timing_shares){fmin(1.0, per_weight), fmin(1.0, per_weight * sum_weight)};
 }
 
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)

@@ -52,8 +52,15 @@ bool timing_fits_cache(const scenario *sc, int64_t total_numel);
  * and out of the buckets and the optimizer step; predict times them so and calibrate
  * --from learns their bandwidths so. */
 bool timing_on_host_cores(span_kind kind);
-/* The share of a core each of `ops` ops running on `cores` cores gets: min(1, cores / ops). */
-double timing_core_share(double cores, int ops);
+/* The shares of a core that each of `ops` copies and steps and each of `sums` ranks' parts
+ * of allreduce sums running on a host of `cores` cores get: a core each while they fit,
+ * else the cores shared out in proportion to weights 1 and `sum_weight` ([device]
+ * comm_core_weight), none above one core.  Alone, `sums` parts get min(1, cores / sums)
+ * whatever the weight. */
+typedef struct {
+    double op, sum;
+} timing_shares;
+timing_shares timing_core_shares(double cores, int ops, int sums, double sum_weight);
 /* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths
  * (each where it is set): for a rank whose host's memory fits in the cache. */
 void timing_use_cache(timing_model *t, const scenario *sc);

@@ -290,6 +290,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
     if (c->host_cores > 0 && c->nar > 0)
         add(&t, "; the bucket allreduces' sums shared them too: the measured table is each collective's time alone\n"
                 "comm_on_host_cores = true\n");
+    if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
+        add(&t, "; the sums' weight beside the copies and steps when they outnumbered the cores: the one at which the\n"
+                "; %zu bucket allreduces' times alone agree best\ncomm_core_weight = %.4f\n",
+            c->nweighted, c->comm_core_weight);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         add(&t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
                 "cache, learned apart\ncache_mb = %g\n",

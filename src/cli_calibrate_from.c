@@ -57,6 +57,10 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         printf("host_cores  %10g      (copies, SGD steps and allreduce sums of a run's ranks shared these cores: each bandwidth\n"
                "                        is one op's on one core, the allreduce table each collective's time alone)\n",
                c->host_cores);
+    if (c->host_cores > 0 && c->nweighted > 0)
+        printf("comm_weight %10.4f  (the sums' share of the cores beside a copy or step, as weight; the one at which\n"
+               "                        %zu bucket allreduces' times alone agree best)\n",
+               c->comm_core_weight, c->nweighted);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
         print_bandwidths(&c->cache, "  ");

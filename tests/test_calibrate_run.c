@@ -242,6 +242,28 @@ static void test_sums_share_the_cores_by_hand(void **state)
     assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / (1000.0 / 3.0)) < 1e-9);
 }
 
+/* comm_core_weight learned: host_cores = 1, two ranks, two bucket allreduces of 4000 B.
+ * The first alone: last arrival 0, first rank out at 2000.  The second beside a copy in of
+ * rank 0 in [10000, 11200]: last arrival 10000, first out at 12800.  At weight w the two
+ * sums get w / (1 + 2w) of the core each beside the copy, half of it after: alone the
+ * collective would last 2 x (1200 w / (1 + 2w) + 1600 / 2) ns, 2000 ns, the first's
+ * time, only at w = 1/4 (at 1 it would be 2400).  So the fit takes 1/4, the table 2 us,
+ * and the copy its two thirds of the core: 2000 B over 800 ns. */
+static void test_sums_weight_by_hand(void **state)
+{
+    (void)state;
+    run_span s[] = {ar(0, 3, 4000, 0, 2000), ar(1, 3, 4000, 0, 2000), ar(0, 4, 4000, 9000, 12800),
+                    ar(1, 4, 4000, 10000, 13000), mem(0, SPAN_COPY_IN, 1000, 10000, 11200)};
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, 5, 1, 0, &c, err, sizeof err), 0);
+    assert_true(c.comm_core_weight == 0.25);
+    assert_int_equal((int)c.nweighted, 2);
+    assert_int_equal((int)c.nar, 1);
+    assert_true(fabs(c.ar[0].us - 2.0) < 1e-9);
+    assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 800.0) < 1e-9);
+}
+
 static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
                           int64_t end)
 {
@@ -587,6 +609,7 @@ int main(void)
         cmocka_unit_test(test_stalls_by_hand),
         cmocka_unit_test(test_shared_cores_by_hand),
         cmocka_unit_test(test_sums_share_the_cores_by_hand),
+        cmocka_unit_test(test_sums_weight_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_compute_wake_by_hand),

@@ -46,6 +46,7 @@
 #include "store.h"
 #include "sweep_summary.h"
 #include "timing.h"
+#include "timing.h"
 #include "tmp_store.h"
 
 typedef struct {
@@ -1212,7 +1213,7 @@ static void test_host_cores_by_hand(void **state)
     sim_host h;
     sim_host_job scratch[4];
     int64_t end;
-    assert_int_equal(sim_host_init(&h, 1.5, 4), 0);
+    assert_int_equal(sim_host_init(&h, 1.5, 1.0, 4), 0);
     assert_int_equal(sim_host_submit(&h, 0, 0, 1000), 0);
     assert_int_equal(sim_host_submit(&h, 1, 0, 1000), 0);
     assert_int_equal(sim_host_submit(&h, 2, 0, 500), 0);
@@ -1233,6 +1234,47 @@ static void test_host_cores_by_hand(void **state)
     sim_host_free(&h);
 }
 
+/* timing_core_shares: a core each while the ops fit; else in proportion to the weights,
+ * none above a core (1.5 cores left to two sums when one op takes a whole core). */
+static void test_core_shares_by_hand(void **state)
+{
+    (void)state;
+    timing_shares sh = timing_core_shares(2, 1, 1, 0.25);
+    assert_true(sh.op == 1.0 && sh.sum == 1.0);
+    sh = timing_core_shares(1, 1, 1, 0.25); /* 1 / 1.25 per unit of weight */
+    assert_true(fabs(sh.op - 0.8) < 1e-12 && fabs(sh.sum - 0.2) < 1e-12);
+    sh = timing_core_shares(2, 2, 2, 0.25);
+    assert_true(fabs(sh.op - 0.8) < 1e-12 && fabs(sh.sum - 0.2) < 1e-12);
+    sh = timing_core_shares(2, 1, 2, 0.25); /* the op would get 4/3: one core, the sums half each */
+    assert_true(sh.op == 1.0 && fabs(sh.sum - 0.5) < 1e-12);
+    sh = timing_core_shares(2, 2, 1, 4); /* the sum would get 4/3: one core, the ops half each */
+    assert_true(fabs(sh.op - 0.5) < 1e-12 && sh.sum == 1.0);
+    sh = timing_core_shares(2, 0, 4, 0.25); /* sums alone: min(1, cores / sums) whatever the weight */
+    assert_true(fabs(sh.sum - 0.5) < 1e-12);
+    sh = timing_core_shares(1.5, 3, 0, 1);
+    assert_true(fabs(sh.op - 0.5) < 1e-12);
+}
+
+/* [device] comm_core_weight = 0.25 on one core: member 0 (a rank's compute stream) 1000 ns
+ * and member 1 (its comm stream) 500 ns, both at 0.  The op gets 0.8 of the core, the
+ * sum 0.2: the op ends at 1250, when the sum has done 250 ns; the 250 left run alone to
+ * 1500, the core's work. */
+static void test_host_weighted_by_hand(void **state)
+{
+    (void)state;
+    sim_host h;
+    sim_host_job scratch[2];
+    assert_int_equal(sim_host_init(&h, 1, 0.25, 2), 0);
+    assert_int_equal(sim_host_submit(&h, 0, 0, 1000), 0);
+    assert_int_equal(sim_host_submit(&h, 1, 0, 500), 0);
+    assert_int_equal(sim_host_member_end(&h, 1, scratch), 1500);
+    assert_int_equal(host_step(&h, scratch), 1250);
+    assert_int_equal(host_end(&h, 0), 1250);
+    assert_int_equal(host_step(&h, scratch), 1500);
+    assert_int_equal(host_end(&h, 1), 1500);
+    sim_host_free(&h);
+}
+
 /* One core.  Member 0's 1000 ns at 0 runs alone to 500, when the host has run that far;
  * member 1's 100 ns that started at 100 comes late: at half a core beside member 0 it
  * was done at 300.  Member 2's 1000 ns from 0 catches up 250 ns (half of 500) and shares
@@ -1244,7 +1286,7 @@ static void test_host_late_op_and_drain_by_hand(void **state)
     (void)state;
     sim_host h;
     sim_host_job scratch[3];
-    assert_int_equal(sim_host_init(&h, 1, 3), 0);
+    assert_int_equal(sim_host_init(&h, 1, 1.0, 3), 0);
     assert_int_equal(sim_host_submit(&h, 0, 0, 1000), 0);
     sim_host_finish_until(&h, 500);
     assert_int_equal(sim_host_submit(&h, 1, 100, 100), 0);
@@ -1270,7 +1312,7 @@ static void test_host_long_chains(void **state)
     sim_host h;
     sim_host_job scratch[2];
     int64_t end0 = 0, end1 = 0;
-    assert_int_equal(sim_host_init(&h, 1, 2), 0);
+    assert_int_equal(sim_host_init(&h, 1, 1.0, 2), 0);
     for (int i = 0; i < 100000; i++) {
         assert_int_equal(sim_host_submit(&h, 0, end0, 10), 0);
         assert_int_equal(sim_host_submit(&h, 1, end1, 10), 0);
@@ -1440,7 +1482,9 @@ static void test_host_copies_results_out(void **state)
  * their work and the copies': the table's time plus 2 x 1000 ns / cores, 2002 us on one
  * core and 2001 us on two.  The last bucket's sums run alone: the table's time, 2000 us,
  * on either, as does the rebuild iteration's one bucket of 4 MB (4000 us).  Without the
- * key every bucket allreduce lasts the table's time. */
+ * key every bucket allreduce lasts the table's time.  With comm_slowdown the backwards
+ * beside the sums wait to learn how long the comm stream is busy; the sums still meet the
+ * copies behind them (2002 us on one core), not timed alone before those are submitted. */
 static void test_sums_on_host_by_hand(void **state)
 {
     (void)state;
@@ -1456,11 +1500,15 @@ static void test_sums_on_host_by_hand(void **state)
     int64_t one = run_sim(st, sc);
     assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
     int64_t two = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "device.comm_slowdown=0.1", (char[SCENARIO_ERR]){0}), 0);
+    int64_t slowed = run_sim(st, sc);
     sqlite3 *db = store_db(st);
-    allreduce_times at, a1, a2;
+    allreduce_times at, a1, a2, as;
     bucket_allreduce_times(db, table, &at);
     bucket_allreduce_times(db, one, &a1);
     bucket_allreduce_times(db, two, &a2);
+    bucket_allreduce_times(db, slowed, &as);
     assert_true(at.n >= 8);
     assert_int_equal(a1.n, at.n);
     assert_int_equal(a2.n, at.n);
@@ -1471,6 +1519,7 @@ static void test_sums_on_host_by_hand(void **state)
         assert_int_equal(at.time_ns[i], alone);
         assert_int_equal(a1.time_ns[i], beside_copies ? 2002000 : alone);
         assert_int_equal(a2.time_ns[i], beside_copies ? 2001000 : alone);
+        assert_int_equal(as.time_ns[i], a1.time_ns[i]);
         assert_int_equal(a1.spread_ns[i], 0);
         assert_int_equal(a2.spread_ns[i], 0);
     }
@@ -2159,6 +2208,8 @@ int main(void)
         cmocka_unit_test(test_gap_stalls),
         cmocka_unit_test(test_comm_slowdown_by_hand),
         cmocka_unit_test(test_busy_intervals),
+        cmocka_unit_test(test_core_shares_by_hand),
+        cmocka_unit_test(test_host_weighted_by_hand),
         cmocka_unit_test(test_host_cores_by_hand),
         cmocka_unit_test(test_host_late_op_and_drain_by_hand),
         cmocka_unit_test(test_host_long_chains),

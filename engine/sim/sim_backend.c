@@ -72,7 +72,7 @@ static int hosts_create(sim_world *w, const scenario *sc)
         int members = sc->world_size - h * w->host_ranks;
         /* A member per stream: each stream's ops are timed in start order. */
         int ranks = members < w->host_ranks ? members : w->host_ranks;
-        if (sim_host_init(&w->hosts[h], sc->host_cores, ranks * DEV_STREAM_COUNT) != 0) {
+        if (sim_host_init(&w->hosts[h], sc->host_cores, sc->comm_core_weight, ranks * DEV_STREAM_COUNT) != 0) {
             hosts_free(w);
             return -1;
         }

@@ -145,7 +145,7 @@ static bool sums_on_host(const sim_world *w, const sim_entry *e)
 static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e)
 {
     double alone_ns = allreduce_data_ns(w, (double)e->bytes);
-    double share = timing_core_share(w->sc->host_cores, w->world_size);
+    double share = timing_core_shares(w->sc->host_cores, 0, w->world_size, w->sc->comm_core_weight).sum;
     for (int r = 0; r < w->world_size; r++) {
         sim_device *d = w->devs[r];
         if (sim_host_submit(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, c->last_arrival_ns,

@@ -3,6 +3,7 @@
  * becomes a span (or part of a phase span).  See sim_internal.h for the data and the
  * ordering argument. */
 #include "textcopy.h"
+#include "sim_crowding.h"
 #include "sim_internal.h"
 
 #include <stdio.h>
@@ -137,11 +138,6 @@ static int64_t mark_time(sim_stream *other, uint64_t ticket)
 
 static bool advance_stream(sim_device *d, dev_stream sid);
 
-static bool contention_modelled(const sim_device *d)
-{
-    return d->timing.comm_slowdown > 0 || d->timing.comm_wakeup_ns > 0;
-}
-
 /* Whether the comm stream's busy time up to the compute stream's next op is known: a
  * collective that every rank has not reached yet would slow that op by an unknown
  * amount, so the compute stream waits for it (the last arrival puts this rank back on
@@ -155,62 +151,6 @@ static bool comm_known(sim_device *d)
     advance_stream(d, DEV_STREAM_COMM);
     const sim_stream *comm = &d->streams[DEV_STREAM_COMM];
     return comm->count == 0 || comm->q[comm->head].type != SIM_COLL;
-}
-
-/* When the host's cores would be free of the work its ranks have submitted and queued
- * behind it, if no other started. */
-static int64_t host_busy_until(const sim_device *d)
-{
-    sim_world *w = d->w;
-    int base = d->base.rank / w->host_ranks * w->host_ranks;
-    for (int m = 0; m < d->host->members; m++) {
-        const sim_device *o = w->devs[base + m / DEV_STREAM_COUNT];
-        const sim_stream *st = o ? &o->streams[m % DEV_STREAM_COUNT] : NULL;
-        double more = 0.0;
-        for (size_t i = 1; st && st->hosted && i < st->count; i++) {
-            const sim_entry *e = &st->q[st->head + i];
-            if (e->type == SIM_OP && timing_on_host_cores((span_kind)e->kind))
-                more += (double)e->dur_ns;
-        }
-        w->host_more_work[m] = more;
-    }
-    return sim_host_drain_end(d->host, w->host_more_work, w->host_scratch);
-}
-
-/* `late`, no later than the host's cores would be free, from `from` on, of the work its
- * ranks have submitted and queued: the cores a woken thread of this rank queues for. */
-static int64_t within_held(const sim_device *d, int64_t late, int64_t from)
-{
-    int64_t busy_until = host_busy_until(d);
-    int64_t held = busy_until > from ? busy_until - from : 0;
-    return late < held ? late : held;
-}
-
-/* How late this rank leaves bucket allreduce `e`, which ends at `end` (the draw of
- * sim_collective.c, on a host of fewer cores than ranks, for every rank but the first of
- * its host out): only when its compute stream has nothing to run but what waits for the
- * collective (mid-backward every rank's compute is busy alike and they leave together),
- * and no later than the cores would be free of the copies and steps the ranks already out
- * have submitted and queued, which hold the cores its comm worker queues for. */
-static int64_t late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end)
-{
-    if (!d->host || d->late_seq != e->seq || d->late_ns <= 0)
-        return 0;
-    const sim_stream *compute = &d->streams[DEV_STREAM_COMPUTE];
-    if (compute->free_ns > end || (compute->count > 0 && compute->q[compute->head].type != SIM_WAIT))
-        return 0;
-    return within_held(d, d->late_ns, end);
-}
-
-/* How late a compute stream that idled until its comm stream's event at `at` starts
- * what follows, on a host of fewer cores than ranks: the draw, no later than the cores
- * would be free of the work the host's ranks have submitted and queued. */
-static int64_t compute_wake_late_ns(sim_device *d, int64_t at)
-{
-    if (!sim_device_crowded(d))
-        return 0;
-    int64_t late = (int64_t)timing_compute_wake_late_ns(&d->timing);
-    return late > 0 ? within_held(d, late, at) : 0;
 }
 
 /* Whether the compute stream's worker takes op `e` without sleeping: it ran the op
@@ -231,6 +171,16 @@ static int64_t hand_off_stall_ns(sim_device *d, const sim_stream *st, const sim_
     return worker_goes_on(st, e) ? 0 : (int64_t)timing_gap_stall_ns(&d->timing);
 }
 
+/* Compute op `e`'s hand-off stall, drawn once however often its timing is tried. */
+static int64_t compute_stall_ns(sim_device *d, sim_stream *st, const sim_entry *e)
+{
+    if (!st->stall_drawn) {
+        st->stall_ns = hand_off_stall_ns(d, st, e);
+        st->stall_drawn = true;
+    }
+    return st->stall_ns;
+}
+
 /* Times op `e`, the head of the compute stream, on the host's shared cores: submitted
  * once (its hand-off stall drawn once), then false until the host has run to its end. */
 static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
@@ -238,7 +188,7 @@ static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64
     sim_stream *st = &d->streams[DEV_STREAM_COMPUTE];
     int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
     if (!st->hosted) {
-        gap += hand_off_stall_ns(d, st, e);
+        gap += compute_stall_ns(d, st, e);
         st->hosted_start_ns = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
         if (sim_host_submit(d->host, member, st->hosted_start_ns, e->dur_ns) != 0) {
             fail_device(d, "an op submitted to the host's cores while one is pending");
@@ -260,14 +210,22 @@ static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t g
 {
     if (sid == DEV_STREAM_COMPUTE && d->host && timing_on_host_cores((span_kind)e->kind))
         return time_shared_op(d, e, gap, start, end);
-    const sim_stream *st = &d->streams[sid];
-    bool contended = sid == DEV_STREAM_COMPUTE && contention_modelled(d) &&
+    sim_stream *st = &d->streams[sid];
+    bool contended = sid == DEV_STREAM_COMPUTE && sim_contention_modelled(d) &&
                      (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
-    if (contended && !comm_known(d))
+    bool busy_known = !contended || comm_known(d);
+    int64_t busy_from = 0, busy_until = 0;
+    if (!busy_known && !sim_comm_busy_bound(d, &busy_from, &busy_until))
         return false;
     if (sid == DEV_STREAM_COMPUTE)
-        gap += hand_off_stall_ns(d, st, e);
+        gap += compute_stall_ns(d, st, e);
     *start = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
+    if (!busy_known) {
+        int inside = sim_ends_inside_busy(d, e, *start, busy_from, busy_until, end);
+        if (inside < 0)
+            fail_device(d, "out of memory noting when the comm stream is busy");
+        return inside > 0;
+    }
     *end = contended ? sim_busy_end(&d->comm_busy, *start, e->dur_ns, d->timing.comm_slowdown)
                      : *start + (int64_t)e->dur_ns;
     if (contended && e->sleeps && sim_busy_covers(&d->comm_busy, *end))
@@ -294,6 +252,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             emit(d, sid, e, start, end);
             st->free_ns = end;
             st->worker_busy = !e->sleeps;
+            st->stall_drawn = false;
         } else if (e->type == SIM_WAIT) {
             int64_t at = mark_time(&d->streams[1 - sid], e->ticket);
             if (at < 0)
@@ -303,7 +262,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             if (sid == DEV_STREAM_COMM && at > st->free_ns)
                 at += (int64_t)timing_comm_launch_ns(&d->timing);
             else if (at > st->free_ns)
-                at += compute_wake_late_ns(d, at);
+                at += sim_compute_wake_late_ns(d, at);
             if (at > st->free_ns) {
                 st->free_ns = at;
                 st->worker_busy = false; /* it slept until the event */
@@ -337,9 +296,9 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 if (woke > end)
                     end = woke;
             }
-            end += late_exit_ns(d, e, end);
+            end += sim_late_exit_ns(d, e, end);
             emit(d, sid, e, st->arrival_ns, end);
-            if (contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, end) != 0) {
+            if (sim_contention_modelled(d) && sim_busy_note(&d->comm_busy, c->last_arrival_ns, end) != 0) {
                 fail_device(d, "out of memory noting when the comm stream is busy");
                 break;
             }

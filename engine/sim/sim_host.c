@@ -1,6 +1,7 @@
 /* sim_host.c — the cores of one host shared by its ranks' memory-bound ops (sim_host.h). */
 #include "sim_host.h"
 
+#include "device.h"
 #include "timing.h"
 
 #include <math.h>
@@ -12,9 +13,9 @@
 #define DONE_LEFT_NS 1e-3
 #define ROUNDING_NS 1e-6
 
-int sim_host_init(sim_host *h, double cores, int members)
+int sim_host_init(sim_host *h, double cores, double sum_weight, int members)
 {
-    *h = (sim_host){.cores = cores, .members = members, .now_ns = INT64_MIN};
+    *h = (sim_host){.cores = cores, .sum_weight = sum_weight, .members = members, .now_ns = INT64_MIN};
     h->jobs = calloc((size_t)(members > 0 ? members : 1), sizeof *h->jobs);
     return h->jobs ? 0 : -1;
 }
@@ -25,6 +26,37 @@ void sim_host_free(sim_host *h)
     *h = (sim_host){0};
 }
 
+/* Whether member m is a rank's comm stream: its jobs are parts of allreduce sums, or
+ * copies of their results, shared out at [device] comm_core_weight. */
+static bool sums_member(int m)
+{
+    return m % DEV_STREAM_COUNT == DEV_STREAM_COMM;
+}
+
+/* The shares of a core of the jobs running at t, counting member `plus`'s job among them
+ * whether it runs yet or not (-1: none). */
+static timing_shares shares_at(const sim_host *h, const sim_host_job *jobs, int64_t t, int plus)
+{
+    int ops = 0, sums = 0;
+    for (int m = 0; m < h->members; m++) {
+        const sim_host_job *j = &jobs[m];
+        if (m == plus || !j->pending || j->done || j->start_ns > t)
+            continue;
+        sums += sums_member(m);
+        ops += !sums_member(m);
+    }
+    if (plus >= 0) {
+        sums += sums_member(plus);
+        ops += !sums_member(plus);
+    }
+    return timing_core_shares(h->cores, ops, sums, h->sum_weight);
+}
+
+static double job_rate(timing_shares sh, int m)
+{
+    return sums_member(m) ? sh.sum : sh.op;
+}
+
 /* Runs the ops of `jobs` (the host's, or a copy) from *now on, to `until`, or to the
  * first end when `stop_at_first`; marks the ops that end done with their end.  Returns
  * the first end met (INT64_MAX: none). */
@@ -32,31 +64,30 @@ static int64_t run_ops(const sim_host *h, sim_host_job *jobs, int64_t *now, int6
 {
     int64_t t = *now, first_end = INT64_MAX;
     while (t < until) {
+        timing_shares sh = shares_at(h, jobs, t, -1);
         int running = 0;
-        int64_t next_start = INT64_MAX;
-        double least = INFINITY;
+        int64_t next_start = INT64_MAX, end = INT64_MAX;
         for (int m = 0; m < h->members; m++) {
             const sim_host_job *j = &jobs[m];
             if (!j->pending || j->done)
                 continue;
             if (j->start_ns > t) {
                 next_start = j->start_ns < next_start ? j->start_ns : next_start;
-            } else {
-                running++;
-                least = j->left_ns < least ? j->left_ns : least;
+                continue;
             }
+            running++;
+            int64_t e = t + (int64_t)ceil(j->left_ns / job_rate(sh, m) - ROUNDING_NS);
+            end = e < end ? e : end;
         }
         if (running == 0 && next_start == INT64_MAX)
             break;
-        double rate = running > 0 ? timing_core_share(h->cores, running) : 0.0;
-        int64_t end = running > 0 ? t + (int64_t)ceil(least / rate - ROUNDING_NS) : INT64_MAX;
         int64_t next = end < next_start ? end : next_start;
         next = next < until ? next : until;
         for (int m = 0; running > 0 && m < h->members; m++) {
             sim_host_job *j = &jobs[m];
             if (!j->pending || j->done || j->start_ns > t)
                 continue;
-            j->left_ns -= rate * (double)(next - t);
+            j->left_ns -= job_rate(sh, m) * (double)(next - t);
             if (next == end && j->left_ns <= DONE_LEFT_NS) {
                 j->done = true;
                 j->end_ns = end;
@@ -85,12 +116,7 @@ int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
     /* Too late to slow the ops that ended since it started (sim_host.h): it catches up
      * at the share it would have had beside those running now. */
     if (start_ns < h->now_ns) {
-        int running = 1;
-        for (int m = 0; m < h->members; m++) {
-            const sim_host_job *o = &h->jobs[m];
-            running += m != member && o->pending && !o->done && o->start_ns <= h->now_ns;
-        }
-        double rate = timing_core_share(h->cores, running);
+        double rate = job_rate(shares_at(h, h->jobs, h->now_ns, member), member);
         double behind = rate * (double)(h->now_ns - start_ns);
         if (behind + DONE_LEFT_NS >= j->left_ns) {
             j->done = true;
@@ -145,4 +171,18 @@ int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_
     for (int64_t end; (end = run_ops(h, scratch, &t, INT64_MAX, true)) != INT64_MAX;)
         last = end > last ? end : last;
     return last;
+}
+
+int64_t sim_host_member_end(const sim_host *h, int member, sim_host_job *scratch)
+{
+    if (member < 0 || member >= h->members || !h->jobs[member].pending)
+        return INT64_MIN;
+    if (h->jobs[member].done)
+        return h->jobs[member].end_ns;
+    memcpy(scratch, h->jobs, (size_t)h->members * sizeof *scratch);
+    int64_t t = h->now_ns;
+    while (!scratch[member].done)
+        if (run_ops(h, scratch, &t, INT64_MAX, true) == INT64_MAX)
+            return INT64_MIN;
+    return scratch[member].end_ns;
 }

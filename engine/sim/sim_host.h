@@ -7,7 +7,9 @@
  * after the last allreduce every rank copies out and steps at once.  [device] host_cores
  * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
  * cores among runnable processes: with k ops running, each progresses at min(1, C / k)
- * of a core (processor sharing).  That conserves the cores (C cores' worth of work a
+ * of a core (processor sharing), or, with j of the k a comm stream's (a part of the
+ * sums), at the shares of timing_core_shares(): the cores shared out in proportion to
+ * weights 1 and [device] comm_core_weight.  That conserves the cores (C cores' worth of work a
  * second, never more) and lets an op that starts while the cores are busy progress at
  * once, at its share, as `calibrate --from` assumes when it learns the bandwidths.
  *
@@ -20,7 +22,8 @@
  * host ran to.  Such an op catches up at the share it would have had beside the ops
  * running at that time, and the ops that ended meanwhile keep their ends.
  *
- * Contract: sim_host_init() sets the cores (> 0) and the number of members (a rank's
+ * Contract: sim_host_init() sets the cores (> 0), the comm streams' weight (> 0) and the
+ * number of members (a rank's
  * streams: rank index x 2 + stream).  A member submits one op at a time
  * (sim_host_submit: -1 when it has one pending, or out of range); sim_host_take_end()
  * gives the op's end once it is done (false before) and frees the member for the next.
@@ -42,12 +45,13 @@ typedef struct {
 
 typedef struct {
     double cores;
+    double sum_weight; /* [device] comm_core_weight: a comm stream's job beside a copy or step */
     sim_host_job *jobs; /* per member */
     int members;
     int64_t now_ns; /* the ops are run up to here */
 } sim_host;
 
-int sim_host_init(sim_host *h, double cores, int members);
+int sim_host_init(sim_host *h, double cores, double sum_weight, int members);
 void sim_host_free(sim_host *h);
 int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns);
 bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns);
@@ -59,5 +63,8 @@ void sim_host_finish_until(sim_host *h, int64_t t_ns);
  * core longer (the ops queued behind it), if no other op started: INT64_MIN when none is
  * pending. */
 int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_job *scratch);
+/* When `member`'s op would end if no other op started: an op that starts can only slow
+ * it, so it ends no earlier (INT64_MIN: none pending). */
+int64_t sim_host_member_end(const sim_host *h, int member, sim_host_job *scratch);
 
 #endif

@@ -83,6 +83,8 @@ typedef struct {
     bool arrived;    /* the head collective's arrival is registered */
     bool hosted;     /* the head op is submitted to the host's shared cores */
     bool worker_busy; /* its last op ran on a core to its end (a copy, a step): no sleep before the next */
+    bool stall_drawn; /* the head op's hand-off stall is drawn (stall_ns), its end not known yet */
+    int64_t stall_ns;
     int64_t hosted_start_ns;
     int64_t arrival_ns;
     sim_mark *marks;

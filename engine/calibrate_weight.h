@@ -1,0 +1,27 @@
+/* calibrate_weight.h — the weight of the bucket allreduces' sums beside the copies and
+ * steps on a host's cores ([device] comm_core_weight), learned from measured runs.
+ *
+ * Each bucket allreduce of the runs gives its time alone on the host (calib_alone_ns) at
+ * a weight: its core time beside what ran with it, over its share alone.  At the right
+ * weight the collectives of one size agree whether they met copies or not; so the fit
+ * takes the weight, on a grid from 1/16 to 4, whose alone times spread least around their
+ * size's median (the sum of squared log ratios), and 1 where no other weight does better
+ * by CALIB_WEIGHT_MIN_GAIN (too few crowded collectives to tell).
+ *
+ * Contract: calib_fit_comm_weight() takes calib_run_fit's spans `s` (by_place order) and
+ * comm spans `c` (collective order) and the host's cores (> 0); sets
+ * out->comm_core_weight and out->nweighted (the collectives behind it).  -1 only when out
+ * of memory.
+ */
+#ifndef DDPPROF_CALIBRATE_WEIGHT_H
+#define DDPPROF_CALIBRATE_WEIGHT_H
+
+#include <stddef.h>
+
+#include "calibrate_run.h"
+
+#define CALIB_WEIGHT_MIN_GAIN 0.02
+
+int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out);
+
+#endif
