@@ -398,9 +398,8 @@ const key_def scn_keys[] = {
      "predict only: with comm_on_host_cores, how the host's cores are shared out when its "
      "ops outnumber them: a rank's part of the sums (or its copy out of the staging area) gets "
      "this weight, a copy or step weight 1, none more than a core; below 1 the copies and "
-     "steps go first (on the cpu backend a comm worker sleeps and wakes at each of a "
-     "collective's barriers and loses the core meanwhile); `ddpprof calibrate --from` learns "
-     "it; 1 = every op alike",
+     "steps go first (the cpu backend's comm workers run at niceness 10, which Linux weighs "
+     "at 110 against 1024); `ddpprof calibrate --from` learns it; 1 = every op alike",
      AT(comm_core_weight), 0, 0},
     {"device", "cache_mb", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: MiB of last-level cache that the ranks of one host share; where their memory "
