@@ -7,88 +7,128 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The grid: 2^(k / 4) for k from WEIGHT_K_MIN to WEIGHT_K_MAX. */
 #define WEIGHT_K_MIN (-16)
 #define WEIGHT_K_MAX 8
+#define WEIGHTS (WEIGHT_K_MAX - WEIGHT_K_MIN + 1)
+/* A collective met other work on the cores when its time alone moves by more than this
+ * (relative) across the grid. */
+#define MET_OTHERS 1e-9
+/* Fewer such collectives than this leave the weight at 1. */
+#define MIN_MET 8
+
+static double grid_weight(int i)
+{
+    return exp2((double)(WEIGHT_K_MIN + i) / 4.0);
+}
 
 typedef struct {
     int world;
     int64_t bytes;
-    double log_alone;
-} sample;
+    size_t index; /* in collective order */
+} sample_key;
 
-static int by_size_then_value(const void *pa, const void *pb)
+static int by_size(const void *pa, const void *pb)
 {
-    const sample *a = pa, *b = pb;
+    const sample_key *a = pa, *b = pb;
     if (a->world != b->world)
         return a->world < b->world ? -1 : 1;
     if (a->bytes != b->bytes)
         return a->bytes < b->bytes ? -1 : 1;
-    return (a->log_alone > b->log_alone) - (a->log_alone < b->log_alone);
+    return (a->index > b->index) - (a->index < b->index);
 }
 
-/* The sum over samples of the squared distance to their size's median (sorts them). */
-static double spread(sample *v, size_t k)
+static int by_value(const void *pa, const void *pb)
 {
-    qsort(v, k, sizeof *v, by_size_then_value);
-    double sum = 0;
-    for (size_t first = 0; first < k;) {
-        size_t end = first;
-        while (end < k && v[end].world == v[first].world && v[end].bytes == v[first].bytes)
-            end++;
-        size_t mid = first + (end - first) / 2;
-        double med = (end - first) % 2 ? v[mid].log_alone : 0.5 * (v[mid - 1].log_alone + v[mid].log_alone);
-        for (size_t i = first; i < end; i++)
-            sum += (v[i].log_alone - med) * (v[i].log_alone - med);
-        first = end;
-    }
-    return sum;
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
 }
 
-/* The alone times' spread at weight w, into *out; -1 when out of memory. */
-static int spread_at(const run_span *s, size_t n, const run_span *c, size_t nc, double cores, double w, sample *v,
-                     size_t *k, double *out)
+/* Each whole bucket allreduce's log time alone at weight w, in collective order, into
+ * v (and its size into keys when not NULL); how many, or -1 when out of memory. */
+static long alone_times(const run_span *s, size_t n, const run_span *c, size_t nc, double cores, double w,
+                        double *v, sample_key *keys)
 {
     host_load *load = host_load_build(s, n, c, nc, cores, w);
     if (!load)
         return -1;
-    *k = 0;
+    size_t k = 0;
     for (size_t i = 0; i < nc;) {
         calib_collective g;
         i = calib_collective_next(c, nc, i, true, &g);
-        double alone = g.whole ? calib_alone_ns(load, &g, cores, w) : 0;
-        if (alone > 0)
-            v[(*k)++] = (sample){g.world, g.bytes, log(alone)};
+        if (!g.whole)
+            continue;
+        double alone = calib_alone_ns(load, &g, cores, w);
+        if (keys)
+            keys[k] = (sample_key){g.world, g.bytes, k};
+        v[k++] = alone > 0 ? log(alone) : 0.0;
     }
     host_load_free(load);
-    *out = spread(v, *k);
-    return 0;
+    return (long)k;
+}
+
+/* The sum over the collectives that met other work of the squared distance of their log
+ * time alone (v) to their size's median over all of them; keys sorted by size, scratch
+ * of k. */
+static double spread(const double *v, const sample_key *keys, const bool *met, size_t k, double *scratch)
+{
+    double sum = 0;
+    for (size_t first = 0; first < k;) {
+        size_t end = first;
+        while (end < k && keys[end].world == keys[first].world && keys[end].bytes == keys[first].bytes)
+            end++;
+        size_t m = end - first;
+        for (size_t i = 0; i < m; i++)
+            scratch[i] = v[keys[first + i].index];
+        qsort(scratch, m, sizeof *scratch, by_value);
+        double med = m % 2 ? scratch[m / 2] : 0.5 * (scratch[m / 2 - 1] + scratch[m / 2]);
+        for (size_t i = first; i < end; i++)
+            if (met[keys[i].index])
+                sum += (v[keys[i].index] - med) * (v[keys[i].index] - med);
+        first = end;
+    }
+    return sum;
 }
 
 int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out)
 {
     out->comm_core_weight = 1.0;
     out->nweighted = 0;
-    sample *v = malloc((nc ? nc : 1) * sizeof *v);
-    if (!v)
-        return -1;
-    size_t k = 0;
-    double at_one, best = INFINITY, best_w = 1.0;
-    int rc = spread_at(s, n, c, nc, out->host_cores, 1.0, v, &k, &at_one);
-    for (int e = WEIGHT_K_MIN; rc == 0 && e <= WEIGHT_K_MAX; e++) {
-        double w = exp2(e / 4.0), sp;
-        rc = spread_at(s, n, c, nc, out->host_cores, w, v, &k, &sp);
-        if (rc == 0 && sp < best) {
-            best = sp;
-            best_w = w;
+    size_t cap = nc ? nc : 1;
+    double *v = malloc(WEIGHTS * cap * sizeof *v), *scratch = malloc(cap * sizeof *scratch);
+    sample_key *keys = malloc(cap * sizeof *keys);
+    bool *met = calloc(cap, sizeof *met);
+    int rc = v && scratch && keys && met ? 0 : -1;
+    long k = 0;
+    for (int i = 0; rc == 0 && i < WEIGHTS; i++) {
+        k = alone_times(s, n, c, nc, out->host_cores, grid_weight(i), v + (size_t)i * cap, i == 0 ? keys : NULL);
+        rc = k < 0 ? -1 : 0;
+    }
+    size_t nmet = 0;
+    for (long j = 0; rc == 0 && j < k; j++) {
+        met[j] = fabs(v[j] - v[(size_t)(WEIGHTS - 1) * cap + (size_t)j]) > MET_OTHERS;
+        nmet += met[j];
+    }
+    if (rc == 0 && nmet >= MIN_MET) {
+        qsort(keys, (size_t)k, sizeof *keys, by_size);
+        int one = -WEIGHT_K_MIN, best = one;
+        double at_one = spread(v + (size_t)one * cap, keys, met, (size_t)k, scratch), least = at_one;
+        for (int i = 0; i < WEIGHTS; i++) {
+            double sp = spread(v + (size_t)i * cap, keys, met, (size_t)k, scratch);
+            if (sp < least) {
+                least = sp;
+                best = i;
+            }
         }
+        if (least < at_one * (1.0 - CALIB_WEIGHT_MIN_GAIN))
+            out->comm_core_weight = grid_weight(best);
+        out->nweighted = nmet;
     }
     free(v);
-    if (rc != 0)
-        return -1;
-    if (best < at_one * (1.0 - CALIB_WEIGHT_MIN_GAIN))
-        out->comm_core_weight = best_w;
-    out->nweighted = k;
-    return 0;
+    free(scratch);
+    free(keys);
+    free(met);
+    return rc;
 }

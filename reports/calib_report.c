@@ -291,8 +291,12 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; the bucket allreduces' sums shared them too: the measured table is each collective's time alone\n"
                 "comm_on_host_cores = true\n");
     if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
-        add(&t, "; the sums' weight beside the copies and steps when they outnumbered the cores: the one at which the\n"
-                "; %zu bucket allreduces' times alone agree best\ncomm_core_weight = %.4f\n",
+        add(&t,
+            c->comm_core_weight == 1.0
+                ? "; the sums' weight beside the copies and steps on the cores: no other makes the %zu bucket allreduces\n"
+                  "; that met other work agree 2 %% better on their times alone\ncomm_core_weight = %.4f\n"
+                : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu bucket allreduces\n"
+                  "; that met other work agree best on their times alone\ncomm_core_weight = %.4f\n",
             c->nweighted, c->comm_core_weight);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         add(&t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "

@@ -58,8 +58,11 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                "                        is one op's on one core, the allreduce table each collective's time alone)\n",
                c->host_cores);
     if (c->host_cores > 0 && c->nweighted > 0)
-        printf("comm_weight %10.4f  (the sums' share of the cores beside a copy or step, as weight; the one at which\n"
-               "                        %zu bucket allreduces' times alone agree best)\n",
+        printf(c->comm_core_weight == 1.0
+                   ? "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: no other makes the %zu bucket\n"
+                     "                        allreduces that met other work agree 2 %% better on their times alone)\n"
+                   : "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: the one at which the %zu bucket\n"
+                     "                        allreduces that met other work agree best on their times alone)\n",
                c->comm_core_weight, c->nweighted);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);

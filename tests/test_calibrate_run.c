@@ -240,25 +240,39 @@ static void test_sums_share_the_cores_by_hand(void **state)
     assert_int_equal((int)c.nar, 1);
     assert_true(fabs(c.ar[0].us - 11.0 / 3.0) < 1e-9);
     assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / (1000.0 / 3.0)) < 1e-9);
+    assert_true(c.comm_core_weight == 1.0); /* one collective: too few to learn a weight from */
 }
 
-/* comm_core_weight learned: host_cores = 1, two ranks, two bucket allreduces of 4000 B.
- * The first alone: last arrival 0, first rank out at 2000.  The second beside a copy in of
- * rank 0 in [10000, 11200]: last arrival 10000, first out at 12800.  At weight w the two
- * sums get w / (1 + 2w) of the core each beside the copy, half of it after: alone the
- * collective would last 2 x (1200 w / (1 + 2w) + 1600 / 2) ns, 2000 ns, the first's
- * time, only at w = 1/4 (at 1 it would be 2400).  So the fit takes 1/4, the table 2 us,
- * and the copy its two thirds of the core: 2000 B over 800 ns. */
+/* comm_core_weight learned: host_cores = 1, two ranks, bucket allreduces of 4000 B, nine
+ * alone (last arrival t, both ranks out at t + 2000) and eight beside a copy in of rank 0
+ * in [t, t + 1200] (last arrival t, first rank out at t + 2800).  At weight w the two sums
+ * get w / (1 + 2w) of the core each beside the copy, half of it after: alone such a
+ * collective would last 2 x (1200 w / (1 + 2w) + 1600 / 2) ns, 2000 ns, the others' time,
+ * only at w = 1/4 (at 1 it would be 2400, away from the size's median, 2000).  So the fit
+ * takes 1/4 from the eight that met the copy, the table is 2 us, and each copy its two
+ * thirds of the core: 2000 B over 800 ns. */
 static void test_sums_weight_by_hand(void **state)
 {
     (void)state;
-    run_span s[] = {ar(0, 3, 4000, 0, 2000), ar(1, 3, 4000, 0, 2000), ar(0, 4, 4000, 9000, 12800),
-                    ar(1, 4, 4000, 10000, 13000), mem(0, SPAN_COPY_IN, 1000, 10000, 11200)};
+    enum { ALONE = 9, MET = 8, N = 2 * ALONE + 3 * MET };
+    run_span s[N];
+    size_t k = 0;
+    for (int j = 0; j < ALONE; j++) {
+        int64_t t = (int64_t)j * 100000;
+        s[k++] = ar(0, 100 + j, 4000, t, t + 2000);
+        s[k++] = ar(1, 100 + j, 4000, t, t + 2000);
+    }
+    for (int j = 0; j < MET; j++) {
+        int64_t t = 50000 + (int64_t)j * 100000;
+        s[k++] = ar(0, 200 + j, 4000, t - 1000, t + 2800);
+        s[k++] = ar(1, 200 + j, 4000, t, t + 3000);
+        s[k++] = mem(0, SPAN_COPY_IN, 1000, t, t + 1200);
+    }
     calib_run_costs c;
     char err[256];
-    assert_int_equal(calib_run_fit(s, 5, 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal(calib_run_fit(s, N, 1, 0, &c, err, sizeof err), 0);
     assert_true(c.comm_core_weight == 0.25);
-    assert_int_equal((int)c.nweighted, 2);
+    assert_int_equal((int)c.nweighted, MET);
     assert_int_equal((int)c.nar, 1);
     assert_true(fabs(c.ar[0].us - 2.0) < 1e-9);
     assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 800.0) < 1e-9);
