@@ -6,12 +6,13 @@
  * its optimizer step are real memory work on the same few cores, and
  * after the last allreduce every rank copies out and steps at once.  [device] host_cores
  * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
- * cores among runnable processes: with k ops running, each progresses at min(1, C / k)
- * of a core (processor sharing), or, with j of the k a comm stream's (a part of the
- * sums), at the shares of timing_core_shares(): the cores shared out in proportion to
- * weights 1 and [device] comm_core_weight.  That conserves the cores (C cores' worth of work a
- * second, never more) and lets an op that starts while the cores are busy progress at
- * once, at its share, as `calibrate --from` assumes when it learns the bandwidths.
+ * cores among runnable threads: with k ops running, each progresses at min(1, C / k) of
+ * a core (processor sharing); when some are a comm stream's (parts of sums, copies out
+ * of the staging area), at the shares of timing_core_shares(): the cores shared out in
+ * proportion to weights 1 and [device] comm_core_weight, none above a core.  That
+ * conserves the cores (C cores' worth of work a second, never more) and lets an op that
+ * starts while the cores are busy progress at once, at its share, as `calibrate --from`
+ * assumes when it learns the bandwidths.
  *
  * Under sharing an op's end depends on every op that starts before it ends, and the sim
  * times streams in dataflow order, not time order.  So an op is submitted, and its end is
@@ -23,10 +24,10 @@
  * running at that time, and the ops that ended meanwhile keep their ends.
  *
  * Contract: sim_host_init() sets the cores (> 0), the comm streams' weight (> 0) and the
- * number of members (a rank's
- * streams: rank index x 2 + stream).  A member submits one op at a time
- * (sim_host_submit: -1 when it has one pending, or out of range); sim_host_take_end()
- * gives the op's end once it is done (false before) and frees the member for the next.
+ * number of members (a rank's streams: rank index x 2 + stream).  A member submits one op
+ * at a time (sim_host_submit: -1 when it has one pending, or out of range);
+ * sim_host_take_end() gives the op's end once it is done (false before) and frees the
+ * member for the next.
  * `scratch` arguments hold `members` jobs.
  */
 #ifndef DDPPROF_SIM_HOST_H
