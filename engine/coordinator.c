@@ -113,7 +113,7 @@ int coordinator_open(const coordinator_args *a, coordinator **out, char *err, si
     if (a->be->world_create(&wa, &c->bw, err, errlen) != 0)
         goto fail_run;
     rdv_config cfg = {.bind_addr = a->bind_addr, .port = a->port, .rank = 0, .world = c->world + 1,
-                      .timeout_s = a->sc->timeout_s};
+                      .timeout_s = a->sc->timeout_s, .stop = a->opt->interrupted};
     if (rdv_listen(&cfg, &c->rdv, err, errlen) != 0)
         goto fail_run;
     c->t_start = now_s();

@@ -32,6 +32,7 @@ struct rdv {
     double timeout_s;
     int64_t skew_ns;
     int rounds;
+    const atomic_int *stop;
     int listen_fd;
     int *fds;          /* rank 0: world entries, fds[0] unused; rank k: fds[0] only */
     rdv_clock *clocks; /* rank 0: world entries; rank k: its own at [0] */
@@ -297,6 +298,7 @@ static rdv *rdv_alloc(const rdv_config *c, int nslots, char *err, size_t errlen)
     r->timeout_s = c->timeout_s;
     r->skew_ns = c->clock_skew_ns;
     r->rounds = c->clock_rounds ? c->clock_rounds : RDV_DEFAULT_CLOCK_ROUNDS;
+    r->stop = c->stop;
     r->listen_fd = -1;
     return r;
 }
@@ -523,6 +525,18 @@ static int gather(rdv *r, int64_t deadline, char *err, size_t errlen)
     }
     while (joined < r->world - 1) {
         int ms = poll_ms(deadline);
+        if (r->stop && atomic_load(r->stop)) {
+            for (int i = 1; i < r->world; i++)
+                missing[i] = r->fds[i] < 0;
+            char list[300];
+            format_ranks(missing, r->world, list, sizeof list);
+            snprintf(why, sizeof why, "interrupted by a signal while rank %s had not joined", list);
+            rc = serve_fail(r, pend, npend, why, err, errlen);
+            goto out;
+        }
+        /* A signal may land on another thread and leave poll asleep: look again soon. */
+        if (r->stop && ms > RDV_STOP_POLL_MS)
+            ms = RDV_STOP_POLL_MS;
         if (ms == 0) {
             for (int i = 1; i < r->world; i++)
                 missing[i] = r->fds[i] < 0;

@@ -19,7 +19,9 @@
  * rendezvous fails on rank 0 with it, and every rank that had joined is told.  A
  * connection that does not speak the protocol at all (a port scanner) is just dropped.
  * On a timeout the error names the ranks that never arrived ("rank 2, 3 did not join
- * within 5.0 s").
+ * within 5.0 s").  With cfg.stop, rank 0 looks at it at least every RDV_STOP_POLL_MS while
+ * the ranks join and gives up once it is set ("interrupted by a signal while rank 2, 3
+ * had not joined"), telling every rank that had.
  * Clock: rank 0 runs clock_rounds ping-pongs with each rank and keeps the one with the
  * shortest round trip: offset = t_rank - (t0_send + t0_recv) / 2, uncertainty = rtt / 2.
  * Both clocks are CLOCK_MONOTONIC (plus clock_skew_ns, the test hook), so a time t read
@@ -41,6 +43,7 @@
 #ifndef DDPPROF_RENDEZVOUS_H
 #define DDPPROF_RENDEZVOUS_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -48,6 +51,7 @@
 #define RDV_BLOB_MAX 4096
 #define RDV_DEFAULT_CLOCK_ROUNDS 32
 #define RDV_MAX_WORLD 65536
+#define RDV_STOP_POLL_MS 50
 
 typedef struct {
     const char *addr;      /* ranks > 0: rank 0's host name or address */
@@ -58,6 +62,7 @@ typedef struct {
     double timeout_s;
     int64_t clock_skew_ns; /* added to every clock reading of this rank (tests) */
     int clock_rounds;      /* ping-pongs per rank; 0 = RDV_DEFAULT_CLOCK_ROUNDS */
+    const atomic_int *stop; /* rank 0: set by a signal handler, rdv_serve gives up (NULL: never) */
 } rdv_config;
 
 typedef struct {

@@ -361,6 +361,51 @@ static void test_rank_never_joins(void **state)
     expect_contains(err, "rank 1-7 did not join within 0.3 s");
 }
 
+/* A signal while the ranks join (cfg.stop set 200 ms in, rank 2 of three never coming,
+ * a 30 s timeout): rank 0 gives up within RDV_STOP_POLL_MS of it, names the missing rank
+ * and tells the one that had joined, instead of waiting out the timeout. */
+typedef struct {
+    atomic_int *flag;
+    int after_ms;
+} stopper;
+
+static void *stop_later(void *p)
+{
+    stopper *s = p;
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)s->after_ms * 1000000};
+    nanosleep(&ts, NULL);
+    atomic_store(s->flag, 1);
+    return NULL;
+}
+
+static void test_stop_while_joining(void **state)
+{
+    (void)state;
+    char err[600];
+    atomic_int flag = 0;
+    rdv_config c0 = config(0, 3, 0, 30.0);
+    c0.stop = &flag;
+    rdv *r0 = NULL;
+    assert_int_equal(rdv_listen(&c0, &r0, err, sizeof err), 0);
+    joiner js;
+    memset(&js, 0, sizeof js);
+    js.cfg = config(1, 3, rdv_port(r0), 30.0);
+    pthread_t t, st;
+    start(&t, &js);
+    stopper s = {.flag = &flag, .after_ms = 200};
+    assert_int_equal(pthread_create(&st, NULL, stop_later, &s), 0);
+    double t0 = now_s();
+    assert_int_equal(rdv_serve(r0, "b", 1, err, sizeof err), -1);
+    double el = now_s() - t0;
+    assert_int_equal(pthread_join(st, NULL), 0);
+    finish(t);
+    rdv_close(r0);
+    expect_contains(err, "interrupted by a signal while rank 2 had not joined");
+    assert_true(el >= 0.19 && el < 0.2 + 2.0 * RDV_STOP_POLL_MS / 1000.0 + 0.5);
+    assert_int_equal(js.rc, -1);
+    expect_contains(js.err, "interrupted by a signal"); /* told, not left waiting */
+}
+
 /* Many scattered absentees: the list collapses runs and is cut short, never overflows. */
 static void test_many_missing(void **state)
 {
@@ -755,6 +800,7 @@ int main(void)
         cmocka_unit_test(test_skew),
         cmocka_unit_test(test_rank0_late),
         cmocka_unit_test(test_rank_never_joins),
+        cmocka_unit_test(test_stop_while_joining),
         cmocka_unit_test(test_many_missing),
         cmocka_unit_test(test_world_mismatch),
         cmocka_unit_test(test_duplicate_rank),
