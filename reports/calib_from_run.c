@@ -164,8 +164,56 @@ static int read_spans(sqlite3 *db, const run_row *r, const scenario *sc, const m
     return rc;
 }
 
-static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, char *about, size_t aboutlen,
-                      char *err, size_t errlen)
+/* What names a run in the text saying what was learned from. */
+typedef struct {
+    int64_t id;
+    int world;
+    char name[128], backend[32];
+} run_label;
+
+static bool same_kind(const run_label *a, const run_label *b)
+{
+    return a->world == b->world && strcmp(a->name, b->name) == 0 && strcmp(a->backend, b->backend) == 0;
+}
+
+/* The runs learned from, those of one name, backend and world size together in the order
+ * first given: a calibration measured in ten rounds names each of its points once, with
+ * its ten run ids, rather than a hundred runs one by one. */
+static void describe_runs(const run_label *runs, int nruns, char *about, size_t aboutlen)
+{
+    if (aboutlen == 0)
+        return;
+    about[0] = '\0';
+    for (int i = 0; i < nruns; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = same_kind(&runs[j], &runs[i]);
+        if (seen)
+            continue;
+        int count = 0;
+        for (int j = i; j < nruns; j++)
+            count += same_kind(&runs[j], &runs[i]);
+        size_t len = strlen(about);
+        if (count == 1) {
+            snprintf(about + len, aboutlen - len, "%srun %lld \"%s\" (%s, %d ranks)", len ? ", " : "",
+                     (long long)runs[i].id, runs[i].name, runs[i].backend, runs[i].world);
+            continue;
+        }
+        snprintf(about + len, aboutlen - len, "%s%d runs \"%s\" (%s, %d ranks: ", len ? ", " : "", count,
+                 runs[i].name, runs[i].backend, runs[i].world);
+        for (int j = i, k = 0; j < nruns; j++) {
+            if (!same_kind(&runs[j], &runs[i]))
+                continue;
+            len = strlen(about);
+            snprintf(about + len, aboutlen - len, "%s%lld", k++ ? " " : "", (long long)runs[j].id);
+        }
+        len = strlen(about);
+        snprintf(about + len, aboutlen - len, ")");
+    }
+}
+
+static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, run_label *label, char *err,
+                      size_t errlen)
 {
     run_row r = {0};
     scenario *sc = malloc(sizeof *sc);
@@ -189,9 +237,9 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, c
         rc = read_spans(db, &r, sc, &m, models, spans, err, errlen);
     if (rc == 0) {
         *on_cpu = *on_cpu && strcmp(r.backend, "cpu") == 0;
-        size_t len = strlen(about);
-        snprintf(about + len, aboutlen - len, "%srun %lld \"%s\" (%s, %d ranks)", len ? ", " : "", (long long)id,
-                 r.name, r.backend, r.world);
+        *label = (run_label){.id = id, .world = r.world};
+        snprintf(label->name, sizeof label->name, "%s", r.name);
+        snprintf(label->backend, sizeof label->backend, "%s", r.backend);
     }
     model_free(&m);
     free(models);
@@ -248,10 +296,18 @@ int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cor
     span_list spans = {0};
     if (aboutlen)
         about[0] = '\0';
+    run_label *labels = calloc(nruns > 0 ? (size_t)nruns : 1, sizeof *labels);
+    if (!labels) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     int rc = 0;
     bool on_cpu = true;
     for (int i = 0; i < nruns && rc == 0; i++)
-        rc = gather_run(db, runs[i], &spans, &on_cpu, about, aboutlen, err, errlen);
+        rc = gather_run(db, runs[i], &spans, &on_cpu, &labels[i], err, errlen);
+    if (rc == 0)
+        describe_runs(labels, nruns, about, aboutlen);
+    free(labels);
     if (host_cores < 0)
         host_cores = on_cpu ? (double)sysconf(_SC_NPROCESSORS_ONLN) : 0;
     if (cache_mb < 0)

@@ -409,6 +409,9 @@ static void test_calibrate_from_a_run(void **state)
         fail_msg("the fragment from twelve runs does not load: %s", err);
     assert_true(sc->host_cores == 2);
     assert_non_null(strstr(r->out, "host_cores"));
+    /* Runs of one name, backend and world size are named once, with their ids. */
+    if (!strstr(r->out, "learned from 12 runs \"baseline\" (cpu, 2 ranks: 1 1 1 1 1 1 1 1 1 1 1 1))"))
+        fail_msg("the runs learned from are not named once with their ids: %s", r->out);
     const char *cores_alone[] = {"calibrate", "--host-cores", "2", NULL};
     ddpprof(r, cores_alone);
     assert_int_equal(r->status, 2);
