@@ -365,6 +365,8 @@ print("| scenario | link | runs (cpu / sim) | step measured ms | step predicted 
       "overlap measured % (per rank) | overlap predicted % | worst overlap error | within targets |")
 print("|---|---|---|---:|---:|---:|---|---|---:|---|")
 ok_all = True
+nrows = nrows_ok = nsteps_ok = 0
+worst_sum = 0.0
 nmeasured, npredicted = set(), set()
 def rank_medians(docs, side, nr):
     return [median([d["ranks"][k]["overlap_pct"][side] for d in docs if k < len(d["ranks"])]) for k in range(nr)]
@@ -390,6 +392,10 @@ for line in open(pairs):
     worst = max(diffs) if diffs else None
     ok = step_err is not None and abs(step_err) <= STEP_TARGET and (worst is None or worst <= OVERLAP_TARGET)
     ok_all &= ok
+    nrows += 1
+    nrows_ok += ok
+    nsteps_ok += step_err is not None and abs(step_err) <= STEP_TARGET
+    worst_sum += worst or 0.0
     print("| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s |" % (
         label, link, " ".join(measured), " ".join(predicted), "-" if step_a is None else "%.3f" % step_a,
         "-" if step_b is None else "%.3f" % step_b,
@@ -404,6 +410,8 @@ print("Targets: step time within %.0f%%, every rank's overlap within %.0f points
     "; measured figures are medians over %s runs" % counts(nmeasured) if max(nmeasured) > 1 else "",
     "; predicted figures medians over %s draws of the machine's noise" % counts(npredicted) if max(npredicted) > 1 else "",
     "All met." if ok_all else "Not all met."))
+print("%d of %d rows within both targets, %d of %d steps within %.0f%%; the sum of the rows' worst overlap "
+      "errors %.1f points." % (nrows_ok, nrows, nsteps_ok, nrows, STEP_TARGET, worst_sum))
 PY
 echo
 echo "(database, calibration and logs in ${OUT#"$ROOT"/})"
