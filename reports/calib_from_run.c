@@ -164,14 +164,7 @@ static int read_spans(sqlite3 *db, const run_row *r, const scenario *sc, const m
     return rc;
 }
 
-/* What names a run in the text saying what was learned from. */
-typedef struct {
-    int64_t id;
-    int world;
-    char name[128], backend[32];
-} run_label;
-
-static bool same_kind(const run_label *a, const run_label *b)
+static bool same_kind(const run_row *a, const run_row *b)
 {
     return a->world == b->world && strcmp(a->name, b->name) == 0 && strcmp(a->backend, b->backend) == 0;
 }
@@ -179,7 +172,7 @@ static bool same_kind(const run_label *a, const run_label *b)
 /* The runs learned from, those of one name, backend and world size together in the order
  * first given: a calibration measured in ten rounds names each of its points once, with
  * its ten run ids, rather than a hundred runs one by one. */
-static void describe_runs(const run_label *runs, int nruns, char *about, size_t aboutlen)
+static void describe_runs(const run_row *runs, int nruns, char *about, size_t aboutlen)
 {
     if (aboutlen == 0)
         return;
@@ -212,7 +205,8 @@ static void describe_runs(const run_label *runs, int nruns, char *about, size_t 
     }
 }
 
-static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, run_label *label, char *err,
+/* The run's spans onto `spans`, and its row (without its scenario text) into *label. */
+static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, run_row *label, char *err,
                       size_t errlen)
 {
     run_row r = {0};
@@ -237,9 +231,8 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, r
         rc = read_spans(db, &r, sc, &m, models, spans, err, errlen);
     if (rc == 0) {
         *on_cpu = *on_cpu && strcmp(r.backend, "cpu") == 0;
-        *label = (run_label){.id = id, .world = r.world};
-        snprintf(label->name, sizeof label->name, "%s", r.name);
-        snprintf(label->backend, sizeof label->backend, "%s", r.backend);
+        *label = r;
+        label->scenario_text = NULL;
     }
     model_free(&m);
     free(models);
@@ -296,7 +289,7 @@ int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cor
     span_list spans = {0};
     if (aboutlen)
         about[0] = '\0';
-    run_label *labels = calloc(nruns > 0 ? (size_t)nruns : 1, sizeof *labels);
+    run_row *labels = calloc(nruns > 0 ? (size_t)nruns : 1, sizeof *labels);
     if (!labels) {
         snprintf(err, errlen, "out of memory");
         return -1;
