@@ -2,6 +2,8 @@
  * (calibrate_launch.h). */
 #include "calibrate_launch.h"
 
+#include "calibrate_share.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -49,14 +51,102 @@ static bucket_ready *ready_times(const run_span *s, size_t n, size_t *nready)
     return r;
 }
 
+/* A copy, step or write-bound backward of a run, on its host's cores. */
+typedef struct {
+    int64_t run, start_ns, end_ns;
+    int rank;
+} host_op;
+
+static int by_run_start(const void *pa, const void *pb)
+{
+    const host_op *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* The ops on the host's cores, sorted by_run_start, and the longest of them. */
+typedef struct {
+    host_op *ops;
+    size_t n;
+    int64_t longest_ns;
+} host_ops;
+
+static int host_ops_collect(const run_span *s, size_t n, host_ops *out)
+{
+    *out = (host_ops){malloc((n ? n : 1) * sizeof *out->ops), 0, 0};
+    if (!out->ops)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (!calib_host_shared(&s[i]))
+            continue;
+        out->ops[out->n++] = (host_op){s[i].run, s[i].start_ns, s[i].end_ns, s[i].rank};
+        if (s[i].end_ns - s[i].start_ns > out->longest_ns)
+            out->longest_ns = s[i].end_ns - s[i].start_ns;
+    }
+    qsort(out->ops, out->n, sizeof *out->ops, by_run_start);
+    return 0;
+}
+
+/* How many ops of run `run`'s ranks but `rank` were running at t. */
+static int others_running_at(const host_ops *h, int64_t run, int rank, int64_t t)
+{
+    size_t lo = 0, hi = h->n; /* the first op after (run, t) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const host_op *o = &h->ops[mid];
+        if (o->run < run || (o->run == run && o->start_ns <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int running = 0;
+    for (size_t i = lo; i-- > 0;) {
+        const host_op *o = &h->ops[i];
+        if (o->run != run || o->start_ns < t - h->longest_ns)
+            break;
+        running += o->rank != rank && o->end_ns > t;
+    }
+    return running;
+}
+
+/* Sums for the least-squares line delay = a + b x (x: the others' ops running). */
+typedef struct {
+    double n, x, y, xx, xy, yy;
+} line_sums;
+
+static void line_add(line_sums *l, double x, double y)
+{
+    l->n += 1;
+    l->x += x;
+    l->y += y;
+    l->xx += x * x;
+    l->xy += x * y;
+    l->yy += y * y;
+}
+
+/* The line's intercept and slope (the slope not below 0: none, the mean alone) and the
+ * residuals' standard deviation. */
+static void line_fit(const line_sums *l, double *a, double *b, double *sd)
+{
+    double sxx = l->xx - l->x * l->x / l->n, sxy = l->xy - l->x * l->y / l->n;
+    *b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
+    *a = (l->y - *b * l->x) / l->n;
+    double rss = l->yy - 2 * *a * l->y - 2 * *b * l->xy + l->n * *a * *a + 2 * *a * *b * l->x + *b * *b * l->xx;
+    *sd = rss > 0 ? sqrt(rss / l->n) : 0;
+}
+
 int calib_fit_comm_launch(const run_span *s, size_t n, calib_run_costs *out)
 {
     size_t nready;
     bucket_ready *ready = ready_times(s, n, &nready);
-    if (!ready)
+    host_ops busy = {0};
+    if (!ready || host_ops_collect(s, n, &busy) != 0) {
+        free(ready);
         return -1;
-    double sum = 0, sum2 = 0;
-    size_t k = 0;
+    }
+    line_sums line = {0};
+    size_t beside_ops = 0;
     for (size_t i = 0; i < n; i++) {
         const run_span *a = &s[i];
         if (a->stream != STREAM_COMM || a->kind != SPAN_ALLREDUCE || a->bucket < 0)
@@ -69,18 +159,22 @@ int calib_fit_comm_launch(const run_span *s, size_t n, calib_run_costs *out)
         bool same_stream = prev && prev->run == a->run && prev->stream == STREAM_COMM && prev->rank == a->rank;
         if (same_stream && prev->end_ns > r->ready_ns)
             continue; /* still busy when the bucket was ready: queued, not woken */
-        double delay = (double)(a->start_ns - r->ready_ns);
-        sum += delay;
-        sum2 += delay * delay;
-        k++;
+        bool crowded = out->host_cores > 0 && a->world > out->host_cores;
+        int running = crowded ? others_running_at(&busy, a->run, a->rank, r->ready_ns) : 0;
+        beside_ops += running > 0;
+        line_add(&line, running, (double)(a->start_ns - r->ready_ns));
     }
     free(ready);
-    out->nlaunch = k;
-    if (k == 0)
+    free(busy.ops);
+    out->nlaunch = (size_t)line.n;
+    out->nlaunch_beside_ops = beside_ops;
+    if (line.n == 0)
         return 0;
-    double mean = sum / (double)k, var = sum2 / (double)k - mean * mean;
-    double beyond = mean / 1e3 - out->op_overhead_us;
+    double at_idle, per_op, sd;
+    line_fit(&line, &at_idle, &per_op, &sd);
+    double beyond = at_idle / 1e3 - out->op_overhead_us;
     out->comm_launch_us = beyond > 0 ? beyond : 0;
-    out->comm_launch_sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
+    out->comm_launch_sd_us = sd / 1e3;
+    out->comm_launch_per_op_us = per_op / 1e3;
     return 0;
 }

@@ -6,8 +6,14 @@
  * when its last copy in ends (the reducer records the compute stream's event there); a
  * bucket allreduce whose comm stream had nothing left to run then (its previous span
  * ended by that time) was launched by the event alone, and its delay is start - ready.
- * comm_launch_us is the mean delay beyond op_overhead_us (not below 0), comm_launch_sd_us
- * the delays' standard deviation, nlaunch how many there were (0: nothing learned).
+ * On a crowded host (the run's ranks outnumber out->host_cores) the delay grows with the
+ * copies, steps and write-bound backwards of the other ranks running at the ready time
+ * (calib_host_shared): the comm worker, below compute, waits for a core they hold.  So
+ * the delays are fitted by least squares as a + b x, x those ops (0 elsewhere):
+ * comm_launch_us is a beyond op_overhead_us (not below 0), comm_launch_per_op_us is b
+ * (not below 0; 0 and a the mean when no launch met such ops), comm_launch_sd_us the
+ * residuals' standard deviation, nlaunch how many there were (0: nothing learned) and
+ * nlaunch_beside_ops how many of them met others' ops on a crowded host.
  * Returns -1 only when out of memory.
  */
 #ifndef DDPPROF_CALIBRATE_LAUNCH_H

@@ -7,18 +7,6 @@
 
 #include <stdlib.h>
 
-/* Backwards this long beyond four times their FLOP model, and of the caller's bytes, are
- * bound by their gradient write: one that sleeps to its deadline would need a wake-up of
- * three times its model, and a write long enough to outlast a wake-up. */
-#define WRITE_BOUND_MODEL_SHARE 0.25
-
-static bool write_bound(const run_span *s, int64_t min_bytes)
-{
-    double dur = (double)(s->end_ns - s->start_ns);
-    return s->stream == STREAM_COMPUTE && s->kind == SPAN_BACKWARD && s->bytes >= min_bytes &&
-           s->model_ns > 0 && s->model_ns <= WRITE_BOUND_MODEL_SHARE * dur;
-}
-
 /* Each span's time: with the cores shared, the core time it received (calibrate_share.h). */
 static void shared_time(const run_span *s, size_t n, const host_load *load, double *time)
 {
@@ -43,21 +31,23 @@ static double bandwidth_of(const run_span *s, const double *time, size_t n, span
     return ns > 0 ? moved / ns : 0;
 }
 
-/* The gradient writes' bandwidth: the median of bytes written over wall time, over the
+/* The gradient writes' bandwidth: the median of bytes written over core time, over the
  * backwards bound by their write with no time inside their rank's collectives (where the
  * sums take the cores and the memory the write wants: comm_slowdown models that).  The
  * median, for a write's own speed: on cores shared with other ranks one write in a few is
  * held off the core for milliseconds (a 2 MB write took 64 us to 2 ms in the calibration
- * runs), which the wake-up stalls model; the sim does not share the cores out to writes. */
-static int fit_grad_write(const run_span *s, size_t n, const bool *inside, int64_t min_bytes, calib_bandwidths *out)
+ * runs), which the wake-up stalls model.  The core time is the share of the host's cores
+ * the write received, as for the copies: the sim shares the cores out to both. */
+static int fit_grad_write(const run_span *s, const double *time, size_t n, const bool *inside, int64_t min_bytes,
+                          calib_bandwidths *out)
 {
     double *rate = malloc((n ? n : 1) * sizeof *rate);
     if (!rate)
         return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (write_bound(&s[i], min_bytes) && !inside[i])
-            rate[k++] = (double)s[i].bytes / (double)(s[i].end_ns - s[i].start_ns);
+        if (calib_write_bound(&s[i], min_bytes) && !inside[i])
+            rate[k++] = (double)s[i].bytes / time[i];
     out->ngrad_write = k;
     out->grad_write_gbps = k ? median_sort(rate, k) : 0;
     free(rate);
@@ -80,6 +70,7 @@ int calib_fit_memory(const run_span *s, size_t n, const bool *inside, const host
     out->copy_in_gbps = bandwidth_of(s, time, n, SPAN_COPY_IN, 2.0, &out->ncopy_in);
     out->copy_out_gbps = bandwidth_of(s, time, n, SPAN_COPY_OUT, 2.0, &out->ncopy_out);
     out->optimizer_gbps = bandwidth_of(s, time, n, SPAN_OPTIMIZER, 3.0, &out->noptimizer);
+    int rc = fit_grad_write(s, time, n, inside, min_write_bytes, out);
     free(time);
-    return fit_grad_write(s, n, inside, min_write_bytes, out);
+    return rc;
 }

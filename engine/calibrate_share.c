@@ -26,10 +26,23 @@ struct host_load {
     size_t nruns;
 };
 
+
+#define WRITE_BOUND_MODEL_SHARE 0.25
+
+bool calib_write_bound(const run_span *s, int64_t min_bytes)
+{
+    double dur = (double)(s->end_ns - s->start_ns);
+    return s->stream == STREAM_COMPUTE && s->kind == SPAN_BACKWARD && s->bytes >= min_bytes && s->model_ns > 0 &&
+           s->model_ns <= WRITE_BOUND_MODEL_SHARE * dur;
+}
+
 bool calib_host_shared(const run_span *s)
 {
-    return s->stream == STREAM_COMPUTE && timing_on_host_cores((span_kind)s->kind);
+    return (s->stream == STREAM_COMPUTE && timing_on_host_cores((span_kind)s->kind)) ||
+           calib_write_bound(s, CALIB_HOSTED_WRITE_MIN_BYTES);
 }
+
+
 
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out)
 {

@@ -3,7 +3,9 @@
  * the run's ranks running on `cores`, each progresses at its share of timing_core_shares()
  * (the parts of sums at `sum_weight`).  The ops
  * are the copies into and out of the buckets and the optimizer steps (compute-stream
- * spans, timing_on_host_cores) and every rank's part of each bucket allreduce seen by
+ * spans, timing_on_host_cores), the backwards bound by their gradient write (of at least
+ * CALIB_HOSTED_WRITE_MIN_BYTES: a write holds its core as a copy does) and every rank's
+ * part of each bucket allreduce seen by
  * all its ranks: one job per rank from the last arrival to the collective's end
  * (calib_collective_next).
  *
@@ -38,7 +40,14 @@ typedef struct {
     int64_t last_arrival_ns, end_ns;
 } calib_collective;
 
-/* A copy into or out of a bucket or an optimizer step: an op on the host's cores. */
+/* The smallest write-bound backward counted on the host's cores (a cached model's layers). */
+#define CALIB_HOSTED_WRITE_MIN_BYTES ((int64_t)64 << 10)
+/* A backward of at least min_bytes bound by its gradient write: it lasted over four
+ * times its FLOP model (one that sleeps to its deadline would need a wake-up of three
+ * times its model). */
+bool calib_write_bound(const run_span *s, int64_t min_bytes);
+/* An op on the host's cores: a copy into or out of a bucket, an optimizer step, or a
+ * write-bound backward (the sim's sim_on_host_cores). */
 bool calib_host_shared(const run_span *s);
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out);
 host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores,

@@ -347,6 +347,13 @@ const key_def scn_keys[] = {
      "seeded lognormal, as the wake-ups are); `ddpprof calibrate --from` learns it; 0 = every "
      "late start the same",
      AT(comm_launch_sd_us), 0, 0},
+    {"device", "comm_launch_per_op_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: on a host whose ranks outnumber host_cores, microseconds more of that late "
+     "start for each copy, optimizer step or write-bound backward of the host's other ranks "
+     "running when the bucket is ready (the comm worker, below compute, waits for a core they "
+     "hold); `ddpprof calibrate --from` learns it with comm_launch_us; 0 = the same late start "
+     "however busy the host",
+     AT(comm_launch_per_op_us), 0, 0},
     {"device", "comm_exit_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: on a host whose ranks outnumber host_cores, the share of the ranks waiting "
      "for a bucket allreduce (nothing else on their compute stream) that leave it late, the "

@@ -69,6 +69,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
     t->comm_launch_ns = sc->comm_launch_us * 1e3;
     t->comm_launch_sd_ns = sc->comm_launch_sd_us * 1e3;
+    t->comm_launch_per_op_ns = sc->comm_launch_per_op_us * 1e3;
     t->comm_exit_late_fraction = sc->comm_exit_late_fraction;
     t->comm_exit_late_ns = sc->comm_exit_late_us * 1e3;
     t->comm_exit_late_sd_ns = sc->comm_exit_late_sd_us * 1e3;

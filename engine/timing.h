@@ -30,6 +30,7 @@ typedef struct {
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
+    double comm_launch_per_op_ns; /* and more per op of the other ranks on a crowded host's cores ([device]) */
     double comm_exit_late_fraction, comm_exit_late_ns, comm_exit_late_sd_ns; /* late exits on a crowded host ([device]) */
     double compute_wake_late_fraction, compute_wake_late_ns, compute_wake_late_sd_ns; /* late compute wakes, likewise */
     double jitter;
@@ -48,9 +49,11 @@ uint64_t timing_rank_seed(uint64_t seed, int rank);
 double timing_host_memory_bytes(const scenario *sc, int64_t total_numel);
 /* Whether that fits in the host's last-level cache ([device] cache_mb; false while 0). */
 bool timing_fits_cache(const scenario *sc, int64_t total_numel);
-/* The memory-bound ops that share a host's cores ([device] host_cores): the copies into
- * and out of the buckets and the optimizer step; predict times them so and calibrate
- * --from learns their bandwidths so. */
+/* The kinds of memory-bound op that share a host's cores ([device] host_cores): the
+ * copies into and out of the buckets and the optimizer step; predict times them so and
+ * calibrate --from learns their bandwidths so.  A backward bound by its gradient write
+ * shares them too (sim_on_host_cores, calib_host_shared): that takes its duration, not
+ * its kind alone. */
 bool timing_on_host_cores(span_kind kind);
 /* The shares of a core that each of `ops` copies and steps and each of `sums` ranks' parts
  * of allreduce sums running on a host of `cores` cores get: a core each while they fit,

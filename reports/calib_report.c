@@ -336,9 +336,12 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 "inside and a late wake-up (%zu spans)\ncomm_slowdown = %.4f\ncomm_wakeup_us = %.4f\n",
             c->ncontended, c->comm_slowdown, c->comm_wakeup_us);
     if (c->nlaunch)
-        add(&t, "; bucket allreduces whose comm stream idled until the bucket was ready: their late start beyond "
-                "op_overhead_us, mean and standard deviation (%zu)\ncomm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\n",
-            c->nlaunch, c->comm_launch_us, c->comm_launch_sd_us);
+        add(&t, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late start "
+                "beyond op_overhead_us,\n; fitted as this plus comm_launch_per_op_us per copy, step or write of the "
+                "other ranks running on a crowded host\n; (%zu launches met some), and the residuals' standard "
+                "deviation\n"
+                "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
+            c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us, c->comm_launch_per_op_us);
     if (c->comm_exit_late_fraction > 0)
         add(&t, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out aside: the "
                 "share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"

@@ -76,9 +76,11 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                "their speed,\n              and %.3f us later when their end falls inside one)\n",
                c->comm_slowdown, c->ncontended, c->comm_wakeup_us);
     if (c->nlaunch)
-        printf("comm_launch %10.3f us  (%zu bucket allreduces an idle comm stream started late, beyond op_overhead, mean;"
-               " standard deviation %.3f us)\n",
-               c->comm_launch_us, c->nlaunch, c->comm_launch_sd_us);
+        printf("comm_launch %10.3f us  (%zu bucket allreduces an idle comm stream started late, beyond op_overhead, "
+               "with no other rank's\n              copy, step or write on a crowded host's cores; standard deviation "
+               "%.3f us)\n"
+               "  per op    %10.3f us  (later for each such op running when the bucket was ready: %zu of them met some)\n",
+               c->comm_launch_us, c->nlaunch, c->comm_launch_sd_us, c->comm_launch_per_op_us, c->nlaunch_beside_ops);
     if (c->comm_exit_late_fraction > 0)
         printf("comm_exit   %10.3f us  (%.1f %% of %zu ranks waiting for a bucket allreduce on a crowded host left late, mean;"
                " standard deviation %.3f us)\n",

@@ -317,6 +317,19 @@ static void test_comm_launch_by_hand(void **state)
     assert_int_equal(c.nlaunch, 3);
     assert_true(fabs(c.comm_launch_us - 0.130) < 1e-9);
     assert_true(fabs(c.comm_launch_sd_us - sqrt(4200.0) / 1e3) < 1e-9);
+    assert_true(c.comm_launch_per_op_us == 0);
+    assert_int_equal(c.nlaunch_beside_ops, 0);
+    /* On a crowded host (one core for the two ranks) the delays are fitted to the others'
+     * copies running at the ready time: rank 0's bucket 0 (ready 3400) met rank 1's copy
+     * in [3400, 3500], the other two none.  Delays 250, 130, 100 against 1, 0, 0: slope
+     * 90 / (2/3) = 135 ns per op, intercept 160 - 135/3 = 115 (85 beyond op_overhead),
+     * residuals 0, 15, -15: standard deviation sqrt(150) ns. */
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nlaunch, 3);
+    assert_int_equal(c.nlaunch_beside_ops, 1);
+    assert_true(fabs(c.comm_launch_per_op_us - 0.135) < 1e-9);
+    assert_true(fabs(c.comm_launch_us - 0.085) < 1e-9);
+    assert_true(fabs(c.comm_launch_sd_us - sqrt(150.0) / 1e3) < 1e-9);
 }
 
 /* A rank of a run of `world` ranks: a compute span, or a bucket allreduce of seq `seq`. */
@@ -445,6 +458,13 @@ static void test_grad_write_by_hand(void **state)
     assert_int_equal(c.ncontended, 2);
     assert_true(c.comm_slowdown == 0);
     assert_true(fabs(c.comm_wakeup_us - 0.4) < 1e-9);
+    /* On one core the writes share it as copies do, and each is learned from the core
+     * time it received: rank 0's [0, 100 us] beside rank 1's [0, 400 us] got 50 us,
+     * [200, 400 us] 100 us, rank 1's 50 + 100 + 100 = 250 us (alone in [100, 200 us]):
+     * the median 2097152 B / 100 us. */
+    assert_int_equal(calib_run_fit(s, sizeof s / sizeof s[0], 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.memory.ngrad_write, 3);
+    assert_true(fabs(c.memory.grad_write_gbps - 2097152.0 / 100000.0) < 1e-12);
 }
 
 /* A span of run `run` whose host's memory is `host_bytes`. */

@@ -428,6 +428,64 @@ static void test_comm_launch_by_hand(void **state)
     remove_db(path);
 }
 
+/* [device] comm_launch_per_op_us = 3 on a crowded host (four ranks, one core; rank 1
+ * twice as slow, so the ranks' copies fall at different times; copies of 2 MB at 2000
+ * GB/s, as long as a backward, so rank 1 copies when the others' buckets are ready): a
+ * comm stream that
+ * idled until its bucket was ready starts the allreduce op_overhead_us (0.5) plus 3 us
+ * for each copy or step of the other ranks running at that moment later, exactly,
+ * counted from the recorded spans; some launches meet such copies.  With a core per
+ * rank the host is not crowded and every idle launch comes 500 ns after the ready time. */
+static void idle_launches(sqlite3 *db, int64_t run, int64_t per_op_ns, int *launches, int *beside_ops)
+{
+    static const char *sql =
+        "with ready as (select rank, iter, bucket, max(end_ns) as at from span where run_id = ?1 and kind = "
+        "'copy_in' and bucket >= 0 group by rank, iter, bucket), "
+        "launch as (select a.rank, a.start_ns, r.at, (select max(p.end_ns) from span p where p.run_id = ?1 and "
+        "p.rank = a.rank and p.stream = 'comm' and p.start_ns < a.start_ns) as prev_end from span a join ready r "
+        "on r.rank = a.rank and r.iter = a.iter and r.bucket = a.bucket where a.run_id = ?1 and a.kind = "
+        "'allreduce' and a.bucket >= 0) "
+        "select start_ns - at, (select count(*) from span o where o.run_id = ?1 and o.rank != launch.rank and "
+        "o.kind in ('copy_in', 'copy_out', 'optimizer') and o.start_ns <= at and o.end_ns > at) from launch "
+        "where prev_end is null or prev_end < at";
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    *launches = *beside_ops = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int64_t delay = sqlite3_column_int64(q, 0), running = sqlite3_column_int64(q, 1);
+        assert_int_equal(delay, 500 + per_op_ns * running);
+        (*launches)++;
+        *beside_ops += running > 0;
+    }
+    sqlite3_finalize(q);
+}
+
+static void test_comm_launch_per_op_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simlaunchop", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=3",
+                                                  "skew.slow_ranks=1", "skew.slowdown=2", "device.mem_bw_gbps=2000",
+                                                  "device.host_cores=1",
+                                                  "device.op_overhead_us=0.5", "device.comm_launch_per_op_us=3",
+                                                  NULL});
+    int64_t crowded = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=4", err), 0);
+    int64_t roomy = run_sim(st, sc);
+    int launches, beside_ops;
+    idle_launches(store_db(st), crowded, 3000, &launches, &beside_ops);
+    assert_true(launches >= 8);
+    assert_true(beside_ops >= 1);
+    idle_launches(store_db(st), roomy, 0, &launches, &beside_ops);
+    assert_true(launches >= 8);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
  * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 and has no
  * wake-up (it never sleeps to a deadline); forwards keep 1000 + 250.  Copies move 2 x
@@ -465,6 +523,22 @@ static void test_memory_bound_backward_by_hand(void **state)
         ROOFLINE_STEP(1),
 #undef ROOFLINE_STEP
     };
+    expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    /* Such a backward holds a core as a copy does: with one core for the two ranks
+     * ([device] host_cores = 1) the two ranks' writes of layer1 share it from 13500, half
+     * a core each, and end at 13500 + 2 x 4000; their copies in of param1 likewise, from
+     * 22000 to 22000 + 2 x 8000.  With a core each the run is the one above. */
+    assert_int_equal(scenario_override(sc, "device.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    run = run_sim(st, sc);
+    for (int r = 0; r < 2; r++) {
+        const want_span shared[] = {
+            {r, 0, "compute", "backward", "layer1", 13500, 21500},
+            {r, 0, "compute", "copy_in", "param1", 22000, 38000},
+        };
+        expect_some_spans(store_db(st), run, shared, sizeof shared / sizeof shared[0]);
+    }
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    run = run_sim(st, sc);
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
     free(sc);
     store_close(st);
@@ -2199,6 +2273,7 @@ int main(void)
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_op_overhead_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
+        cmocka_unit_test(test_comm_launch_per_op_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),

@@ -19,7 +19,7 @@ static int64_t host_busy_until(const sim_device *d)
         double more = 0.0;
         for (size_t i = 1; st && st->hosted && i < st->count; i++) {
             const sim_entry *e = &st->q[st->head + i];
-            if (e->type == SIM_OP && timing_on_host_cores((span_kind)e->kind))
+            if (sim_on_host_cores(e))
                 more += (double)e->dur_ns;
         }
         w->host_more_work[m] = more;
@@ -91,3 +91,11 @@ int sim_ends_inside_busy(sim_device *d, const sim_entry *e, int64_t start, int64
     return 1;
 }
 
+
+int64_t sim_comm_launch_crowded_ns(const sim_device *d, int64_t at)
+{
+    if (!d->host || !sim_device_crowded(d) || d->timing.comm_launch_per_op_ns <= 0)
+        return 0;
+    int running = sim_host_ops_running_at(d->host, at, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE);
+    return (int64_t)(d->timing.comm_launch_per_op_ns * running + 0.5);
+}

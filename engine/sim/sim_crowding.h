@@ -24,6 +24,11 @@
  * stream's event at `at` starts what follows, on a host of fewer cores than ranks: the
  * draw, no later than the cores would be free of the work the host's ranks have
  * submitted and queued.
+ * sim_comm_launch_crowded_ns(): how much later than its drawn late start an idle comm
+ * stream starts the collective behind its compute stream's event at `at`, on a host of
+ * fewer cores than ranks: [device] comm_launch_per_op_us for each copy, step or
+ * write-bound backward of the host's other ranks running at `at` (the comm worker runs
+ * below compute and waits for a core one of them holds).
  */
 #ifndef DDPPROF_SIM_CROWDING_H
 #define DDPPROF_SIM_CROWDING_H
@@ -39,5 +44,6 @@ int sim_ends_inside_busy(sim_device *d, const sim_entry *e, int64_t start, int64
                          int64_t *end);
 int64_t sim_late_exit_ns(const sim_device *d, const sim_entry *e, int64_t end);
 int64_t sim_compute_wake_late_ns(sim_device *d, int64_t at);
+int64_t sim_comm_launch_crowded_ns(const sim_device *d, int64_t at);
 
 #endif

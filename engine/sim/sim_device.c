@@ -208,7 +208,7 @@ static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64
  * host's cores not run to a shared op's end).  Each draw is made once per op. */
 static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
 {
-    if (sid == DEV_STREAM_COMPUTE && d->host && timing_on_host_cores((span_kind)e->kind))
+    if (sid == DEV_STREAM_COMPUTE && d->host && sim_on_host_cores(e))
         return time_shared_op(d, e, gap, start, end);
     sim_stream *st = &d->streams[sid];
     bool contended = sid == DEV_STREAM_COMPUTE && sim_contention_modelled(d) &&
@@ -260,7 +260,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             /* A comm stream that idled until the event starts what follows late; so may a
              * compute stream on a crowded host, woken behind the others' copies. */
             if (sid == DEV_STREAM_COMM && at > st->free_ns)
-                at += (int64_t)timing_comm_launch_ns(&d->timing);
+                at += (int64_t)timing_comm_launch_ns(&d->timing) + sim_comm_launch_crowded_ns(d, at);
             else if (at > st->free_ns)
                 at += sim_compute_wake_late_ns(d, at);
             if (at > st->free_ns) {

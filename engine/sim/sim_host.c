@@ -17,12 +17,18 @@ int sim_host_init(sim_host *h, double cores, double sum_weight, int members)
 {
     *h = (sim_host){.cores = cores, .sum_weight = sum_weight, .members = members, .now_ns = INT64_MIN};
     h->jobs = calloc((size_t)(members > 0 ? members : 1), sizeof *h->jobs);
-    return h->jobs ? 0 : -1;
+    h->taken = calloc((size_t)(members > 0 ? members : 1), sizeof *h->taken);
+    if (!h->jobs || !h->taken) {
+        sim_host_free(h);
+        return -1;
+    }
+    return 0;
 }
 
 void sim_host_free(sim_host *h)
 {
     free(h->jobs);
+    free(h->taken);
     *h = (sim_host){0};
 }
 
@@ -134,6 +140,7 @@ bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns)
     if (!j->pending || !j->done)
         return false;
     *end_ns = j->end_ns;
+    h->taken[member] = (sim_host_interval){j->start_ns, j->end_ns};
     *j = (sim_host_job){0};
     return true;
 }
@@ -185,4 +192,18 @@ int64_t sim_host_member_end(const sim_host *h, int member, sim_host_job *scratch
         if (run_ops(h, scratch, &t, INT64_MAX, true) == INT64_MAX)
             return INT64_MIN;
     return scratch[member].end_ns;
+}
+
+int sim_host_ops_running_at(const sim_host *h, int64_t t_ns, int except)
+{
+    int running = 0;
+    for (int m = 0; m < h->members; m++) {
+        if (m == except || sums_member(m))
+            continue;
+        const sim_host_job *j = &h->jobs[m];
+        bool pending = j->pending && j->start_ns <= t_ns && (!j->done || j->end_ns > t_ns);
+        bool taken = h->taken[m].start_ns <= t_ns && h->taken[m].end_ns > t_ns;
+        running += pending || taken;
+    }
+    return running;
 }

@@ -44,10 +44,16 @@ typedef struct {
     double left_ns;           /* work still to do, in ns of one core */
 } sim_host_job;
 
+/* When a member's last op taken back ran. */
+typedef struct {
+    int64_t start_ns, end_ns;
+} sim_host_interval;
+
 typedef struct {
     double cores;
     double sum_weight; /* [device] comm_core_weight: a comm stream's job beside a copy or step */
     sim_host_job *jobs; /* per member */
+    sim_host_interval *taken; /* per member: its last op taken back (start = end: none) */
     int members;
     int64_t now_ns; /* the ops are run up to here */
 } sim_host;
@@ -67,5 +73,8 @@ int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_
 /* When `member`'s op would end if no other op started: an op that starts can only slow
  * it, so it ends no earlier (INT64_MIN: none pending). */
 int64_t sim_host_member_end(const sim_host *h, int member, sim_host_job *scratch);
+/* How many copies and steps (members not a comm stream's) but member `except`'s ran at
+ * t_ns: pending ones, and each member's last taken back (a rank timed ahead of t_ns). */
+int sim_host_ops_running_at(const sim_host *h, int64_t t_ns, int except);
 
 #endif

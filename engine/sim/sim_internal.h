@@ -162,6 +162,18 @@ static inline bool sim_bucket_allreduce(const sim_entry *e)
     return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
 }
 
+/* Whether op `e` is memory work on its host's shared cores: a copy or step, or a
+ * backward bound by its gradient write (it never sleeps: the write holds a core
+ * throughout, as a copy does; one that sleeps to its deadline holds none). */
+static inline bool sim_on_host_cores(const sim_entry *e)
+{
+    if (e->type != SIM_OP)
+        return false;
+    if (timing_on_host_cores((span_kind)e->kind))
+        return true;
+    return e->kind == SPAN_BACKWARD && e->work == WORK_GRAD && !e->sleeps;
+}
+
 /* Whether rank d's host has fewer cores than ranks: a woken thread may queue for one. */
 static inline bool sim_device_crowded(const sim_device *d)
 {
