@@ -54,8 +54,9 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                c->op_overhead_busy_us, c->nbusy_gaps);
     print_bandwidths(&c->memory, "");
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
-        printf("host_cores  %10g      (copies, SGD steps and allreduce sums of a run's ranks shared these cores: each bandwidth\n"
-               "                        is one op's on one core, the allreduce table each collective's time alone)\n",
+        printf("host_cores  %10g      (copies, SGD steps, gradient writes and allreduce sums of a run's ranks shared these\n"
+               "                        cores: each bandwidth is one op's on one core, the allreduce table each collective's\n"
+               "                        time alone)\n",
                c->host_cores);
     if (c->host_cores > 0 && c->nweighted > 0)
         printf(c->comm_core_weight == 1.0
