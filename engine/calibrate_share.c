@@ -26,7 +26,8 @@ struct host_load {
     size_t nruns;
 };
 
-
+/* A backward that lasted over four times its FLOP model wrote, not slept: one sleeping
+ * to its deadline would need a wake-up of three times its model. */
 #define WRITE_BOUND_MODEL_SHARE 0.25
 
 bool calib_write_bound(const run_span *s, int64_t min_bytes)
@@ -41,8 +42,6 @@ bool calib_host_shared(const run_span *s)
     return (s->stream == STREAM_COMPUTE && timing_on_host_cores((span_kind)s->kind)) ||
            calib_write_bound(s, CALIB_HOSTED_WRITE_MIN_BYTES);
 }
-
-
 
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out)
 {

@@ -91,7 +91,6 @@ int sim_ends_inside_busy(sim_device *d, const sim_entry *e, int64_t start, int64
     return 1;
 }
 
-
 int64_t sim_comm_launch_crowded_ns(const sim_device *d, int64_t at)
 {
     if (!d->host || !sim_device_crowded(d) || d->timing.comm_launch_per_op_ns <= 0)

@@ -2,8 +2,9 @@
  *
  * On the cpu backend every rank of a run runs on one machine: its copies into and out of
  * the buckets, its copies of a bucket allreduce's result out of the staging area (ranks
- * as processes), its part of a bucket allreduce's sums ([device] comm_on_host_cores) and
- * its optimizer step are real memory work on the same few cores, and
+ * as processes), its part of a bucket allreduce's sums ([device] comm_on_host_cores),
+ * the gradient writes of its backwards bound by them, and its optimizer step are real
+ * memory work on the same few cores, and
  * after the last allreduce every rank copies out and steps at once.  [device] host_cores
  * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
  * cores among runnable threads: with k ops running, each progresses at min(1, C / k) of
@@ -73,8 +74,9 @@ int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_
 /* When `member`'s op would end if no other op started: an op that starts can only slow
  * it, so it ends no earlier (INT64_MIN: none pending). */
 int64_t sim_host_member_end(const sim_host *h, int member, sim_host_job *scratch);
-/* How many copies and steps (members not a comm stream's) but member `except`'s ran at
- * t_ns: pending ones, and each member's last taken back (a rank timed ahead of t_ns). */
+/* How many ops of members not a comm stream's (copies, steps, gradient writes) but member
+ * `except`'s ran at t_ns: pending ones, and each member's last taken back (a rank timed
+ * ahead of t_ns). */
 int sim_host_ops_running_at(const sim_host *h, int64_t t_ns, int except);
 
 #endif
