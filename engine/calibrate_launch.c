@@ -129,10 +129,10 @@ static void line_add(line_sums *l, double x, double y)
  * residuals' standard deviation. */
 static void line_fit(const line_sums *l, double *a, double *b, double *sd)
 {
-    double sxx = l->xx - l->x * l->x / l->n, sxy = l->xy - l->x * l->y / l->n;
+    double sxx = l->xx - l->x * l->x / l->n, sxy = l->xy - l->x * l->y / l->n, syy = l->yy - l->y * l->y / l->n;
     *b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
     *a = (l->y - *b * l->x) / l->n;
-    double rss = l->yy - 2 * *a * l->y - 2 * *b * l->xy + l->n * *a * *a + 2 * *a * *b * l->x + *b * *b * l->xx;
+    double rss = syy - *b * sxy; /* the least-squares line's, or the mean's when b = 0 */
     *sd = rss > 0 ? sqrt(rss / l->n) : 0;
 }
 
