@@ -245,8 +245,26 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
     return 0;
 }
 
-/* Every term from spans in by_place order: the bandwidths of runs in cache into
- * out->cache, everything from the others into out.  -1 when out of memory. */
+/* The forwards' wake-ups and stalls of runs in cache, learned as out of it, into out's
+ * cache_op_* terms. */
+static int fit_cache_wakeup(const run_span *s, size_t n, calib_run_costs *out)
+{
+    calib_run_costs in_cache = {0};
+    if (calib_fit_wakeup(s, n, &in_cache) != 0)
+        return -1;
+    if (in_cache.nforward == 0 || in_cache.op_wakeup_us <= 0)
+        return 0;
+    out->ncache_forward = in_cache.nforward;
+    out->cache_op_wakeup_us = in_cache.op_wakeup_us;
+    out->cache_op_wakeup_sd_us = in_cache.op_wakeup_sd_us;
+    out->cache_op_stall_fraction = in_cache.op_stall_fraction;
+    out->cache_op_stall_us = in_cache.op_stall_us;
+    return 0;
+}
+
+/* Every term from spans in by_place order: the bandwidths, collectives' factor and
+ * wake-ups of runs in cache into out's cache terms, everything from the others into out.
+ * -1 when out of memory. */
 static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs *out)
 {
     size_t nc = 0, nb = 0;
@@ -261,7 +279,7 @@ static int fit_spans(const run_span *s, size_t n, bool in_cache, calib_run_costs
     int rc = -1;
     if (load)
         rc = in_cache ? (calib_fit_memory(s, n, inside, load, CACHED_WRITE_MIN_BYTES, &out->cache) != 0 ||
-                         calib_fit_cache_allreduce(c, nc, load, out) != 0)
+                         calib_fit_cache_allreduce(c, nc, load, out) != 0 || fit_cache_wakeup(s, n, out) != 0)
                       : fit_all(s, n, c, nc, b, nb, inside, load, out);
     host_load_free(load);
     free(inside);

@@ -27,13 +27,18 @@
  *                  copies into and out of the buckets, the SGD steps and the gradient
  *                  writes (calibrate_memory.h; a gradient write of at least 1 MiB);
  *   cache          with cache_mb > 0, when some runs' memory (run_span.host_bytes) fits
- *                  in it and some does not: the same four bandwidths learned from the
- *                  runs that fit (a gradient write of at least 64 KiB: a small model's
- *                  layers), which then teach nothing else; every other term comes from
- *                  the runs that do not fit, where the memory is (a small model on the
- *                  cpu backend copies out of the caches: 2-4x as fast), and
- *                  cache_allreduce_factor, the median of their bucket allreduces' times
- *                  (alone on the host, as the table's) over the table's at their size;
+ *                  in it and some does not: from the runs that fit, the same four
+ *                  bandwidths (a gradient write of at least 64 KiB: a small model's
+ *                  layers; a small model on the cpu backend copies out of the caches,
+ *                  2-4x as fast), cache_allreduce_factor, the median of their bucket
+ *                  allreduces' times (alone on the host, as the table's) over the table's
+ *                  at their size, and cache_op_wakeup_us, cache_op_wakeup_sd_us,
+ *                  cache_op_stall_fraction, cache_op_stall_us, their forwards' wake-ups
+ *                  and stalls learned as op_wakeup_us and the others are (sub-microsecond
+ *                  sleeps on a host the copies barely load: about 85 us and 2 % stalls on
+ *                  the machine of the shipped figures, against 120 us and 7 % out of
+ *                  cache); they teach nothing else, and every other term comes from the
+ *                  runs that do not fit;
  *   comm_slowdown, comm_wakeup_us  how forwards and backwards suffer from their rank's
  *                  collectives (from the last rank's arrival to the end): over the ops
  *                  with time inside one, their time beyond the model (model +
@@ -103,6 +108,8 @@ typedef struct {
     calib_bandwidths cache; /* learned from the runs whose memory fits in it, when others do not */
     double cache_allreduce_factor; /* their bucket allreduces' times over the table's, the median (0: none) */
     size_t ncache_collectives;
+    double cache_op_wakeup_us, cache_op_wakeup_sd_us, cache_op_stall_fraction, cache_op_stall_us; /* their forwards' */
+    size_t ncache_forward; /* the forwards behind those (0: not learned) */
     size_t nforward, nbackward, ngaps, nbusy_gaps, ncontended, nlaunch, nexit, nwake; /* spans behind each figure */
     size_t nlaunch_beside_ops; /* of nlaunch, those on a crowded host with others' ops running */
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];

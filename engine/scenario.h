@@ -206,6 +206,8 @@ typedef struct scenario {
     double cache_allreduce_factor; /* predict only: the measured allreduce table's times in cache, times this (0: 1) */
     double cache_copy_in_gbps, cache_copy_out_gbps, cache_optimizer_gbps, cache_grad_write_gbps; /* predict only: */
                             /* those ops' bandwidths where the host's memory fits in cache_mb (0: as out of it) */
+    double cache_op_wakeup_us, cache_op_wakeup_sd_us, cache_op_stall_fraction, cache_op_stall_us; /* predict only: */
+                            /* the forwards' and backwards' wake-ups and stalls there (-1: as out of it) */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

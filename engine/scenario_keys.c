@@ -437,6 +437,23 @@ const key_def scn_keys[] = {
      "calibrate --from` learns it from runs that fit: the median of their collectives' times "
      "over the table's at their size; 0 = 1",
      AT(cache_allreduce_factor), 0, 0},
+    {"device", "cache_op_wakeup_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+     "predict only: op_wakeup_us where the host's memory fits in cache_mb (a small model's "
+     "sub-microsecond forwards on a host its copies barely load wake sooner and stall less); "
+     "`ddpprof calibrate --from` learns it from the forwards of runs that fit; -1 = op_wakeup_us",
+     AT(cache_op_wakeup_us), 0, 0},
+    {"device", "cache_op_wakeup_sd_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+     "predict only: op_wakeup_sd_us where the host's memory fits in cache_mb; `ddpprof "
+     "calibrate --from` learns it from runs that fit; -1 = op_wakeup_sd_us",
+     AT(cache_op_wakeup_sd_us), 0, 0},
+    {"device", "cache_op_stall_fraction", K_DOUBLE, -1, 1, NULL, "-1",
+     "predict only: op_stall_fraction where the host's memory fits in cache_mb; `ddpprof "
+     "calibrate --from` learns it from runs that fit; -1 = op_stall_fraction",
+     AT(cache_op_stall_fraction), 0, 0},
+    {"device", "cache_op_stall_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+     "predict only: op_stall_us where the host's memory fits in cache_mb; `ddpprof calibrate "
+     "--from` learns it from runs that fit; -1 = op_stall_us",
+     AT(cache_op_stall_us), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

@@ -107,6 +107,18 @@ void timing_use_cache(timing_model *t, const scenario *sc)
         t->optimizer_bytes_per_ns = sc->cache_optimizer_gbps;
     if (sc->cache_grad_write_gbps > 0)
         t->grad_write_bytes_per_ns = sc->cache_grad_write_gbps;
+    if (sc->cache_op_wakeup_us >= 0)
+        t->op_wakeup_ns = (uint64_t)(sc->cache_op_wakeup_us * 1e3 + 0.5);
+    if (sc->cache_op_wakeup_sd_us >= 0)
+        t->op_wakeup_sd_ns = sc->cache_op_wakeup_sd_us * 1e3;
+    if (sc->cache_op_stall_fraction >= 0)
+        t->stall_fraction = sc->cache_op_stall_fraction;
+    if (sc->cache_op_stall_us >= 0)
+        t->stall_ns = sc->cache_op_stall_us * 1e3;
+    if (sc->backward_stall_fraction <= 0 && sc->backward_stall_us <= 0) { /* the backwards' are the forwards' */
+        t->backward_stall_fraction = t->stall_fraction;
+        t->backward_stall_ns = t->stall_ns;
+    }
 }
 
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)

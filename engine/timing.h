@@ -64,8 +64,10 @@ typedef struct {
     double op, sum;
 } timing_shares;
 timing_shares timing_core_shares(double cores, int ops, int sums, double sum_weight);
-/* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths
- * (each where it is set): for a rank whose host's memory fits in the cache. */
+/* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths,
+ * and wake-ups and stalls of cache_op_wakeup_us, cache_op_wakeup_sd_us,
+ * cache_op_stall_fraction and cache_op_stall_us (each where it is set): for a rank whose
+ * host's memory fits in the cache. */
 void timing_use_cache(timing_model *t, const scenario *sc);
 /* Forward of `layer` for the rank's batch. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);

@@ -307,6 +307,12 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
                     "cache_allreduce_factor = %.4f\n",
                 c->ncache_collectives, c->cache_allreduce_factor);
+        if (c->ncache_forward)
+            add(&t, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and their stalls\n"
+                    "cache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\ncache_op_stall_fraction = %.6f\n"
+                    "cache_op_stall_us = %.4f\n",
+                c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
+                c->cache_op_stall_us);
     }
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,

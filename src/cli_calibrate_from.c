@@ -71,6 +71,11 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         if (c->ncache_collectives)
             printf("  allreduce x%7.3f    (bucket allreduces' times over the table's at their size, median of %zu)\n",
                    c->cache_allreduce_factor, c->ncache_collectives);
+        if (c->ncache_forward)
+            printf("  op_wakeup %8.3f us  (forwards beyond their model, mean of %zu; standard deviation %.3f us;\n"
+                   "                        %.2f %% stall, %.3f us more)\n",
+                   c->cache_op_wakeup_us, c->ncache_forward, c->cache_op_wakeup_sd_us, 100.0 * c->cache_op_stall_fraction,
+                   c->cache_op_stall_us);
     }
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "

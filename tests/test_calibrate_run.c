@@ -495,8 +495,8 @@ static void expect_one_each(const calib_bandwidths *b, double copy_in, double co
  * 200 us (10.49 GB/s).  Run 2 (8 MB): the same copies in 50 and 40 ns (40 and 50 GB/s),
  * the SGD in 400 ns (30 GB/s), 128 KiB gradient writes in 4 us (32.8 GB/s; 64 KiB is
  * the least in cache, 1 MiB out of it), and a 3000 ns forward beyond its model, which
- * teaches nothing (run 1's forward: 100 ns beyond).  Without a cache both pool: copy_in
- * 4000 B / 150 ns. */
+ * teaches the wake-up in cache alone (run 1's forward: 100 ns beyond, out of it).  Without
+ * a cache both pool: copy_in 4000 B / 150 ns, and no wake-up in cache. */
 static void test_cache_bandwidths_by_hand(void **state)
 {
     (void)state;
@@ -523,6 +523,9 @@ static void test_cache_bandwidths_by_hand(void **state)
     assert_int_equal(c.nforward, 1);
     assert_true(fabs(c.op_wakeup_us - 0.1) < 1e-12);
     expect_one_each(&c.cache, 40.0, 50.0, 30.0, 131072.0 / 4000.0);
+    assert_int_equal(c.ncache_forward, 1);
+    assert_true(fabs(c.cache_op_wakeup_us - 3.0) < 1e-12);
+    assert_true(c.cache_op_wakeup_sd_us == 0 && c.cache_op_stall_fraction == 0);
 
     /* No cache, or one both runs fit in: one set of terms from every span. */
     const double caches[] = {0, 2000};
@@ -532,6 +535,7 @@ static void test_cache_bandwidths_by_hand(void **state)
         assert_true(fabs(c.memory.copy_in_gbps - 4000.0 / 150.0) < 1e-12);
         assert_int_equal(c.nforward, 2);
         assert_int_equal(c.cache.ncopy_in + c.cache.ncopy_out + c.cache.noptimizer + c.cache.ngrad_write, 0);
+        assert_int_equal(c.ncache_forward, 0);
     }
 }
 

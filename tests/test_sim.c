@@ -1032,6 +1032,48 @@ static void test_cache_bandwidths_by_hand(void **state)
     remove_db(path);
 }
 
+/* [device] cache_op_*: in cache (32 MiB, as above) every forward (1e6 FLOPs at 1 TFLOP/s:
+ * 1000 ns) and backward (2000 ns, its 2 MB gradient write at 4000 GB/s only 500) wakes
+ * cache_op_wakeup_us = 2 us late, with no stall (cache_op_stall_fraction = 0): 3000 and
+ * 4000 ns exactly.  Out of cache (16 MiB) they wake op_wakeup_us = 5 us late and every one
+ * stalls as well (op_stall_fraction = 1): more than 6000 and 7000.  In cache with the
+ * wake-up left at -1, op_wakeup_us's 5 us holds there too, and the stalls of 0: 6000 and
+ * 7000 exactly. */
+static void test_cache_wakeups_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[256];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simcachewake", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "device.op_wakeup_us=5",
+                                                  "device.op_stall_fraction=1", "device.op_stall_us=1000",
+                                                  "device.cache_mb=32", "device.cache_op_wakeup_us=2",
+                                                  "device.cache_op_wakeup_sd_us=0", "device.cache_op_stall_fraction=0",
+                                                  NULL});
+    int64_t in_cache = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    int64_t out_of_cache = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=32", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "device.cache_op_wakeup_us=-1", (char[SCENARIO_ERR]){0}), 0);
+    int64_t in_cache_as_out = run_sim(st, sc);
+    const char *kinds[] = {"forward", "backward"};
+    const int64_t model[] = {1000, 2000};
+    for (int k = 0; k < 2; k++) {
+        int64_t lo, hi;
+        kind_durations(store_db(st), in_cache, kinds[k], &lo, &hi);
+        assert_int_equal(lo, model[k] + 2000);
+        assert_int_equal(hi, model[k] + 2000);
+        kind_durations(store_db(st), out_of_cache, kinds[k], &lo, &hi);
+        assert_true(lo > model[k] + 5000);
+        kind_durations(store_db(st), in_cache_as_out, kinds[k], &lo, &hi);
+        assert_int_equal(lo, model[k] + 5000);
+        assert_int_equal(hi, model[k] + 5000);
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* sim_busy_end on its own: an op's end with busy intervals before, across and after it. */
 static void test_busy_intervals(void **state)
 {
@@ -2297,6 +2339,7 @@ int main(void)
         cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
+        cmocka_unit_test(test_cache_wakeups_by_hand),
         cmocka_unit_test(test_cache_fit_per_host),
         cmocka_unit_test(test_comm_wakeup_by_hand),
         cmocka_unit_test(test_grad_write_never_wakes_by_hand),
