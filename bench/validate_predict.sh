@@ -260,7 +260,7 @@ fi
 # Every [device] term the calibration gives, as an override.
 DEV_OVERRIDES=()
 for key in mem_bw_gbps copy_out_gbps optimizer_gbps grad_write_gbps op_overhead_us op_overhead_busy_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
-    op_stall_us backward_stall_fraction backward_stall_us op_gap_stall_fraction op_gap_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_launch_per_op_us comm_exit_late_fraction \
+    op_stall_us backward_stall_fraction backward_stall_us op_gap_stall_fraction op_gap_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_launch_per_op_us comm_launch_behind_us comm_exit_late_fraction \
     comm_exit_late_us comm_exit_late_sd_us compute_wake_late_fraction compute_wake_late_us compute_wake_late_sd_us host_cores comm_on_host_cores comm_core_weight cache_mb cache_copy_in_gbps cache_copy_out_gbps cache_optimizer_gbps cache_allreduce_factor \
     cache_grad_write_gbps cache_op_wakeup_us cache_op_wakeup_sd_us cache_op_stall_fraction cache_op_stall_us; do
     v=$(value "$key")

@@ -3,6 +3,7 @@
 #include "calibrate_launch.h"
 
 #include "calibrate_share.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -110,6 +111,52 @@ static int others_running_at(const host_ops *h, int64_t run, int rank, int64_t t
     return running;
 }
 
+static int by_run_rank_start(const void *pa, const void *pb)
+{
+    const host_op *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+/* The same ops sorted by_run_rank_start: each rank's own, in order. */
+static int own_ops_sort(const host_ops *all, host_ops *out)
+{
+    *out = (host_ops){malloc((all->n ? all->n : 1) * sizeof *out->ops), all->n, all->longest_ns};
+    if (!out->ops)
+        return -1;
+    for (size_t i = 0; i < all->n; i++)
+        out->ops[i] = all->ops[i];
+    qsort(out->ops, out->n, sizeof *out->ops, by_run_rank_start);
+    return 0;
+}
+
+/* The end of the run of ops on the host's cores that rank `rank` of run `run` went
+ * straight on to after `ready` (its next such op starting within TIMING_GOES_ON_NS, and
+ * each after it within that of the one before); -1 when it did not go on. */
+static int64_t own_run_end(const host_ops *own, int64_t run, int rank, int64_t ready)
+{
+    size_t lo = 0, hi = own->n; /* the first op of (run, rank) starting at or after ready */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const host_op *o = &own->ops[mid];
+        if (o->run < run || (o->run == run && (o->rank < rank || (o->rank == rank && o->start_ns < ready))))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t end = ready;
+    for (size_t i = lo; i < own->n; i++) {
+        const host_op *o = &own->ops[i];
+        if (o->run != run || o->rank != rank || o->start_ns > end + TIMING_GOES_ON_NS)
+            break;
+        end = o->end_ns > end ? o->end_ns : end;
+    }
+    return end > ready ? end : -1;
+}
+
 /* Sums for the least-squares line delay = a + b x (x: the others' ops running). */
 typedef struct {
     double n, x, y, xx, xy, yy;
@@ -140,13 +187,15 @@ int calib_fit_comm_launch(const run_span *s, size_t n, calib_run_costs *out)
 {
     size_t nready;
     bucket_ready *ready = ready_times(s, n, &nready);
-    host_ops busy = {0};
-    if (!ready || host_ops_collect(s, n, &busy) != 0) {
+    host_ops busy = {0}, own = {0};
+    if (!ready || host_ops_collect(s, n, &busy) != 0 || own_ops_sort(&busy, &own) != 0) {
         free(ready);
+        free(busy.ops);
         return -1;
     }
     line_sums line = {0};
-    size_t beside_ops = 0;
+    size_t beside_ops = 0, goes_on = 0, behind = 0;
+    double held_ns = 0; /* the holds seen: the run for those behind it, the delay for the others */
     for (size_t i = 0; i < n; i++) {
         const run_span *a = &s[i];
         if (a->stream != STREAM_COMM || a->kind != SPAN_ALLREDUCE || a->bucket < 0)
@@ -159,6 +208,16 @@ int calib_fit_comm_launch(const run_span *s, size_t n, calib_run_costs *out)
         bool same_stream = prev && prev->run == a->run && prev->stream == STREAM_COMM && prev->rank == a->rank;
         if (same_stream && prev->end_ns > r->ready_ns)
             continue; /* still busy when the bucket was ready: queued, not woken */
+        int64_t run_end = out->host_cores > 0 ? own_run_end(&own, a->run, a->rank, r->ready_ns) : -1;
+        if (run_end >= 0) {
+            goes_on++;
+            if (a->start_ns >= run_end) {
+                behind++;
+                held_ns += (double)(run_end - r->ready_ns);
+                continue; /* held by its compute's run, not a draw of the line */
+            }
+            held_ns += (double)(a->start_ns - r->ready_ns);
+        }
         bool crowded = out->host_cores > 0 && a->world > out->host_cores;
         int running = crowded ? others_running_at(&busy, a->run, a->rank, r->ready_ns) : 0;
         beside_ops += running > 0;
@@ -166,8 +225,15 @@ int calib_fit_comm_launch(const run_span *s, size_t n, calib_run_costs *out)
     }
     free(ready);
     free(busy.ops);
-    out->nlaunch = (size_t)line.n;
+    free(own.ops);
+    out->nlaunch = (size_t)line.n + behind;
     out->nlaunch_beside_ops = beside_ops;
+    out->nlaunch_goes_on = goes_on;
+    out->nlaunch_behind = behind;
+    /* An exponential hold, censored where the run ended first: its likelihood's maximum is
+     * the holds seen over the holds that ended (with none, as if the next one would). */
+    size_t ended = goes_on - behind;
+    out->comm_launch_behind_us = goes_on ? held_ns / (double)(ended ? ended : 1) / 1e3 : 0;
     if (line.n == 0)
         return 0;
     double at_idle, per_op, sd;

@@ -14,6 +14,14 @@
  * (not below 0; 0 and a the mean when no launch met such ops), comm_launch_sd_us the
  * residuals' standard deviation, nlaunch how many there were (0: nothing learned) and
  * nlaunch_beside_ops how many of them met others' ops on a crowded host.
+ * With out->host_cores > 0, a launch whose own rank's compute went straight on with ops on
+ * the host's cores (its next such op starting within TIMING_GOES_ON_NS of the ready time,
+ * each after it within that of the one before: a run of copies and writes its worker
+ * holds a core for) either found a core elsewhere, after a hold of its delay, or started
+ * only once that run had ended (nlaunch_behind of the nlaunch_goes_on), a hold at least
+ * as long as the run, which then stays out of the line (the run explains its delay).
+ * comm_launch_behind_us is the mean of an exponential hold fitted to both by maximum
+ * likelihood: the holds' total over those that ended (over 1 when none did).
  * Returns -1 only when out of memory.
  */
 #ifndef DDPPROF_CALIBRATE_LAUNCH_H

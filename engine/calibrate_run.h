@@ -49,8 +49,9 @@
  *                  with s = a / (1 - a), and wakes w later; neither below 0;
  *   comm_launch_us, comm_launch_sd_us, comm_launch_per_op_us  how late an idle comm
  *                  stream starts a bucket's allreduce once the bucket is ready, and how
- *                  much later per op of the other ranks on a crowded host's cores
- *                  (calibrate_launch.h);
+ *                  much later per op of the other ranks on a crowded host's cores, and
+ *                  comm_launch_behind_us, how long those woken beside their own
+ *                  compute's run of copies wait for it (calibrate_launch.h);
  *   comm_exit_late_fraction, comm_exit_late_us, comm_exit_late_sd_us  how many of the
  *                  ranks waiting for a bucket allreduce on a host of fewer cores than
  *                  ranks leave it late, and by how much (calibrate_exit.h);
@@ -99,7 +100,7 @@ typedef struct {
         comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
         comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us, op_gap_stall_fraction, op_gap_stall_us,
         compute_wake_late_fraction, compute_wake_late_us, compute_wake_late_sd_us, op_overhead_busy_us,
-        comm_launch_per_op_us;
+        comm_launch_per_op_us, comm_launch_behind_us;
     calib_bandwidths memory; /* the copies', SGD steps' and gradient writes' (copy_in_gbps: [device] mem_bw_gbps) */
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     double comm_core_weight; /* the sums' weight beside the copies and steps on them (1: alike) */
@@ -112,6 +113,8 @@ typedef struct {
     size_t ncache_forward; /* the forwards behind those (0: not learned) */
     size_t nforward, nbackward, ngaps, nbusy_gaps, ncontended, nlaunch, nexit, nwake; /* spans behind each figure */
     size_t nlaunch_beside_ops; /* of nlaunch, those on a crowded host with others' ops running */
+    size_t nlaunch_goes_on;    /* of nlaunch, those whose compute went straight on with ops on the cores */
+    size_t nlaunch_behind;     /* of those, the ones that started only once that run had ended */
     ring_sample ar[CALIB_RUN_MAX_SAMPLES];
     size_t nar;
     size_t ncollectives; /* bucket allreduces behind the samples */

@@ -195,6 +195,7 @@ typedef struct scenario {
     double comm_launch_us;  /* predict only: an idle comm stream's late start after the compute stream's event */
     double comm_launch_sd_us; /* predict only: its standard deviation (seeded lognormal) */
     double comm_launch_per_op_us; /* predict only: later by this per copy, step or write of the host's other ranks running */
+    double comm_launch_behind_us; /* predict only: mean hold of those launches behind their rank's compute run of copies (exponential) */
     double comm_exit_late_fraction; /* predict only: share of ranks a waited-for collective lets go late on a crowded host */
     double comm_exit_late_us, comm_exit_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
     double compute_wake_late_fraction; /* predict only: share of a crowded host's compute streams, idle until a comm event, that start late */

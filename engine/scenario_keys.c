@@ -354,6 +354,14 @@ const key_def scn_keys[] = {
      "hold); `ddpprof calibrate --from` learns it with comm_launch_us; 0 = the same late start "
      "however busy the host",
      AT(comm_launch_per_op_us), 0, 0},
+    {"device", "comm_launch_behind_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: with host_cores, an idle comm stream woken while its rank's compute stream "
+     "goes straight on with copies or write-bound backwards (its worker never sleeps between "
+     "them) starts once that run of ops ends or once it finds a core elsewhere, whichever is "
+     "first: the latter after an exponential draw of this mean in microseconds (the comm "
+     "worker, below compute, waits for the core the compute worker holds); `ddpprof calibrate "
+     "--from` learns it; 0 = no wait",
+     AT(comm_launch_behind_us), 0, 0},
     {"device", "comm_exit_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: on a host whose ranks outnumber host_cores, the share of the ranks waiting "
      "for a bucket allreduce (nothing else on their compute stream) that leave it late, the "

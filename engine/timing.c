@@ -70,6 +70,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->comm_launch_ns = sc->comm_launch_us * 1e3;
     t->comm_launch_sd_ns = sc->comm_launch_sd_us * 1e3;
     t->comm_launch_per_op_ns = sc->comm_launch_per_op_us * 1e3;
+    t->comm_launch_behind_ns = sc->comm_launch_behind_us * 1e3;
     t->comm_exit_late_fraction = sc->comm_exit_late_fraction;
     t->comm_exit_late_ns = sc->comm_exit_late_us * 1e3;
     t->comm_exit_late_sd_ns = sc->comm_exit_late_sd_us * 1e3;
@@ -180,6 +181,13 @@ uint64_t timing_gap_stall_ns(timing_model *t)
 uint64_t timing_comm_launch_ns(timing_model *t)
 {
     return lognormal_ns(t, t->comm_launch_ns, t->comm_launch_sd_ns);
+}
+
+uint64_t timing_comm_launch_behind_ns(timing_model *t)
+{
+    if (t->comm_launch_behind_ns <= 0)
+        return 0;
+    return (uint64_t)(-t->comm_launch_behind_ns * log(uniform01(&t->rng)) + 0.5);
 }
 
 uint64_t timing_comm_exit_late_ns(timing_model *t)

@@ -31,6 +31,7 @@ typedef struct {
     uint64_t comm_wakeup_ns; /* and this much later when they end inside a collective ([device]) */
     double comm_launch_ns, comm_launch_sd_ns; /* the comm stream's late start after idling ([device]) */
     double comm_launch_per_op_ns; /* and more per op of the other ranks on a crowded host's cores ([device]) */
+    double comm_launch_behind_ns; /* of those woken beside their compute's run of copies, the mean hold */
     double comm_exit_late_fraction, comm_exit_late_ns, comm_exit_late_sd_ns; /* late exits on a crowded host ([device]) */
     double compute_wake_late_fraction, compute_wake_late_ns, compute_wake_late_sd_ns; /* late compute wakes, likewise */
     double jitter;
@@ -107,6 +108,14 @@ bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_byte
  * follows it, and how late it wakes from a paced link's floor (comm_launch_ns, with
  * comm_launch_sd_ns a lognormal draw as the wake-ups are); beyond the dispatch cost. */
 uint64_t timing_comm_launch_ns(timing_model *t);
+/* How long an idle comm stream woken beside its compute stream's run of ops on the host's
+ * cores waits for that run before it finds a core elsewhere: an exponential draw of mean
+ * [device] comm_launch_behind_us (0 and no draw while that is 0). */
+uint64_t timing_comm_launch_behind_ns(timing_model *t);
+/* A compute worker that starts its next op on the host's cores within this of an event
+ * went straight on from the op before it: the hand-off of a worker that does not sleep
+ * (op_overhead_busy_us, 13-30 us learned) and not a wake-up (80-130 us). */
+#define TIMING_GOES_ON_NS 50000
 /* How late a rank waiting for a collective on a crowded host leaves it: 0, or for
  * comm_exit_late_fraction of the calls a lognormal draw of comm_exit_late_ns's mean and
  * comm_exit_late_sd_ns's deviation.  Draws nothing while the fraction or mean is 0. */

@@ -348,6 +348,11 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 "deviation\n"
                 "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
             c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us, c->comm_launch_per_op_us);
+    if (c->nlaunch_goes_on)
+        add(&t, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the mean wait\n"
+                "; for a core elsewhere, exponential, where %zu started only once that run had ended (out of the fit above)\n"
+                "comm_launch_behind_us = %.4f\n",
+            c->nlaunch_goes_on, c->nlaunch_behind, c->comm_launch_behind_us);
     if (c->comm_exit_late_fraction > 0)
         add(&t, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out aside: the "
                 "share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"

@@ -87,6 +87,10 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                "%.3f us)\n"
                "  per op    %10.3f us  (later for each such op running when the bucket was ready: %zu of them met some)\n",
                c->comm_launch_us, c->nlaunch, c->comm_launch_sd_us, c->comm_launch_per_op_us, c->nlaunch_beside_ops);
+    if (c->nlaunch_goes_on)
+        printf("  behind    %10.3f us  (%zu woken while their compute went straight on with copies or writes: the mean\n"
+               "                        wait for a core elsewhere, exponential; %zu started only once that run had ended)\n",
+               c->comm_launch_behind_us, c->nlaunch_goes_on, c->nlaunch_behind);
     if (c->comm_exit_late_fraction > 0)
         printf("comm_exit   %10.3f us  (%.1f %% of %zu ranks waiting for a bucket allreduce on a crowded host left late, mean;"
                " standard deviation %.3f us)\n",

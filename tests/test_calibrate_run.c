@@ -332,6 +332,48 @@ static void test_comm_launch_by_hand(void **state)
     assert_true(fabs(c.comm_launch_sd_us - sqrt(150.0) / 1e3) < 1e-9);
 }
 
+/* Launches beside the rank's own compute going straight on (host_cores > 0).  Rank 0:
+ * bucket 0 ready 3400, then its copies of bucket 1 [3420, 4400], [4420, 6000], each
+ * within 50 us of the one before: a run that ends 6000; its allreduce starts 6100, after
+ * the run: behind.  Its bucket 1 (ready 6000) waits for a busy stream: left out.  Rank 1:
+ * bucket 0 ready 3500, its copy of bucket 1 [3510, 9000] a run ending 9000, its allreduce
+ * starts 3700: a core found elsewhere, a delay of 200 in the line; bucket 1 ready 9000 on
+ * a stream free since 8000, no op after it: 300 in the line.  So 1 of 2 behind: holds of
+ * at least 2600 (rank 0's run) and of 200 (rank 1's), one of them ended: a mean hold of
+ * 2800 ns; the line of 200 and 300: 250 (no forwards, no op_overhead), deviation 50 ns.
+ * Without host_cores nothing is behind: delays 2700, 200, 300 in the line. */
+static void test_comm_launch_behind_by_hand(void **state)
+{
+    (void)state;
+    run_span s[] = {
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 0, 2900, 3000),
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 0, 3300, 3400),
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 1, 3420, 4400),
+        in_bucket(0, 2, STREAM_COMPUTE, SPAN_COPY_IN, 1, 4420, 6000),
+        in_bucket(0, 2, STREAM_COMM, SPAN_ALLREDUCE, 0, 6100, 7000),
+        in_bucket(0, 2, STREAM_COMM, SPAN_ALLREDUCE, 1, 7010, 7500),
+        in_bucket(1, 2, STREAM_COMPUTE, SPAN_COPY_IN, 0, 3400, 3500),
+        in_bucket(1, 2, STREAM_COMPUTE, SPAN_COPY_IN, 1, 3510, 9000),
+        in_bucket(1, 2, STREAM_COMM, SPAN_ALLREDUCE, 0, 3700, 8000),
+        in_bucket(1, 2, STREAM_COMM, SPAN_ALLREDUCE, 1, 9300, 9800),
+    };
+    const size_t n = sizeof s / sizeof s[0];
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, n, 2, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nlaunch, 3);
+    assert_int_equal(c.nlaunch_goes_on, 2);
+    assert_int_equal(c.nlaunch_behind, 1);
+    assert_true(fabs(c.comm_launch_behind_us - 2.8) < 1e-9);
+    assert_true(fabs(c.comm_launch_us - 0.250) < 1e-9);
+    assert_true(fabs(c.comm_launch_sd_us - 0.050) < 1e-9);
+    assert_int_equal(calib_run_fit(s, n, 0, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.nlaunch, 3);
+    assert_int_equal(c.nlaunch_goes_on, 0);
+    assert_true(c.comm_launch_behind_us == 0);
+    assert_true(fabs(c.comm_launch_us - 3.200 / 3) < 1e-9);
+}
+
 /* A rank of a run of `world` ranks: a compute span, or a bucket allreduce of seq `seq`. */
 static run_span of_world(int64_t run, int world, int rank, span_kind kind, int64_t seq, int64_t start, int64_t end)
 {
@@ -649,6 +691,7 @@ int main(void)
         cmocka_unit_test(test_sums_share_the_cores_by_hand),
         cmocka_unit_test(test_sums_weight_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
+        cmocka_unit_test(test_comm_launch_behind_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),

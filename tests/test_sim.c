@@ -486,6 +486,72 @@ static void test_comm_launch_per_op_by_hand(void **state)
     remove_db(path);
 }
 
+/* The time of one span of run `run` (its start, or with `end` its end), by rank,
+ * iteration, kind and, for a collective, bucket or, for an op, name. */
+static int64_t span_time(sqlite3 *db, int64_t run, int rank, int iter, const char *kind, int bucket, const char *name,
+                         bool end)
+{
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db,
+                                        "SELECT start_ns, end_ns FROM span WHERE run_id = ? AND rank = ? AND iter = ? "
+                                        "AND kind = ? AND (bucket = ? OR name = ?)",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    sqlite3_bind_int(q, 2, rank);
+    sqlite3_bind_int(q, 3, iter);
+    sqlite3_bind_text(q, 4, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 5, bucket);
+    sqlite3_bind_text(q, 6, name ? name : "", -1, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    int64_t t = sqlite3_column_int64(q, end ? 1 : 0);
+    assert_int_equal(sqlite3_step(q), SQLITE_DONE);
+    sqlite3_finalize(q);
+    return t;
+}
+
+/* [device] comm_launch_behind_us on the roofline below, a core per rank, in the second
+ * iteration (a bucket per 2 MB parameter): bucket 0 (param1) is ready when its copy in
+ * ends, and the compute worker goes straight on with layer0's write-bound backward and
+ * param0's copy in, a run of ops on its core (over 4000 ns).  At 0 the comm stream starts
+ * bucket 0's allreduce 500 ns (op_overhead) after the ready time; with a hold of a second
+ * on average it waits for the run to end: 500 ns after param0's copy in ends; with one of
+ * a microsecond it starts between the two, and before the run's end on some rank. */
+static void test_comm_launch_behind_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simbehind", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "device.mem_bw_gbps=500",
+                                                  "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25",
+                                                  "device.host_cores=2", NULL});
+    int64_t free_run = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.comm_launch_behind_us=1000000", err), 0);
+    int64_t behind_run = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.comm_launch_behind_us=1", err), 0);
+    int64_t short_run = run_sim(st, sc);
+    sqlite3 *db = store_db(st);
+    int before_end = 0;
+    for (int r = 0; r < 2; r++) {
+        int64_t ready = span_time(db, free_run, r, 1, "copy_in", -1, "param1", true);
+        assert_int_equal(span_time(db, free_run, r, 1, "allreduce", 0, NULL, false), ready + 500);
+        int64_t run_end = span_time(db, behind_run, r, 1, "copy_in", -1, "param0", true);
+        int64_t behind_ready = span_time(db, behind_run, r, 1, "copy_in", -1, "param1", true);
+        assert_true(run_end > behind_ready + 4000); /* a backward and a copy after it */
+        assert_int_equal(span_time(db, behind_run, r, 1, "allreduce", 0, NULL, false), run_end + 500);
+        int64_t short_ready = span_time(db, short_run, r, 1, "copy_in", -1, "param1", true);
+        int64_t short_end = span_time(db, short_run, r, 1, "copy_in", -1, "param0", true);
+        int64_t start = span_time(db, short_run, r, 1, "allreduce", 0, NULL, false);
+        assert_true(start >= short_ready + 500 && start <= short_end + 500);
+        before_end += start < short_end + 500;
+    }
+    assert_true(before_end >= 1);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
  * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 and has no
  * wake-up (it never sleeps to a deadline); forwards keep 1000 + 250.  Copies move 2 x
@@ -1347,6 +1413,27 @@ static void test_host_cores_by_hand(void **state)
     assert_true(host_step(&h, scratch) == INT64_MAX);
     assert_int_equal(sim_host_submit(&h, 3, 2200, 0), 0);
     assert_int_equal(host_end(&h, 3), 2200);
+    sim_host_free(&h);
+}
+
+/* An op done but not taken back (its stream waits on something else) holds the host no
+ * longer than its end: two cores, member 0's 500 ns and member 1's 2000 ns from 0 end at
+ * 500 and 2000; with member 0's left untaken once the host ran to 500, the next end is
+ * member 1's, and member 0 still gives back 500 when taken.  With nothing else pending the
+ * host has no next end: a stall, not a loop. */
+static void test_host_goes_past_untaken_end(void **state)
+{
+    (void)state;
+    sim_host h;
+    sim_host_job scratch[2];
+    assert_int_equal(sim_host_init(&h, 2, 1.0, 2), 0);
+    assert_int_equal(sim_host_submit(&h, 0, 0, 500), 0);
+    assert_int_equal(sim_host_submit(&h, 1, 0, 2000), 0);
+    assert_int_equal(host_step(&h, scratch), 500);
+    assert_int_equal(host_step(&h, scratch), 2000);
+    assert_int_equal(host_end(&h, 1), 2000);
+    assert_true(host_step(&h, scratch) == INT64_MAX);
+    assert_int_equal(host_end(&h, 0), 500);
     sim_host_free(&h);
 }
 
@@ -2316,6 +2403,7 @@ int main(void)
         cmocka_unit_test(test_op_overhead_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_launch_per_op_by_hand),
+        cmocka_unit_test(test_comm_launch_behind_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),
@@ -2328,6 +2416,7 @@ int main(void)
         cmocka_unit_test(test_core_shares_by_hand),
         cmocka_unit_test(test_host_weighted_by_hand),
         cmocka_unit_test(test_host_cores_by_hand),
+        cmocka_unit_test(test_host_goes_past_untaken_end),
         cmocka_unit_test(test_host_late_op_and_drain_by_hand),
         cmocka_unit_test(test_host_long_chains),
         cmocka_unit_test(test_host_cores_in_a_run),

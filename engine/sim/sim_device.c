@@ -233,12 +233,65 @@ static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t g
     return true;
 }
 
+/* Whether the compute stream, whose op ended at event time `at`, went straight on to an op
+ * on the host's cores: its worker holds a core without sleeping. */
+static bool compute_goes_on(const sim_device *d, int64_t at)
+{
+    const sim_stream *c = &d->streams[DEV_STREAM_COMPUTE];
+    return d->host && c->hosted && c->worker_busy && c->hosted_start_ns <= at + TIMING_GOES_ON_NS;
+}
+
+/* The held comm stream starts at `t`, or later where its own late start is. */
+static void release_launch(sim_stream *comm, int64_t t)
+{
+    if (t > comm->launch_at_ns)
+        comm->launch_at_ns = t;
+    comm->launch_behind = false;
+}
+
+/* When the idle comm stream starts what follows the compute stream's event at `at`:
+ * false while it is held behind the compute stream's run of ops on the host's cores,
+ * which has not ended nor run past the hold yet. */
+static bool comm_launch_at(sim_device *d, sim_stream *st, int64_t at, int64_t *start)
+{
+    if (!st->launch_drawn) {
+        st->launch_at_ns = at + (int64_t)timing_comm_launch_ns(&d->timing) + sim_comm_launch_crowded_ns(d, at);
+        int64_t hold = compute_goes_on(d, at) ? (int64_t)timing_comm_launch_behind_ns(&d->timing) : 0;
+        st->launch_behind = hold > 0;
+        st->launch_cap_ns = at + hold;
+        st->launch_drawn = true;
+    }
+    if (st->launch_behind && d->streams[DEV_STREAM_COMPUTE].free_ns >= st->launch_cap_ns)
+        release_launch(st, st->launch_cap_ns); /* still in its run at the hold's end */
+    if (st->launch_behind)
+        return false;
+    st->launch_drawn = false;
+    *start = st->launch_at_ns;
+    return true;
+}
+
+/* The compute stream's run of ops on the host's cores has ended when its head, if any,
+ * is not one its worker goes straight on to: a comm stream held behind the run starts at
+ * its end, or at the hold's end if that came first. */
+static void end_of_compute_run(sim_device *d, const sim_stream *compute)
+{
+    sim_stream *comm = &d->streams[DEV_STREAM_COMM];
+    if (!comm->launch_behind || compute->hosted)
+        return;
+    const sim_entry *e = compute->count > 0 ? &compute->q[compute->head] : NULL;
+    if (e && e->type == SIM_OP && sim_on_host_cores(e) && worker_goes_on(compute, e))
+        return;
+    release_launch(comm, compute->free_ns < comm->launch_cap_ns ? compute->free_ns : comm->launch_cap_ns);
+}
+
 /* Times the stream's head entries while their dependencies are known; true if any. */
 static bool advance_stream(sim_device *d, dev_stream sid)
 {
     sim_stream *st = &d->streams[sid];
     bool progress = false;
     while (st->count > 0 && !d->w->aborted) {
+        if (sid == DEV_STREAM_COMPUTE)
+            end_of_compute_run(d, st);
         sim_entry *e = &st->q[st->head];
         /* The hand-off to a real stream's worker is idle time before each op and
          * collective, not part of it. */
@@ -259,9 +312,10 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 break;
             /* A comm stream that idled until the event starts what follows late; so may a
              * compute stream on a crowded host, woken behind the others' copies. */
-            if (sid == DEV_STREAM_COMM && at > st->free_ns)
-                at += (int64_t)timing_comm_launch_ns(&d->timing) + sim_comm_launch_crowded_ns(d, at);
-            else if (at > st->free_ns)
+            if (sid == DEV_STREAM_COMM && at > st->free_ns) {
+                if (!comm_launch_at(d, st, at, &at))
+                    break;
+            } else if (at > st->free_ns)
                 at += sim_compute_wake_late_ns(d, at);
             if (at > st->free_ns) {
                 st->free_ns = at;
@@ -315,6 +369,8 @@ static bool advance_stream(sim_device *d, dev_stream sid)
         progress = true;
         reach_marks(st);
     }
+    if (sid == DEV_STREAM_COMPUTE && st->count == 0)
+        end_of_compute_run(d, st);
     if (st->count == 0) {
         st->head = 0;
         st->names_len = 0;

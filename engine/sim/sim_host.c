@@ -149,7 +149,7 @@ int64_t sim_host_next_end(const sim_host *h, sim_host_job *scratch)
 {
     int64_t first = INT64_MAX;
     for (int m = 0; m < h->members; m++)
-        if (h->jobs[m].pending && h->jobs[m].done && h->jobs[m].end_ns < first)
+        if (h->jobs[m].pending && h->jobs[m].done && h->jobs[m].end_ns > h->now_ns && h->jobs[m].end_ns < first)
             first = h->jobs[m].end_ns;
     if (first != INT64_MAX)
         return first;

@@ -63,7 +63,10 @@ int sim_host_init(sim_host *h, double cores, double sum_weight, int members);
 void sim_host_free(sim_host *h);
 int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns);
 bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns);
-/* The earliest end of the ops pending, if none else started (INT64_MAX: none pending). */
+/* The earliest end of the ops pending, if none else started (INT64_MAX: none pending).
+ * An op done by the time the host ran to is not counted: its stream has been woken for
+ * it and waits on something else (a rank whose sums are still running, say), and the host
+ * goes on to the next end rather than stop there for ever. */
 int64_t sim_host_next_end(const sim_host *h, sim_host_job *scratch);
 /* Runs the ops up to t_ns: those that end by then are done. */
 void sim_host_finish_until(sim_host *h, int64_t t_ns);

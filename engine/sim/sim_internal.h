@@ -14,7 +14,11 @@
  * op's end is known, and its stream goes on, only when nothing else
  * can move and the host runs to it (sim_world_finish_host_ops).  On a host of fewer cores than ranks, a rank waiting for a bucket allreduce
  * may leave it late ([device] comm_exit_late_*): its comm worker queues for cores the
- * ranks already out hold with their copies and steps.  The world keeps one record per
+ * ranks already out hold with their copies and steps.  With [device]
+ * comm_launch_behind_us, an idle comm stream woken while its compute stream goes
+ * straight on with ops on the host's cores waits for that run to end, or for a drawn
+ * hold, whichever is first: it stops at its wait until the compute stream, advancing,
+ * has run past the hold or finds its head is no such op any more, and starts then.  The world keeps one record per
  * collective (by seq); the last rank to arrive completes it and puts every rank on the
  * worklist, which the scheduler (sim_backend.c) drains between fibers.
  * Collectives with buffers (the small ones whose result the host reads: join's counts,
@@ -87,6 +91,12 @@ typedef struct {
     int64_t stall_ns;
     int64_t hosted_start_ns;
     int64_t arrival_ns;
+    /* The comm stream's start behind an event, drawn once: launch_at_ns, and whether it
+     * waits for the compute stream's run of ops on the host's cores to end, or until
+     * launch_cap_ns, whichever is first (then launch_at_ns moves there, if later, and
+     * launch_behind clears). */
+    bool launch_drawn, launch_behind;
+    int64_t launch_at_ns, launch_cap_ns;
     sim_mark *marks;
     size_t marks_head, marks_count, marks_cap, marks_reached;
     sim_phase phase;
