@@ -72,8 +72,8 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
             printf("  allreduce x%7.3f    (bucket allreduces' times over the table's at their size, median of %zu)\n",
                    c->cache_allreduce_factor, c->ncache_collectives);
         if (c->ncache_forward)
-            printf("  op_wakeup %8.3f us  (forwards beyond their model, mean of %zu; standard deviation %.3f us;\n"
-                   "                        %.2f %% stall, %.3f us more)\n",
+            printf("  op_wakeup   %10.3f us  (forwards beyond their model, mean of %zu; standard deviation %.3f us;\n"
+                   "                          %.2f %% of them stall, %.3f us more on average)\n",
                    c->cache_op_wakeup_us, c->ncache_forward, c->cache_op_wakeup_sd_us, 100.0 * c->cache_op_stall_fraction,
                    c->cache_op_stall_us);
     }
