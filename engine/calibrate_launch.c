@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* When a bucket's gradients were all in, on one rank in one iteration. */
 typedef struct {
@@ -127,8 +128,7 @@ static int own_ops_sort(const host_ops *all, host_ops *out)
     *out = (host_ops){malloc((all->n ? all->n : 1) * sizeof *out->ops), all->n, all->longest_ns};
     if (!out->ops)
         return -1;
-    for (size_t i = 0; i < all->n; i++)
-        out->ops[i] = all->ops[i];
+    memcpy(out->ops, all->ops, all->n * sizeof *out->ops);
     qsort(out->ops, out->n, sizeof *out->ops, by_run_rank_start);
     return 0;
 }

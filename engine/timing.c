@@ -42,6 +42,15 @@ uint64_t timing_rank_seed(uint64_t seed, int rank)
     return seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
 }
 
+/* The backwards' stalls: their own where the scenario gives them, else the forwards'
+ * (t's, whichever those are). */
+static void set_backward_stalls(timing_model *t, const scenario *sc)
+{
+    bool own = sc->backward_stall_fraction > 0 || sc->backward_stall_us > 0;
+    t->backward_stall_fraction = own ? sc->backward_stall_fraction : t->stall_fraction;
+    t->backward_stall_ns = own ? sc->backward_stall_us * 1e3 : t->stall_ns;
+}
+
 void timing_init(timing_model *t, const scenario *sc, int rank)
 {
     double speed = scenario_rank_speed(sc, rank);
@@ -60,9 +69,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
     t->stall_fraction = sc->op_stall_fraction;
     t->stall_ns = sc->op_stall_us * 1e3;
-    bool own = sc->backward_stall_fraction > 0 || sc->backward_stall_us > 0;
-    t->backward_stall_fraction = own ? sc->backward_stall_fraction : sc->op_stall_fraction;
-    t->backward_stall_ns = (own ? sc->backward_stall_us : sc->op_stall_us) * 1e3;
+    set_backward_stalls(t, sc);
     t->gap_stall_fraction = sc->op_gap_stall_fraction;
     t->gap_stall_ns = sc->op_gap_stall_us * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
@@ -116,10 +123,7 @@ void timing_use_cache(timing_model *t, const scenario *sc)
         t->stall_fraction = sc->cache_op_stall_fraction;
     if (sc->cache_op_stall_us >= 0)
         t->stall_ns = sc->cache_op_stall_us * 1e3;
-    if (sc->backward_stall_fraction <= 0 && sc->backward_stall_us <= 0) { /* the backwards' are the forwards' */
-        t->backward_stall_fraction = t->stall_fraction;
-        t->backward_stall_ns = t->stall_ns;
-    }
+    set_backward_stalls(t, sc);
 }
 
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)
@@ -147,12 +151,16 @@ static bool happens(timing_model *t, double fraction, double size)
     return fraction > 0 && size > 0 && uniform01(&t->rng) < fraction;
 }
 
+/* An exponential draw of mean `mean_ns`. */
+static uint64_t exponential_ns(timing_model *t, double mean_ns)
+{
+    return (uint64_t)(-mean_ns * log(uniform01(&t->rng)) + 0.5);
+}
+
 /* A stall after a wake-up, for `fraction` of them: exponential of mean `mean_ns`. */
 static uint64_t stall_ns(timing_model *t, double fraction, double mean_ns)
 {
-    if (!happens(t, fraction, mean_ns))
-        return 0;
-    return (uint64_t)(-mean_ns * log(uniform01(&t->rng)) + 0.5);
+    return happens(t, fraction, mean_ns) ? exponential_ns(t, mean_ns) : 0;
 }
 
 /* A late wake-up of mean m and standard deviation s: a lognormal draw (wake-ups are
@@ -185,9 +193,7 @@ uint64_t timing_comm_launch_ns(timing_model *t)
 
 uint64_t timing_comm_launch_behind_ns(timing_model *t)
 {
-    if (t->comm_launch_behind_ns <= 0)
-        return 0;
-    return (uint64_t)(-t->comm_launch_behind_ns * log(uniform01(&t->rng)) + 0.5);
+    return t->comm_launch_behind_ns > 0 ? exponential_ns(t, t->comm_launch_behind_ns) : 0;
 }
 
 uint64_t timing_comm_exit_late_ns(timing_model *t)
