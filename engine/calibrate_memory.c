@@ -47,7 +47,7 @@ static int fit_grad_write(const run_span *s, const double *time, size_t n, const
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
         if (calib_write_bound(&s[i], min_bytes) && !inside[i])
-            rate[k++] = (double)s[i].bytes / time[i];
+            rate[k++] = s[i].write_bytes / time[i];
     out->ngrad_write = k;
     out->grad_write_gbps = k ? median_sort(rate, k) : 0;
     free(rate);

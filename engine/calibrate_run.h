@@ -84,6 +84,7 @@ typedef struct {
     int64_t seq, bytes;
     int64_t start_ns, end_ns;
     double model_ns; /* forwards and backwards: the modelled duration (0: unknown) */
+    double write_bytes; /* backwards: the bytes their gradient write moves (read too where it accumulates) */
     double host_bytes; /* the run's memory on a host: 12 bytes per parameter x its ranks (timing_fits_cache) */
 } run_span;
 

@@ -4,6 +4,7 @@
 
 #include "timing.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -76,18 +77,31 @@ static int by_time(const void *pa, const void *pb)
     return (a->ops + a->sums) - (b->ops + b->sums);
 }
 
-/* The events of run s[first].run: its shared ops' and its whole bucket allreduces' (one
- * job per rank), those from *ci on in c (moved past them; the runs come in increasing
- * order in both).  Returns how many were written at ev. */
+/* When the gradient write that begins backward `s` ends, at `write_gbps` on a core of its
+ * own, within the span; INT64_MIN when it is no such write (write_gbps 0: none counted). */
+static int64_t sleeping_write_end(const run_span *s, double write_gbps)
+{
+    if (write_gbps <= 0 || s->stream != STREAM_COMPUTE || s->kind != SPAN_BACKWARD || s->write_bytes <= 0 ||
+        calib_host_shared(s))
+        return INT64_MIN;
+    int64_t end = s->start_ns + llround(s->write_bytes / write_gbps); /* GB/s: bytes per ns */
+    return end < s->end_ns ? end : s->end_ns;
+}
+
+/* The events of run s[first].run: its shared ops' and sleeping backwards' writes, and its
+ * whole bucket allreduces' (one job per rank), those from *ci on in c (moved past them;
+ * the runs come in increasing order in both).  Returns how many were written at ev. */
 static size_t run_events_of(const run_span *s, size_t first, size_t end, const run_span *c, size_t nc, size_t *ci,
-                            load_event *ev)
+                            double write_gbps, load_event *ev)
 {
     size_t nev = 0;
-    for (size_t i = first; i < end; i++)
-        if (calib_host_shared(&s[i])) {
+    for (size_t i = first; i < end; i++) {
+        int64_t written = sleeping_write_end(&s[i], write_gbps);
+        if (calib_host_shared(&s[i]) || written > s[i].start_ns) {
             ev[nev++] = (load_event){s[i].start_ns, +1, 0};
-            ev[nev++] = (load_event){s[i].end_ns, -1, 0};
+            ev[nev++] = (load_event){written > s[i].start_ns ? written : s[i].end_ns, -1, 0};
         }
+    }
     int64_t run = s[first].run;
     while (*ci < nc && c[*ci].run < run)
         (*ci)++;
@@ -120,7 +134,7 @@ static void integrate(host_load *l, size_t first, size_t count)
 }
 
 host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores,
-                           double sum_weight)
+                           double sum_weight, double write_gbps)
 {
     host_load *l = calloc(1, sizeof *l);
     if (!l)
@@ -145,7 +159,7 @@ host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_
             end++;
         run_events *r = &l->runs[l->nruns++];
         *r = (run_events){.run = s[first].run, .first = l->nev};
-        r->count = run_events_of(s, first, end, c, nc, &ci, l->ev + l->nev);
+        r->count = run_events_of(s, first, end, c, nc, &ci, write_gbps, l->ev + l->nev);
         qsort(l->ev + r->first, r->count, sizeof *l->ev, by_time);
         integrate(l, r->first, r->count);
         l->nev += r->count;

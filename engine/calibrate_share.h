@@ -4,7 +4,10 @@
  * (the parts of sums at `sum_weight`).  The ops
  * are the copies into and out of the buckets and the optimizer steps (compute-stream
  * spans, timing_on_host_cores), the backwards bound by their gradient write (of at least
- * CALIB_HOSTED_WRITE_MIN_BYTES: a write holds its core as a copy does) and every rank's
+ * CALIB_HOSTED_WRITE_MIN_BYTES: a write holds its core as a copy does), the writes that
+ * begin the other backwards (write_bytes at `write_gbps` from the span's start, on a core
+ * of their own, ended by the span's end at the latest: no span shows when they end, and
+ * the sim holds a core while they write; write_gbps 0 leaves them out) and every rank's
  * part of each bucket allreduce seen by
  * all its ranks: one job per rank from the last arrival to the collective's end
  * (calib_collective_next).
@@ -12,7 +15,8 @@
  * Contract: host_load_build() takes the spans of one or more runs, a run's together and
  * the runs in increasing order, the comm spans of the same runs in collective order
  * (run, seq) and the cores
- * (<= 0: nothing shared, every query gives the wall time) and the sums' weight; NULL
+ * (<= 0: nothing shared, every query gives the wall time), the sums' weight and the
+ * sleeping writes' bandwidth (GB/s); NULL
  * when out of memory.  host_load_core_time() is the integral of a copy's or step's share
  * over [from, to] of run `run`, for an op that is one of those running (its own start and
  * end are events of the load; elsewhere the wall time); host_load_sum_core_time() the
@@ -51,7 +55,7 @@ bool calib_write_bound(const run_span *s, int64_t min_bytes);
 bool calib_host_shared(const run_span *s);
 size_t calib_collective_next(const run_span *c, size_t nc, size_t i, bool shared_cores, calib_collective *out);
 host_load *host_load_build(const run_span *s, size_t n, const run_span *c, size_t nc, double cores,
-                           double sum_weight);
+                           double sum_weight, double write_gbps);
 double host_load_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns);
 double host_load_sum_core_time(const host_load *l, int64_t run, int64_t from_ns, int64_t to_ns);
 void host_load_free(host_load *l);

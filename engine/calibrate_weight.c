@@ -49,9 +49,9 @@ static int by_value(const void *pa, const void *pb)
 /* Each whole bucket allreduce's log time alone at weight w, in collective order, into
  * v (and its size into keys when not NULL); how many, or -1 when out of memory. */
 static long alone_times(const run_span *s, size_t n, const run_span *c, size_t nc, double cores, double w,
-                        double *v, sample_key *keys)
+                        double write_gbps, double *v, sample_key *keys)
 {
-    host_load *load = host_load_build(s, n, c, nc, cores, w);
+    host_load *load = host_load_build(s, n, c, nc, cores, w, write_gbps);
     if (!load)
         return -1;
     size_t k = 0;
@@ -92,7 +92,8 @@ static double spread(const double *v, const sample_key *keys, const bool *met, s
     return sum;
 }
 
-int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out)
+int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, double write_gbps,
+                          calib_run_costs *out)
 {
     out->comm_core_weight = 1.0;
     out->nweighted = 0;
@@ -103,7 +104,8 @@ int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t
     int rc = v && scratch && keys && met ? 0 : -1;
     long k = 0;
     for (int i = 0; rc == 0 && i < WEIGHTS; i++) {
-        k = alone_times(s, n, c, nc, out->host_cores, grid_weight(i), v + (size_t)i * cap, i == 0 ? keys : NULL);
+        k = alone_times(s, n, c, nc, out->host_cores, grid_weight(i), write_gbps, v + (size_t)i * cap,
+                        i == 0 ? keys : NULL);
         rc = k < 0 ? -1 : 0;
     }
     size_t nmet = 0;

@@ -9,7 +9,8 @@
  * by CALIB_WEIGHT_MIN_GAIN (too few crowded collectives to tell).
  *
  * Contract: calib_fit_comm_weight() takes calib_run_fit's spans `s` (by_place order) and
- * comm spans `c` (collective order) and the host's cores (> 0); sets
+ * comm spans `c` (collective order), the host's cores (> 0) and the sleeping backwards'
+ * write bandwidth the load counts (host_load_build; 0: none); sets
  * out->comm_core_weight and out->nweighted (the collectives behind it).  -1 only when out
  * of memory.
  */
@@ -22,6 +23,7 @@
 
 #define CALIB_WEIGHT_MIN_GAIN 0.02
 
-int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, calib_run_costs *out);
+int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, double write_gbps,
+                          calib_run_costs *out);
 
 #endif

@@ -56,6 +56,8 @@ bool timing_fits_cache(const scenario *sc, int64_t total_numel);
  * shares them too (sim_on_host_cores, calib_host_shared): that takes its duration, not
  * its kind alone. */
 bool timing_on_host_cores(span_kind kind);
+/* The work of a backward's gradient write of `work_bytes` (read + write), in ns of one core. */
+uint64_t timing_write_ns(const timing_model *t, double work_bytes);
 /* The shares of a core that each of `ops` copies and steps and each of `sums` ranks' parts
  * of allreduce sums running on a host of `cores` cores get: a core each while they fit,
  * else the cores shared out in proportion to weights 1 and `sum_weight` ([device]

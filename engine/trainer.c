@@ -198,10 +198,10 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                     op.bytes += op.u.grad.numel[j] * 4;
                 }
                 op.u.grad.micro_step = it;
-                op.u.grad.accumulate = pos > 0;
+                op.u.grad.accumulate = trainer_accumulates(sc, it);
                 op.u.grad.scale = loss_scale;
                 if (mem->rt)
-                    real_training_backward_op(mem->rt, &op, l, mem->params, pos > 0);
+                    real_training_backward_op(mem->rt, &op, l, mem->params, op.u.grad.accumulate);
             }
             if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2)
                 op.work = WORK_FAIL;
@@ -248,6 +248,11 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             atomic_fetch_add(a->progress, 1);
     }
     return sc->join ? join_finish(r, err, errlen) : 0;
+}
+
+bool trainer_accumulates(const scenario *sc, int iter)
+{
+    return sc->no_sync_every > 1 && iter % sc->no_sync_every > 0;
 }
 
 int trainer_run(trainer_args *a, char *err, size_t errlen)

@@ -42,6 +42,9 @@ typedef struct {
 } trainer_args;
 
 int trainer_run(trainer_args *a, char *err, size_t errlen);
+/* Whether iteration `iter`'s backwards add to the gradients rather than write them: with
+ * no_sync_every = k, all but the first of each k steps. */
+bool trainer_accumulates(const scenario *sc, int iter);
 void trainer_result_free(trainer_args *a);
 
 #endif

@@ -11,6 +11,7 @@
 #include "model_zoo.h"
 #include "scenario.h"
 #include "timing.h"
+#include "trainer.h"
 
 typedef struct {
     run_span *v;
@@ -155,6 +156,8 @@ static int read_spans(sqlite3 *db, const run_row *r, const scenario *sc, const m
             size_t at = (size_t)rank * m->nlayers + (size_t)layer; /* layer_models' layout */
             s.model_ns = models[kind == SPAN_FORWARD ? at : (size_t)r->world * m->nlayers + at];
         }
+        if (kind == SPAN_BACKWARD)
+            s.write_bytes = (double)s.bytes * (trainer_accumulates(sc, s.iter) ? 2.0 : 1.0);
         if (push(out, &s) != 0) {
             snprintf(err, errlen, "out of memory reading run %lld's spans", (long long)r->id);
             rc = -1;

@@ -110,6 +110,7 @@ static run_span bwd(int rank, int64_t bytes, int64_t start, int64_t end, double 
     run_span s = fwd(rank, 3, start, end, model);
     s.kind = SPAN_BACKWARD;
     s.bytes = bytes;
+    s.write_bytes = (double)bytes;
     return s;
 }
 
@@ -509,6 +510,48 @@ static void test_grad_write_by_hand(void **state)
     assert_true(fabs(c.memory.grad_write_gbps - 2097152.0 / 100000.0) < 1e-12);
 }
 
+/* A backward that sleeps to its deadline wrote its gradients on a core first, and the
+ * second pass of a fit on shared cores counts that write.  One core, two ranks: rank 0's
+ * 2 MiB backward bound by its write, alone in [0, 200 us] (model 100 ns), teaches
+ * 2097152 B / 200 us; rank 1's backward of 1 MiB sleeps in [1000, 2000 us] (model 900
+ * us), so its write holds the core in [1000, 1100 us] at that speed; rank 0's 1000-byte
+ * copy in [1000, 1200 us] shares the core with it for the first 100 us: 50 + 100 us of
+ * core time, 2000 B over 150 us.  Accumulating (write_bytes twice the bytes) the write
+ * lasts to 1200 us and the copy gets 100 us.  Without shared cores, or without the
+ * write's bandwidth (no write-bound backward), the copy's 200 us of wall time.  An
+ * allreduce far away keeps the run a training run's. */
+static void test_sleeping_write_by_hand(void **state)
+{
+    (void)state;
+    const int64_t us = 1000, mib = 1 << 20;
+    run_span s[] = {
+        bwd(0, 2 * mib, 0, 200 * us, 100),         bwd(1, mib, 1000 * us, 2000 * us, 900 * us),
+        mem(0, SPAN_COPY_IN, 1000, 1000 * us, 1200 * us), ar(0, 1, 8000, 5000 * us, 6000 * us),
+        ar(1, 1, 8000, 5000 * us, 6000 * us),
+    };
+    enum { N = sizeof s / sizeof s[0] };
+    run_span copy[N];
+    calib_run_costs c;
+    char err[256];
+    memcpy(copy, s, sizeof s);
+    assert_int_equal(calib_run_fit(copy, N, 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.memory.ngrad_write, 1);
+    assert_true(fabs(c.memory.grad_write_gbps - 2097152.0 / 200000.0) < 1e-12);
+    assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 150000.0) < 1e-12);
+    memcpy(copy, s, sizeof s);
+    copy[1].write_bytes = 2.0 * (double)mib;
+    assert_int_equal(calib_run_fit(copy, N, 1, 0, &c, err, sizeof err), 0);
+    assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 100000.0) < 1e-12);
+    memcpy(copy, s, sizeof s);
+    assert_int_equal(calib_run_fit(copy, N, 0, 0, &c, err, sizeof err), 0);
+    assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 200000.0) < 1e-12);
+    memcpy(copy, s, sizeof s);
+    copy[0].model_ns = 150 * us; /* now it sleeps too: no write-bound backward */
+    assert_int_equal(calib_run_fit(copy, N, 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal(c.memory.ngrad_write, 0);
+    assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 200000.0) < 1e-12);
+}
+
 /* A span of run `run` whose host's memory is `host_bytes`. */
 static run_span in_run(run_span s, int64_t run, double host_bytes)
 {
@@ -695,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_comm_exit_by_hand),
         cmocka_unit_test(test_compute_wake_by_hand),
         cmocka_unit_test(test_grad_write_by_hand),
+        cmocka_unit_test(test_sleeping_write_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_cache_allreduce_and_busy_hand_off_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),

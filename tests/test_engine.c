@@ -24,6 +24,7 @@
 #include "scenario.h"
 #include "store.h"
 #include "tmp_store.h"
+#include "trainer.h"
 
 typedef struct {
     const scenario *sc;
@@ -182,6 +183,23 @@ static void test_average_no_sync(void **state)
     /* 6 steps, synchronising every 3rd: steps 2 and 5, each sending 3 accumulated steps. */
     const char *o[] = {"ddp.no_sync_every=3", "run.iterations=5", "run.warmup=1", NULL};
     expect_exact_average(o, 2);
+}
+
+/* Which steps' backwards add to the gradients (what the cpu backend does and what
+ * calibrate --from counts as a write of twice the bytes): every step but the first of
+ * each k, and none without no_sync. */
+static void test_accumulating_steps(void **state)
+{
+    (void)state;
+    scenario sc;
+    scenario_defaults(&sc);
+    sc.no_sync_every = 3;
+    const bool want[] = {false, true, true, false, true, true, false};
+    for (int it = 0; it < (int)(sizeof want / sizeof want[0]); it++)
+        assert_int_equal(trainer_accumulates(&sc, it), want[it]);
+    sc.no_sync_every = 1;
+    for (int it = 0; it < 4; it++)
+        assert_false(trainer_accumulates(&sc, it));
 }
 
 static void test_average_no_sync_bucket_view(void **state)
@@ -421,6 +439,7 @@ int main(void)
         cmocka_unit_test(test_average_default),
         cmocka_unit_test(test_average_bucket_view),
         cmocka_unit_test(test_average_no_sync),
+        cmocka_unit_test(test_accumulating_steps),
         cmocka_unit_test(test_average_no_sync_bucket_view),
         cmocka_unit_test(test_average_find_unused),
         cmocka_unit_test(test_average_static_graph),

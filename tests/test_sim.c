@@ -552,6 +552,36 @@ static void test_comm_launch_behind_by_hand(void **state)
     remove_db(path);
 }
 
+/* A backward that sleeps still writes its gradients on a core first.  As in the roofline
+ * below (copies at 500 GB/s, hand-offs of 500 ns, wake-ups of 250), but with gradient
+ * writes at 1600 GB/s: layer1's 2 MB write takes 1250 ns, under its 2000 ns model, so the
+ * backward sleeps: [13500, 15750] with a core per rank.  With one core for the two ranks
+ * ([device] host_cores = 1) their two writes share it from 13500, half a core each, and
+ * end at 13500 + 2 x 1250 = 16000, past the deadline: the backward ends there. */
+static void test_sleeping_write_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simsleepw", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.mem_bw_gbps=500",
+                                                  "device.grad_write_gbps=1600", "device.op_overhead_us=0.5",
+                                                  "device.op_wakeup_us=0.25", "device.host_cores=2", NULL});
+    int64_t own = run_sim(st, sc);
+    assert_int_equal(scenario_override(sc, "device.host_cores=1", err), 0);
+    int64_t shared = run_sim(st, sc);
+    sqlite3 *db = store_db(st);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(span_time(db, own, r, 0, "backward", -1, "layer1", false), 13500);
+        assert_int_equal(span_time(db, own, r, 0, "backward", -1, "layer1", true), 15750);
+        assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", false), 13500);
+        assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", true), 16000);
+    }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
  * takes 4000 ns, twice its 2000 ns of FLOPs, so each backward lasts 4000 and has no
  * wake-up (it never sleeps to a deadline); forwards keep 1000 + 250.  Copies move 2 x
@@ -1679,15 +1709,16 @@ static void test_host_copies_results_out(void **state)
 
 /* [device] comm_on_host_cores: two ranks (threads), a bucket allreduce of 2 MB measured
  * at 2000 us alone (between 1 MB at 1000 us and 4 MB at 4000 us), each rank's copy into a
- * bucket 1000 ns of a core.  After the rebuild the first bucket's sums run while both
- * ranks copy layer 0's gradients in; the cores are never idle then (two sums alone fill
- * one core, and two cores at a full core each), so the sums end when the cores have done
- * their work and the copies': the table's time plus 2 x 1000 ns / cores, 2002 us on one
- * core and 2001 us on two.  The last bucket's sums run alone: the table's time, 2000 us,
+ * bucket 1000 ns of a core, and each backward's 2 MB gradient write 500 ns of one before
+ * it sleeps.  After the rebuild the first bucket's sums run while both ranks write layer
+ * 0's gradients and copy them in; the cores are never idle then (two sums alone fill one
+ * core, and two cores at a full core each), so the sums end when the cores have done
+ * their work, the writes' and the copies': the table's time plus 2 x (500 + 1000) ns /
+ * cores, 2003 us on one core and 2001.5 us on two.  The last bucket's sums run alone: the table's time, 2000 us,
  * on either, as does the rebuild iteration's one bucket of 4 MB (4000 us).  Without the
  * key every bucket allreduce lasts the table's time.  With comm_slowdown the backwards
  * beside the sums wait to learn how long the comm stream is busy; the sums still meet the
- * copies behind them (2002 us on one core), not timed alone before those are submitted. */
+ * copies behind them (2003 us on one core), not timed alone before those are submitted. */
 static void test_sums_on_host_by_hand(void **state)
 {
     (void)state;
@@ -1720,8 +1751,8 @@ static void test_sums_on_host_by_hand(void **state)
         bool beside_copies = i % 2 == 1;
         int64_t alone = i == 0 ? 4000000 : 2000000;
         assert_int_equal(at.time_ns[i], alone);
-        assert_int_equal(a1.time_ns[i], beside_copies ? 2002000 : alone);
-        assert_int_equal(a2.time_ns[i], beside_copies ? 2001000 : alone);
+        assert_int_equal(a1.time_ns[i], beside_copies ? 2003000 : alone);
+        assert_int_equal(a2.time_ns[i], beside_copies ? 2001500 : alone);
         assert_int_equal(as.time_ns[i], a1.time_ns[i]);
         assert_int_equal(a1.spread_ns[i], 0);
         assert_int_equal(a2.spread_ns[i], 0);
@@ -2405,6 +2436,7 @@ int main(void)
         cmocka_unit_test(test_comm_launch_per_op_by_hand),
         cmocka_unit_test(test_comm_launch_behind_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),
+        cmocka_unit_test(test_sleeping_write_by_hand),
         cmocka_unit_test(test_measured_network),
         cmocka_unit_test(test_wakeup_spread),
         cmocka_unit_test(test_noise_seed_draws_the_noise_alone),

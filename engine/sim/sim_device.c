@@ -203,13 +203,60 @@ static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64
     return true;
 }
 
+/* Whether op `e`, the head of stream `sid`, is a backward that sleeps to its deadline on a
+ * shared host after writing its gradients there: the cpu backend's worker writes them on
+ * a core, then sleeps out the rest of its model, so the write takes a core from the other
+ * ranks' copies and sums though the op's length stays its model's. */
+static bool writes_then_sleeps(const sim_device *d, dev_stream sid, const sim_entry *e)
+{
+    return sid == DEV_STREAM_COMPUTE && d->host && e->type == SIM_OP && e->sleeps && e->write_ns > 0;
+}
+
+/* The end of such a backward timed from `start` to its deadline end `*end`: its write is
+ * submitted to the host's cores once, and it ends at that deadline, or when the write
+ * ends if later (then it would not have slept: its wake-up is kept, a small excess
+ * where the write ends within it).  False until the host has run to the write's end. */
+static bool join_write(sim_device *d, const sim_entry *e, int64_t start, int64_t *end)
+{
+    sim_stream *st = &d->streams[DEV_STREAM_COMPUTE];
+    int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
+    if (!st->hosted) {
+        if (sim_host_submit_write(d->host, member, start, (uint64_t)e->write_ns) != 0) {
+            fail_device(d, "an op submitted to the host's cores while one is pending");
+            return false;
+        }
+        st->hosted = true;
+        st->hosted_start_ns = start;
+    }
+    int64_t written;
+    if (!sim_host_take_end(d->host, member, &written))
+        return false;
+    st->hosted = false;
+    *end = written > *end ? written : *end;
+    return true;
+}
+
+static bool time_deadline_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t gap, int64_t *start,
+                             int64_t *end);
+
 /* Times op `e`, the head of stream `sid`, after `gap` of hand-off: false while its end is
  * not known yet (a collective ahead of a forward or backward on its comm stream, or the
- * host's cores not run to a shared op's end).  Each draw is made once per op. */
+ * host's cores not run to a shared op's end or a sleeping backward's write).  Each draw
+ * is made once per op. */
 static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
 {
     if (sid == DEV_STREAM_COMPUTE && d->host && sim_on_host_cores(e))
         return time_shared_op(d, e, gap, start, end);
+    if (!time_deadline_op(d, sid, e, gap, start, end))
+        return false;
+    return !writes_then_sleeps(d, sid, e) || join_write(d, e, *start, end);
+}
+
+/* An op timed to its modelled deadline: after the stream's last op and the hand-off, as
+ * long as its model, stretched where the comm stream's collectives run beside it. */
+static bool time_deadline_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t gap, int64_t *start,
+                             int64_t *end)
+{
     sim_stream *st = &d->streams[sid];
     bool contended = sid == DEV_STREAM_COMPUTE && sim_contention_modelled(d) &&
                      (e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD);
@@ -234,11 +281,13 @@ static bool time_op(sim_device *d, dev_stream sid, const sim_entry *e, int64_t g
 }
 
 /* Whether the compute stream, whose op ended at event time `at`, went straight on to an op
- * on the host's cores: its worker holds a core without sleeping. */
+ * on the host's cores: its worker holds a core without sleeping (a backward's write
+ * before it sleeps is not such a run: the core is free again once it has written). */
 static bool compute_goes_on(const sim_device *d, int64_t at)
 {
     const sim_stream *c = &d->streams[DEV_STREAM_COMPUTE];
-    return d->host && c->hosted && c->worker_busy && c->hosted_start_ns <= at + TIMING_GOES_ON_NS;
+    return d->host && c->hosted && c->worker_busy && c->hosted_start_ns <= at + TIMING_GOES_ON_NS &&
+           c->count > 0 && sim_on_host_cores(&c->q[c->head]);
 }
 
 /* The held comm stream starts at `t`, or later where its own late start is. */
@@ -455,9 +504,9 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
         dur = (uint64_t)(2.0 * (double)op->gemm.m * (double)op->gemm.n * (double)op->gemm.k / d->timing.flops_per_ns);
     bool timed = !coll && (op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
     bool sleeps = false;
+    /* A backward writes its gradients (reads them too when it accumulates). */
+    double work_bytes = !coll && op->work == WORK_GRAD ? (double)op->bytes * (op->u.grad.accumulate ? 2.0 : 1.0) : 0.0;
     if (!coll) {
-        /* A backward writes its gradients (reads them too when it accumulates). */
-        double work_bytes = op->work == WORK_GRAD ? (double)op->bytes * (op->u.grad.accumulate ? 2.0 : 1.0) : 0.0;
         sleeps = timed && timing_op_sleeps(&d->timing, dur, work_bytes);
         dur = timing_stream_op_ns(&d->timing, dur, work_bytes, (span_kind)op->kind);
     }
@@ -476,6 +525,8 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
                    .root = op->work == WORK_BROADCAST ? op->u.coll.root : 0,
                    .dtype = coll ? (uint8_t)op->u.coll.dtype : (uint8_t)sleeps,
                    .prescale = coll ? op->u.coll.prescale : 1.0f};
+    if (sleeps && work_bytes > 0 && d->host)
+        e.write_ns = (int64_t)timing_write_ns(&d->timing, work_bytes);
     if (coll && op->seq < 0) {
         fail_device(d, "a collective without a sequence number");
         return -1;

@@ -108,12 +108,12 @@ static int64_t run_ops(const sim_host *h, sim_host_job *jobs, int64_t *now, int6
     return first_end;
 }
 
-int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
+static int submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns, bool counted)
 {
     if (member < 0 || member >= h->members || h->jobs[member].pending)
         return -1;
     sim_host_job *j = &h->jobs[member];
-    *j = (sim_host_job){.pending = true, .start_ns = start_ns, .left_ns = (double)work_ns};
+    *j = (sim_host_job){.pending = true, .start_ns = start_ns, .left_ns = (double)work_ns, .counted = counted};
     if (work_ns == 0) {
         j->done = true;
         j->end_ns = start_ns;
@@ -134,13 +134,23 @@ int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
     return 0;
 }
 
+int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
+{
+    return submit(h, member, start_ns, work_ns, true);
+}
+
+int sim_host_submit_write(sim_host *h, int member, int64_t start_ns, uint64_t work_ns)
+{
+    return submit(h, member, start_ns, work_ns, false);
+}
+
 bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns)
 {
     sim_host_job *j = &h->jobs[member];
     if (!j->pending || !j->done)
         return false;
     *end_ns = j->end_ns;
-    h->taken[member] = (sim_host_interval){j->start_ns, j->end_ns};
+    h->taken[member] = (sim_host_interval){j->start_ns, j->end_ns, j->counted};
     *j = (sim_host_job){0};
     return true;
 }
@@ -201,8 +211,8 @@ int sim_host_ops_running_at(const sim_host *h, int64_t t_ns, int except)
         if (m == except || sums_member(m))
             continue;
         const sim_host_job *j = &h->jobs[m];
-        bool pending = j->pending && j->start_ns <= t_ns && (!j->done || j->end_ns > t_ns);
-        bool taken = h->taken[m].start_ns <= t_ns && h->taken[m].end_ns > t_ns;
+        bool pending = j->pending && j->counted && j->start_ns <= t_ns && (!j->done || j->end_ns > t_ns);
+        bool taken = h->taken[m].counted && h->taken[m].start_ns <= t_ns && h->taken[m].end_ns > t_ns;
         running += pending || taken;
     }
     return running;

@@ -3,8 +3,9 @@
  * On the cpu backend every rank of a run runs on one machine: its copies into and out of
  * the buckets, its copies of a bucket allreduce's result out of the staging area (ranks
  * as processes), its part of a bucket allreduce's sums ([device] comm_on_host_cores),
- * the gradient writes of its backwards bound by them, and its optimizer step are real
- * memory work on the same few cores, and
+ * the gradient writes of its backwards (the whole op where the write outlasts its model,
+ * the write alone before a backward sleeps out the rest), and its optimizer step are
+ * real memory work on the same few cores, and
  * after the last allreduce every rank copies out and steps at once.  [device] host_cores
  * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
  * cores among runnable threads: with k ops running, each progresses at min(1, C / k) of
@@ -43,11 +44,13 @@ typedef struct {
     bool pending, done;
     int64_t start_ns, end_ns; /* end_ns: once done */
     double left_ns;           /* work still to do, in ns of one core */
+    bool counted;             /* among the ops running (sim_host_ops_running_at) */
 } sim_host_job;
 
 /* When a member's last op taken back ran. */
 typedef struct {
     int64_t start_ns, end_ns;
+    bool counted;
 } sim_host_interval;
 
 typedef struct {
@@ -62,6 +65,9 @@ typedef struct {
 int sim_host_init(sim_host *h, double cores, double sum_weight, int members);
 void sim_host_free(sim_host *h);
 int sim_host_submit(sim_host *h, int member, int64_t start_ns, uint64_t work_ns);
+/* The same for a sleeping backward's gradient write: shared as any op, but not counted
+ * among the ops running, as calibrate --from sees no span of it. */
+int sim_host_submit_write(sim_host *h, int member, int64_t start_ns, uint64_t work_ns);
 bool sim_host_take_end(sim_host *h, int member, int64_t *end_ns);
 /* The earliest end of the ops pending, if none else started (INT64_MAX: none pending).
  * An op done by the time the host ran to is not counted: its stream has been woken for
@@ -77,8 +83,8 @@ int64_t sim_host_drain_end(const sim_host *h, const double *more_work, sim_host_
 /* When `member`'s op would end if no other op started: an op that starts can only slow
  * it, so it ends no earlier (INT64_MIN: none pending). */
 int64_t sim_host_member_end(const sim_host *h, int member, sim_host_job *scratch);
-/* How many ops of members not a comm stream's (copies, steps, gradient writes) but member
- * `except`'s ran at t_ns: pending ones, and each member's last taken back (a rank timed
+/* How many ops of members not a comm stream's (copies, steps, write-bound backwards) but
+ * member `except`'s ran at t_ns: pending ones, and each member's last taken back (a rank timed
  * ahead of t_ns). */
 int sim_host_ops_running_at(const sim_host *h, int64_t t_ns, int except);
 

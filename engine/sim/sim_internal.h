@@ -58,7 +58,10 @@ typedef struct {
         float prescale;  /* allreduces: each rank's float32 values times this before the sum */
     };
     void *buf;       /* collectives: the rank's buffer (NULL: traffic only) */
-    int64_t count;
+    union {
+        int64_t count;    /* collectives: elements of buf */
+        int64_t write_ns; /* a backward that sleeps: its gradient write's work, in ns of one core */
+    };
     int32_t root;    /* broadcasts: the rank that sends */
     uint32_t name_off; /* into the stream's name arena (record.detail = op, or a collective of no bucket) */
 } sim_entry;
@@ -172,9 +175,10 @@ static inline bool sim_bucket_allreduce(const sim_entry *e)
     return e->work == WORK_ALLREDUCE && e->bucket >= 0 && e->bytes > 0;
 }
 
-/* Whether op `e` is memory work on its host's shared cores: a copy or step, or a
- * backward bound by its gradient write (it never sleeps: the write holds a core
- * throughout, as a copy does; one that sleeps to its deadline holds none). */
+/* Whether op `e` is memory work on its host's shared cores throughout: a copy or step,
+ * or a backward bound by its gradient write (it never sleeps: the write holds a core
+ * throughout, as a copy does; one that sleeps to its deadline holds one only while it
+ * writes, write_ns, and is timed to its deadline). */
 static inline bool sim_on_host_cores(const sim_entry *e)
 {
     if (e->type != SIM_OP)
