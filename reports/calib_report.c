@@ -285,6 +285,7 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
     add_bandwidths(&t, &c->memory, false);
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
         add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
+                "; (with the write that begins each backward that sleeps, at grad_write_gbps)\n"
                 "host_cores = %g\n",
             c->host_cores);
     if (c->host_cores > 0 && c->nar > 0)
@@ -296,7 +297,8 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 ? "; the sums' weight beside the copies and steps on the cores: no other makes the %zu bucket allreduces\n"
                   "; that met other work agree 2 %% better on their times alone\ncomm_core_weight = %.4f\n"
                 : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu bucket allreduces\n"
-                  "; that met other work agree best on their times alone\ncomm_core_weight = %.4f\n",
+                  "; that met other work agree best on their times alone (the sleeping backwards' writes left out)\n"
+                  "comm_core_weight = %.4f\n",
             c->nweighted, c->comm_core_weight);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         add(&t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "

@@ -56,14 +56,15 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
         printf("host_cores  %10g      (copies, SGD steps, gradient writes and allreduce sums of a run's ranks shared these\n"
                "                        cores: each bandwidth is one op's on one core, the allreduce table each collective's\n"
-               "                        time alone)\n",
+               "                        time alone; the write before a backward sleeps counted at grad_write)\n",
                c->host_cores);
     if (c->host_cores > 0 && c->nweighted > 0)
         printf(c->comm_core_weight == 1.0
                    ? "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: no other makes the %zu bucket\n"
                      "                        allreduces that met other work agree 2 %% better on their times alone)\n"
                    : "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: the one at which the %zu bucket\n"
-                     "                        allreduces that met other work agree best on their times alone)\n",
+                     "                        allreduces that met other work agree best on their times alone, the sleeping\n"
+                     "                        backwards' writes, whose ends no span shows, left out)\n",
                c->comm_core_weight, c->nweighted);
     if (calib_bandwidths_spans(&c->cache) > 0) {
         printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
