@@ -80,14 +80,17 @@ static int run_gemm(const dev_op *op, cpu_scratch *s, const cpu_work_cancel *can
 #define GRAD_PERIOD 11
 #define GRAD_BLOCK (GRAD_PERIOD * 96)
 
+/* Accumulating adds the block with BLAS: gcc at -O2 leaves a plain `g[i] += p[i]` loop
+ * scalar (p may alias g), which ran a 9.4 MB layer's accumulation at about 3 GB/s in a
+ * 4-rank run, a third of the copy's speed, where a GPU's accumulating backward runs at
+ * memory speed as its plain one does.  The sum is the same float addition. */
 static void fill_block(float *g, const float *pattern, int64_t n, bool accumulate)
 {
     if (!accumulate) {
         memcpy(g, pattern, (size_t)n * sizeof *g);
         return;
     }
-    for (int64_t i = 0; i < n; i++)
-        g[i] += pattern[i];
+    cblas_saxpy((int)n, 1.0f, pattern, 1, g, 1);
 }
 
 static int run_grad(const dev_op *op, int rank, const cpu_work_cancel *cancel)
