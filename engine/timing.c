@@ -215,6 +215,11 @@ static uint64_t work_ns(const timing_model *t, double work_bytes)
     return work_bytes > 0 ? (uint64_t)(work_bytes / t->grad_write_bytes_per_ns) : 0;
 }
 
+double timing_write_bytes(double bytes, bool accumulate)
+{
+    return bytes * (accumulate ? 2.0 : 1.0);
+}
+
 uint64_t timing_write_ns(const timing_model *t, double work_bytes)
 {
     return work_ns(t, work_bytes);

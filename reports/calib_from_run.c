@@ -157,7 +157,7 @@ static int read_spans(sqlite3 *db, const run_row *r, const scenario *sc, const m
             s.model_ns = models[kind == SPAN_FORWARD ? at : (size_t)r->world * m->nlayers + at];
         }
         if (kind == SPAN_BACKWARD)
-            s.write_bytes = (double)s.bytes * (trainer_accumulates(sc, s.iter) ? 2.0 : 1.0);
+            s.write_bytes = timing_write_bytes((double)s.bytes, trainer_accumulates(sc, s.iter));
         if (push(out, &s) != 0) {
             snprintf(err, errlen, "out of memory reading run %lld's spans", (long long)r->id);
             rc = -1;

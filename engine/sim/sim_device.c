@@ -505,7 +505,7 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
     bool timed = !coll && (op->kind == SPAN_FORWARD || op->kind == SPAN_BACKWARD);
     bool sleeps = false;
     /* A backward writes its gradients (reads them too when it accumulates). */
-    double work_bytes = !coll && op->work == WORK_GRAD ? (double)op->bytes * (op->u.grad.accumulate ? 2.0 : 1.0) : 0.0;
+    double work_bytes = !coll && op->work == WORK_GRAD ? timing_write_bytes((double)op->bytes, op->u.grad.accumulate) : 0.0;
     if (!coll) {
         sleeps = timed && timing_op_sleeps(&d->timing, dur, work_bytes);
         dur = timing_stream_op_ns(&d->timing, dur, work_bytes, (span_kind)op->kind);
