@@ -210,7 +210,7 @@ uint64_t timing_compute_wake_late_ns(timing_model *t)
     return lognormal_ns(t, t->compute_wake_late_ns, t->compute_wake_late_sd_ns);
 }
 
-static uint64_t work_ns(const timing_model *t, double work_bytes)
+uint64_t timing_write_ns(const timing_model *t, double work_bytes)
 {
     return work_bytes > 0 ? (uint64_t)(work_bytes / t->grad_write_bytes_per_ns) : 0;
 }
@@ -218,11 +218,6 @@ static uint64_t work_ns(const timing_model *t, double work_bytes)
 double timing_write_bytes(double bytes, bool accumulate)
 {
     return bytes * (accumulate ? 2.0 : 1.0);
-}
-
-uint64_t timing_write_ns(const timing_model *t, double work_bytes)
-{
-    return work_ns(t, work_bytes);
 }
 
 bool timing_on_host_cores(span_kind kind)
@@ -246,14 +241,14 @@ timing_shares timing_core_shares(double cores, int ops, int sums, double sum_wei
 
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)
 {
-    return work_ns(t, work_bytes) + TIMING_SLEEP_MIN_NS <= model_ns;
+    return timing_write_ns(t, work_bytes) + TIMING_SLEEP_MIN_NS <= model_ns;
 }
 
 uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind)
 {
     if (!timing_op_sleeps(t, model_ns, work_bytes)) { /* the work outlasts the model, or the deadline is too
                                                           * near to sleep to: no wake-up */
-        uint64_t work = work_ns(t, work_bytes);
+        uint64_t work = timing_write_ns(t, work_bytes);
         return work > model_ns ? work : model_ns;
     }
     bool timed = kind == SPAN_FORWARD || kind == SPAN_BACKWARD;

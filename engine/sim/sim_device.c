@@ -181,24 +181,39 @@ static int64_t compute_stall_ns(sim_device *d, sim_stream *st, const sim_entry *
     return st->stall_ns;
 }
 
+/* The end of `work_ns` of the compute stream's head op on the host's cores from
+ * `start`: submitted once (a sleeping backward's write not `counted` among the ops
+ * running), then false until the host has run to its end. */
+static bool hosted_end(sim_device *d, int64_t start, uint64_t work_ns, bool counted, int64_t *end)
+{
+    sim_stream *st = &d->streams[DEV_STREAM_COMPUTE];
+    int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
+    if (!st->hosted) {
+        int rc = counted ? sim_host_submit(d->host, member, start, work_ns)
+                         : sim_host_submit_write(d->host, member, start, work_ns);
+        if (rc != 0) {
+            fail_device(d, "an op submitted to the host's cores while one is pending");
+            return false;
+        }
+        st->hosted = true;
+        st->hosted_start_ns = start;
+    }
+    if (!sim_host_take_end(d->host, member, end))
+        return false;
+    st->hosted = false;
+    return true;
+}
+
 /* Times op `e`, the head of the compute stream, on the host's shared cores: submitted
  * once (its hand-off stall drawn once), then false until the host has run to its end. */
 static bool time_shared_op(sim_device *d, const sim_entry *e, int64_t gap, int64_t *start, int64_t *end)
 {
     sim_stream *st = &d->streams[DEV_STREAM_COMPUTE];
-    int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
-    if (!st->hosted) {
-        gap += compute_stall_ns(d, st, e);
-        st->hosted_start_ns = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap;
-        if (sim_host_submit(d->host, member, st->hosted_start_ns, e->dur_ns) != 0) {
-            fail_device(d, "an op submitted to the host's cores while one is pending");
-            return false;
-        }
-        st->hosted = true;
-    }
-    if (!sim_host_take_end(d->host, member, end))
+    int64_t at = st->hosted_start_ns;
+    if (!st->hosted)
+        at = (st->free_ns > e->enq_ns ? st->free_ns : e->enq_ns) + gap + compute_stall_ns(d, st, e);
+    if (!hosted_end(d, at, e->dur_ns, true, end))
         return false;
-    st->hosted = false;
     *start = st->hosted_start_ns;
     return true;
 }
@@ -218,20 +233,9 @@ static bool writes_then_sleeps(const sim_device *d, dev_stream sid, const sim_en
  * where the write ends within it).  False until the host has run to the write's end. */
 static bool join_write(sim_device *d, const sim_entry *e, int64_t start, int64_t *end)
 {
-    sim_stream *st = &d->streams[DEV_STREAM_COMPUTE];
-    int member = d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE;
-    if (!st->hosted) {
-        if (sim_host_submit_write(d->host, member, start, (uint64_t)e->write_ns) != 0) {
-            fail_device(d, "an op submitted to the host's cores while one is pending");
-            return false;
-        }
-        st->hosted = true;
-        st->hosted_start_ns = start;
-    }
     int64_t written;
-    if (!sim_host_take_end(d->host, member, &written))
+    if (!hosted_end(d, start, (uint64_t)e->write_ns, false, &written))
         return false;
-    st->hosted = false;
     *end = written > *end ? written : *end;
     return true;
 }
