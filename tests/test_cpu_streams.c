@@ -1,7 +1,8 @@
 /* test_cpu_streams.c — the cpu backend's stream workers: each rank's comm stream runs
  * below its compute stream (niceness 10 against the process's 0), so that the ranks'
  * allreduce sums take the cores only where compute leaves them, as NCCL beside a GPU's
- * compute kernels does not hold them up. */
+ * compute kernels does not hold them up; a stream waiting on the other is woken when its
+ * event is reached, not at every op before it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "cpu/cpu_device.h"
 #include "nvtx_ranges.h"
 #include "recorder.h"
 #include "scenario.h"
@@ -109,10 +111,81 @@ static void test_comm_streams_run_below_compute(void **state)
     free(sc);
 }
 
+/* One rank's world on the cpu backend, for tests that drive its streams by hand. */
+typedef struct {
+    scenario *sc;
+    recorder *rec;
+    prof_nvtx nvtx;
+    const backend_ops *be;
+    backend_world *w;
+} one_rank_world;
+
+static void world_open(one_rank_world *o)
+{
+    char err[SCENARIO_ERR];
+    o->sc = calloc(1, sizeof *o->sc);
+    assert_non_null(o->sc);
+    scenario_defaults(o->sc);
+    assert_int_equal(scenario_override(o->sc, "run.world_size=1", err), 0);
+    o->be = backend_find("cpu");
+    assert_non_null(o->be);
+    assert_int_equal(recorder_create(NULL, 0, BACKEND_RINGS_PER_RANK, &o->rec), 0);
+    assert_int_equal(recorder_start(o->rec), 0);
+    prof_nvtx_init(&o->nvtx);
+    backend_world_args wa = {.sc = o->sc, .rec = o->rec, .nvtx = &o->nvtx};
+    if (o->be->world_create(&wa, &o->w, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
+static void world_close(one_rank_world *o)
+{
+    char err[256];
+    o->be->world_destroy(o->w);
+    assert_int_equal(recorder_stop(o->rec, err, sizeof err), 0);
+    recorder_destroy(o->rec);
+    prof_nvtx_destroy(&o->nvtx);
+    free(o->sc);
+}
+
+static void test_waiters_woken_once_per_event(void **state)
+{
+    (void)state;
+    one_rank_world o;
+    world_open(&o);
+    char err[256];
+    device *dev = o.be->device_create(o.w, 0, err, sizeof err);
+    if (!dev)
+        fail_msg("%s", err);
+    enum { NOPS = 40, OP_NS = 300000 };
+    /* The comm stream waits for the compute stream's 40th op, then a synchronize waits
+     * for the comm stream: as a bucket's allreduce waits for its last backward. */
+    for (int i = 0; i < NOPS; i++) {
+        dev_op op = {.kind = SPAN_FORWARD, .iter = 0, .layer = i, .bucket = -1, .seq = -1, .model_ns = OP_NS};
+        snprintf(op.name, sizeof op.name, "op %d", i);
+        assert_int_equal(dev_enqueue(dev, DEV_STREAM_COMPUTE, &op), 0);
+    }
+    dev_event ev = dev_record(dev, DEV_STREAM_COMPUTE);
+    int64_t t0 = dev_now_ns(dev);
+    assert_int_equal(dev_wait(dev, DEV_STREAM_COMM, ev), 0);
+    assert_int_equal(dev_synchronize(dev, DEV_STREAM_COMM), 0);
+    /* The wait ended after the compute stream's last op, not at its first. */
+    assert_true(dev_now_ns(dev) - t0 >= (int64_t)(NOPS - 1) * OP_NS);
+    /* 40 completions woke the waiting comm worker once (none if it came to its wait
+     * after the 40th): a broadcast per completion would count 40. */
+    uint64_t woken = cpu_device_waiter_wakeups(dev, DEV_STREAM_COMPUTE);
+    assert_true(woken <= 1);
+    /* A synchronize on an idle stream wakes no one; one on work, once. */
+    assert_int_equal(dev_synchronize(dev, DEV_STREAM_COMPUTE), 0);
+    assert_int_equal(cpu_device_waiter_wakeups(dev, DEV_STREAM_COMPUTE), woken);
+    o.be->device_destroy(dev);
+    world_close(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_comm_streams_run_below_compute),
+        cmocka_unit_test(test_waiters_woken_once_per_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

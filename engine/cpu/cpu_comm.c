@@ -58,11 +58,6 @@ static int init_sync(cpu_comm_state *st, bool shared)
         pthread_condattr_destroy(&ca);
         goto fail_mutex;
     }
-    if (pthread_cond_init(&st->abort_cv, &ca) != 0) {
-        pthread_condattr_destroy(&ca);
-        pthread_cond_destroy(&st->cv);
-        goto fail_mutex;
-    }
     pthread_condattr_destroy(&ca);
     return 0;
 fail_mutex:
@@ -215,7 +210,6 @@ void cpu_comm_destroy(cpu_comm *c)
         munmap(c->st, c->map_len);
     } else {
         pthread_cond_destroy(&c->st->cv);
-        pthread_cond_destroy(&c->st->abort_cv);
         pthread_mutex_destroy(&c->st->mu);
         free(c->st);
     }
@@ -230,7 +224,8 @@ void cpu_comm_abort_locked(cpu_comm *c, const char *why)
         text_copy(st->why, sizeof st->why, why);
     }
     cpu_comm_notify(c, &st->cv);
-    cpu_comm_notify(c, &st->abort_cv);
+    atomic_store(&st->abort_word, 1);
+    syscall(SYS_futex, &st->abort_word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void cpu_comm_lock(cpu_comm *c)
@@ -253,13 +248,7 @@ void cpu_comm_abort(cpu_comm *c, const char *why)
     cpu_comm_unlock(c);
 }
 
-bool cpu_comm_aborted(cpu_comm *c)
-{
-    cpu_comm_lock(c);
-    bool a = c->st->aborted;
-    cpu_comm_unlock(c);
-    return a;
-}
+bool cpu_comm_aborted(cpu_comm *c) { return atomic_load(&c->st->aborted); }
 
 void cpu_comm_abort_reason(cpu_comm *c, char *out, size_t outlen)
 {
@@ -308,13 +297,20 @@ int cpu_comm_wait(cpu_comm *c, pthread_cond_t *cv, const struct timespec *deadli
     return rc == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
+/* A futex of its own, outside the lock: sleeping on the lock's condition (between
+ * processes, the one epoch every notification bumps) woke each sleeping op of every
+ * rank at each collective's barriers, to queue for the lock behind the niced comm
+ * workers.  That held modelled ops up past their deadlines, in the steps with
+ * collectives only. */
 int cpu_comm_sleep_until(cpu_comm *c, int64_t deadline_ns)
 {
     struct timespec ts = {.tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000};
-    cpu_comm_lock(c);
-    while (!c->st->aborted && cpu_clock_ns() < deadline_ns)
-        cpu_comm_wait(c, &c->st->abort_cv, &ts);
-    int out = c->st->aborted ? -1 : 0;
-    cpu_comm_unlock(c);
-    return out;
+    while (atomic_load(&c->st->abort_word) == 0) {
+        if (cpu_clock_ns() >= deadline_ns)
+            return 0;
+        /* Returns at the deadline, on the abort's wake-up, or at once once the word
+         * is 1 (EAGAIN); EINTR simply loops. */
+        futex_wait_until(&c->st->abort_word, 0, &ts);
+    }
+    return -1;
 }

@@ -31,12 +31,15 @@ typedef struct {
 
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    pthread_cond_t abort_cv; /* wakes cpu_comm_sleep_until() on an abort */
     _Atomic uint32_t epoch; /* processes: bumped by every notification (futex word) */
     uint64_t generation;
     int arrived;
     bool present[CPU_COMM_MAX_WORLD];
-    bool aborted;
+    /* Set once, under mu; read without it (cpu_comm_aborted(), cpu_comm_sleep_until()):
+     * each op of every compute stream asks, and must not queue for mu behind the comm
+     * workers.  abort_word (futex: 0, then 1 on the abort) wakes the sleeps. */
+    _Atomic bool aborted;
+    _Atomic uint32_t abort_word;
     char why[512];
     /* Participants of the current collective still inside its data phase (reading
      * each other's slots): see the ownership note in cpu_collectives.c. */

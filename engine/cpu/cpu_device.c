@@ -30,7 +30,10 @@ typedef struct {
     pthread_t thread;
     bool running;
     pthread_mutex_t mu;
-    pthread_cond_t cv;
+    pthread_cond_t cv;      /* the worker's: an entry queued, or stop */
+    pthread_cond_t done_cv; /* waiters': the ticket they wait for completed, or failure */
+    uint64_t wake_at;       /* the lowest ticket a waiter waits for (UINT64_MAX: none) */
+    uint64_t wakeups;       /* done_cv broadcasts so far */
     entry *q;
     size_t cap, head, count; /* ring of pending entries */
     uint64_t enqueued, completed;
@@ -72,6 +75,29 @@ static void set_device_error(cpu_device *d, const char *msg)
     pthread_mutex_unlock(&d->err_mu);
 }
 
+static void wake_waiters_locked(cpu_stream *s)
+{
+    s->wake_at = UINT64_MAX;
+    s->wakeups++;
+    pthread_cond_broadcast(&s->done_cv);
+}
+
+/* Waits on stream s (locked) until ticket `ticket` completes, s fails or `deadline`
+ * (NULL: none) passes.  Completions before `ticket` wake no one: a stream waiting on
+ * another is woken once, not once per op of the other.  Each wake-up of a niced comm
+ * worker took the compute stream's mutex on cores the ranks share; once per compute op
+ * (every op of a synchronising step) that held compute's hand-offs up for a scheduler
+ * slice at a time: forwards stalled 5x as often in steps with an allreduce as without. */
+static void wait_for_ticket_locked(cpu_stream *s, uint64_t ticket, const struct timespec *deadline)
+{
+    if (ticket < s->wake_at)
+        s->wake_at = ticket;
+    if (deadline)
+        pthread_cond_timedwait(&s->done_cv, &s->mu, deadline);
+    else
+        pthread_cond_wait(&s->done_cv, &s->mu);
+}
+
 static void fail_stream_locked(cpu_stream *s, const char *msg)
 {
     if (!s->failed) {
@@ -80,6 +106,7 @@ static void fail_stream_locked(cpu_stream *s, const char *msg)
     }
     s->count = 0; /* what was queued after a failure never runs */
     pthread_cond_broadcast(&s->cv);
+    wake_waiters_locked(s);
 }
 
 static uint32_t colour_of(span_kind k)
@@ -115,7 +142,7 @@ static int wait_event(cpu_stream *self, dev_event ev, char *err, size_t errlen)
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
         }
-        pthread_cond_timedwait(&other->cv, &other->mu, &ts);
+        wait_for_ticket_locked(other, ev.ticket, &ts);
     }
     if (rc == 0 && other->completed < ev.ticket) {
         text_copy(err, errlen, other->error);
@@ -244,7 +271,8 @@ static void *stream_main(void *arg)
             s->count--;
         }
         s->completed++;
-        pthread_cond_broadcast(&s->cv);
+        if (s->completed >= s->wake_at)
+            wake_waiters_locked(s);
     }
     pthread_mutex_unlock(&s->mu);
     return NULL;
@@ -313,7 +341,7 @@ static int cpu_synchronize(device *base, dev_stream s)
     /* Not before the worker has left its current entry, failed or not: the caller may
      * free what that entry points at as soon as this returns. */
     while ((st->completed < st->enqueued && !st->failed) || st->busy)
-        pthread_cond_wait(&st->cv, &st->mu);
+        wait_for_ticket_locked(st, st->enqueued, NULL);
     if (st->failed)
         rc = -1;
     pthread_mutex_unlock(&st->mu);
@@ -420,7 +448,9 @@ device *cpu_device_create(const cpu_world *w, int rank, char *err, size_t errlen
         s->dev = d;
         s->id = (dev_stream)i;
         s->ring = recorder_ring(w->rec, (rank - w->first_rank) * BACKEND_RINGS_PER_RANK + i);
-        if (pthread_mutex_init(&s->mu, NULL) != 0 || init_cond_monotonic(&s->cv) != 0) {
+        s->wake_at = UINT64_MAX;
+        if (pthread_mutex_init(&s->mu, NULL) != 0 || init_cond_monotonic(&s->cv) != 0 ||
+            init_cond_monotonic(&s->done_cv) != 0) {
             snprintf(err, errlen, "rank %d: cannot initialise a stream's mutex/condition", rank);
             stop_streams(d);
             free(d);
@@ -449,9 +479,19 @@ void cpu_device_destroy(device *base)
         cpu_scratch_free(&d->streams[i].scratch);
         pthread_mutex_destroy(&d->streams[i].mu);
         pthread_cond_destroy(&d->streams[i].cv);
+        pthread_cond_destroy(&d->streams[i].done_cv);
     }
     pthread_mutex_destroy(&d->err_mu);
     free(d);
+}
+
+uint64_t cpu_device_waiter_wakeups(device *base, dev_stream s)
+{
+    cpu_stream *st = &((cpu_device *)base)->streams[s];
+    pthread_mutex_lock(&st->mu);
+    uint64_t n = st->wakeups;
+    pthread_mutex_unlock(&st->mu);
+    return n;
 }
 
 span_ring *cpu_device_host_ring(device *base) { return ((cpu_device *)base)->host_ring; }

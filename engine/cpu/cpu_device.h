@@ -30,6 +30,9 @@ typedef struct {
 device *cpu_device_create(const cpu_world *w, int rank, char *err, size_t errlen);
 /* Stops the stream threads (after draining or failing their queues) and frees. */
 void cpu_device_destroy(device *d);
+/* How often stream s has woken the threads waiting on it (another stream's wait for
+ * one of its events, a synchronize): once per awaited ticket reached, not once per op. */
+uint64_t cpu_device_waiter_wakeups(device *d, dev_stream s);
 /* The host thread's span ring for this rank. */
 span_ring *cpu_device_host_ring(device *d);
 
