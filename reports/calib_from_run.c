@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib_disturbed.h"
 #include "model_zoo.h"
 #include "scenario.h"
 #include "timing.h"
@@ -286,24 +287,84 @@ static double machine_cache_mb(void)
     return (double)best / 1048576.0;
 }
 
+/* The runs' rows (scenario texts not kept) and which of them to leave out as disturbed
+ * (calib_disturbed.h), each left out named after `about`. */
+static int judge_runs(sqlite3 *db, const int64_t *runs, int nruns, run_row *rows, bool *leave_out, char *about,
+                      size_t aboutlen, char *err, size_t errlen)
+{
+    size_t n = nruns > 0 ? (size_t)nruns : 1;
+    double *step = calloc(n, sizeof *step), *ratio = calloc(n, sizeof *ratio);
+    int *point = calloc(n, sizeof *point);
+    int rc = step && ratio && point ? 0 : -1;
+    if (rc != 0)
+        snprintf(err, errlen, "out of memory");
+    for (int i = 0; i < nruns && rc == 0; i++) {
+        rc = read_run(db, runs[i], &rows[i], err, errlen);
+        free(rows[i].scenario_text);
+        rows[i].scenario_text = NULL;
+        if (rc == 0)
+            rc = calib_run_step_ns(db, runs[i], rows[i].warmup, &step[i], err, errlen);
+        point[i] = i;
+        for (int j = 0; j < i && rc == 0; j++)
+            if (same_kind(&rows[j], &rows[i])) {
+                point[i] = point[j];
+                break;
+            }
+    }
+    if (rc == 0 && calib_disturbed(step, point, (size_t)nruns, leave_out, ratio) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    for (int i = 0, named = 0; i < nruns && rc == 0; i++) {
+        if (!leave_out[i])
+            continue;
+        size_t len = strlen(about);
+        if (named++ == 0) {
+            snprintf(about + len, aboutlen - len, "; left out as disturbed (a mean step over %gx the median of its "
+                     "point's runs):", CALIB_DISTURBED_FACTOR);
+            len = strlen(about);
+        }
+        snprintf(about + len, aboutlen - len, "%s run %lld (%.2fx)", named > 1 ? "," : "", (long long)runs[i], ratio[i]);
+    }
+    free(step);
+    free(ratio);
+    free(point);
+    return rc;
+}
+
 int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
                     calib_run_costs *out, char *about, size_t aboutlen, char *err, size_t errlen)
 {
     span_list spans = {0};
     if (aboutlen)
         about[0] = '\0';
-    run_row *labels = calloc(nruns > 0 ? (size_t)nruns : 1, sizeof *labels);
-    if (!labels) {
+    size_t n = nruns > 0 ? (size_t)nruns : 1;
+    run_row *rows = calloc(n, sizeof *rows), *kept = calloc(n, sizeof *kept);
+    bool *leave_out = calloc(n, sizeof *leave_out);
+    char *left = calloc(aboutlen ? aboutlen : 1, 1);
+    if (!rows || !kept || !leave_out || !left) {
         snprintf(err, errlen, "out of memory");
+        free(rows);
+        free(kept);
+        free(leave_out);
+        free(left);
         return -1;
     }
-    int rc = 0;
+    int rc = judge_runs(db, runs, nruns, rows, leave_out, left, aboutlen, err, errlen);
+    int nkept = 0;
     bool on_cpu = true;
     for (int i = 0; i < nruns && rc == 0; i++)
-        rc = gather_run(db, runs[i], &spans, &on_cpu, &labels[i], err, errlen);
-    if (rc == 0)
-        describe_runs(labels, nruns, about, aboutlen);
-    free(labels);
+        if (!leave_out[i])
+            rc = gather_run(db, runs[i], &spans, &on_cpu, &kept[nkept++], err, errlen);
+    if (rc == 0) {
+        describe_runs(kept, nkept, about, aboutlen);
+        size_t len = strlen(about);
+        snprintf(about + len, aboutlen - len, "%s", left);
+    }
+    free(rows);
+    free(kept);
+    free(leave_out);
+    free(left);
     if (host_cores < 0)
         host_cores = on_cpu ? (double)sysconf(_SC_NPROCESSORS_ONLN) : 0;
     if (cache_mb < 0)

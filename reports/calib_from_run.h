@@ -5,7 +5,9 @@
  * Contract: 0 with `out` filled and `about` naming the runs (their names, backends and
  * world sizes); -1 with err: a run that is not in the database, not complete, or whose
  * stored scenario no longer loads.  Warm-up iterations are left out, as the reports
- * leave them out.  host_cores: the cores the runs' ranks shared (calibrate_run.h); below 0,
+ * leave them out, and so are runs something outside them disturbed (calib_disturbed.h:
+ * a mean step over 1.5x the median of the runs of its name, backend and world size),
+ * each named in `about` with its step over that median.  host_cores: the cores the runs' ranks shared (calibrate_run.h); below 0,
  * this machine's when every run is on the cpu backend (its ranks are processes here), else 0.
  * cache_mb: the last-level cache of a host (calibrate_run.h); below 0, this machine's
  * when every run is on the cpu backend, else 0.
