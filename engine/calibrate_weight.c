@@ -16,6 +16,9 @@
 /* A collective met other work on the cores when its time alone moves by more than this
  * (relative) across the grid. */
 #define MET_OTHERS 1e-9
+/* Spreads apart by less than this per collective (log ratios of 1e-6) are rounding: where
+ * every weight fits exactly, none beats the prior. */
+#define SPREAD_ROUNDING 1e-12
 /* Fewer such collectives than this leave the weight at 1. */
 #define MIN_MET 8
 
@@ -98,14 +101,15 @@ int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t
     out->comm_core_weight = 1.0;
     out->nweighted = 0;
     size_t cap = nc ? nc : 1;
-    double *v = malloc(WEIGHTS * cap * sizeof *v), *scratch = malloc(cap * sizeof *scratch);
+    /* The grid's rows, then the prior's. */
+    double *v = malloc((WEIGHTS + 1) * cap * sizeof *v), *scratch = malloc(cap * sizeof *scratch);
     sample_key *keys = malloc(cap * sizeof *keys);
     bool *met = calloc(cap, sizeof *met);
     int rc = v && scratch && keys && met ? 0 : -1;
     long k = 0;
-    for (int i = 0; rc == 0 && i < WEIGHTS; i++) {
-        k = alone_times(s, n, c, nc, out->host_cores, grid_weight(i), write_gbps, v + (size_t)i * cap,
-                        i == 0 ? keys : NULL);
+    for (int i = 0; rc == 0 && i <= WEIGHTS; i++) {
+        double w = i < WEIGHTS ? grid_weight(i) : CALIB_WEIGHT_PRIOR;
+        k = alone_times(s, n, c, nc, out->host_cores, w, write_gbps, v + (size_t)i * cap, i == 0 ? keys : NULL);
         rc = k < 0 ? -1 : 0;
     }
     size_t nmet = 0;
@@ -115,8 +119,8 @@ int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t
     }
     if (rc == 0 && nmet >= MIN_MET) {
         qsort(keys, (size_t)k, sizeof *keys, by_size);
-        int one = -WEIGHT_K_MIN, best = one;
-        double at_one = spread(v + (size_t)one * cap, keys, met, (size_t)k, scratch), least = at_one;
+        double at_prior = spread(v + (size_t)WEIGHTS * cap, keys, met, (size_t)k, scratch), least = at_prior;
+        int best = -1;
         for (int i = 0; i < WEIGHTS; i++) {
             double sp = spread(v + (size_t)i * cap, keys, met, (size_t)k, scratch);
             if (sp < least) {
@@ -124,8 +128,8 @@ int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t
                 best = i;
             }
         }
-        if (least < at_one * (1.0 - CALIB_WEIGHT_MIN_GAIN))
-            out->comm_core_weight = grid_weight(best);
+        bool better = best >= 0 && least + SPREAD_ROUNDING * (double)nmet < at_prior * (1.0 - CALIB_WEIGHT_MIN_GAIN);
+        out->comm_core_weight = better ? grid_weight(best) : CALIB_WEIGHT_PRIOR;
         out->nweighted = nmet;
     }
     free(v);

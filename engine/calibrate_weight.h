@@ -5,8 +5,12 @@
  * a weight: its core time beside what ran with it, over its share alone.  At the right
  * weight the collectives of one size agree whether they met copies or not; so the fit
  * takes the weight, on a grid from 1/16 to 4, whose alone times spread least around their
- * size's median (the sum of squared log ratios), and 1 where no other weight does better
- * by CALIB_WEIGHT_MIN_GAIN (too few crowded collectives to tell).
+ * size's median (the sum of squared log ratios), where it does better than the prior by
+ * CALIB_WEIGHT_MIN_GAIN, else the prior: the comm workers' scheduler weight beside the
+ * compute workers (CPU_COMM_CFS_WEIGHT, cpu/cpu_priority.h).  On this machine the spread
+ * varied by 2 % over the whole grid once the cpu backend's spurious wake-ups were gone
+ * (check 043316: 284.3-290.6): the runs do not decide, and the scheduler's ratio does.
+ * With fewer than 8 collectives that met other work, 1 (and nweighted 0).
  *
  * Contract: calib_fit_comm_weight() takes calib_run_fit's spans `s` (by_place order) and
  * comm spans `c` (collective order), the host's cores (> 0) and the sleeping backwards'
@@ -20,8 +24,10 @@
 #include <stddef.h>
 
 #include "calibrate_run.h"
+#include "cpu/cpu_priority.h"
 
 #define CALIB_WEIGHT_MIN_GAIN 0.02
+#define CALIB_WEIGHT_PRIOR CPU_COMM_CFS_WEIGHT
 
 int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, double write_gbps,
                           calib_run_costs *out);

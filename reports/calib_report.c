@@ -10,6 +10,7 @@
 
 #include "calibrate_exit.h"
 #include "calibrate_memory.h"
+#include "calibrate_weight.h"
 
 static int fit_copies(const calib_data *d, calib_copy_kind kind, double *gbps, char *err, size_t errlen)
 {
@@ -293,9 +294,10 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                 "comm_on_host_cores = true\n");
     if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
         add(&t,
-            c->comm_core_weight == 1.0
-                ? "; the sums' weight beside the copies and steps on the cores: no other makes the %zu bucket allreduces\n"
-                  "; that met other work agree 2 %% better on their times alone\ncomm_core_weight = %.4f\n"
+            c->comm_core_weight == CALIB_WEIGHT_PRIOR
+                ? "; the sums' weight beside the copies and steps on the cores: the comm workers' scheduler weight at\n"
+                  "; niceness 10 (110 / 1024); no other makes the %zu bucket allreduces that met other work agree 2 %%\n"
+                  "; better on their times alone\ncomm_core_weight = %.4f\n"
                 : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu bucket allreduces\n"
                   "; that met other work agree best on their times alone (the sleeping backwards' writes left out)\n"
                   "comm_core_weight = %.4f\n",

@@ -14,6 +14,7 @@
 #include "calib_from_run.h"
 #include "calib_report.h"
 #include "calibrate_memory.h"
+#include "calibrate_weight.h"
 #include "cli.h"
 #include "store.h"
 
@@ -59,9 +60,10 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                "                        time alone; the write before a backward sleeps counted at grad_write)\n",
                c->host_cores);
     if (c->host_cores > 0 && c->nweighted > 0)
-        printf(c->comm_core_weight == 1.0
-                   ? "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: no other makes the %zu bucket\n"
-                     "                        allreduces that met other work agree 2 %% better on their times alone)\n"
+        printf(c->comm_core_weight == CALIB_WEIGHT_PRIOR
+                   ? "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: the comm workers' scheduler\n"
+                     "                        weight at niceness 10, 110 / 1024; no other makes the %zu bucket allreduces\n"
+                     "                        that met other work agree 2 %% better on their times alone)\n"
                    : "comm_weight %10.4f  (the sums' weight beside a copy or step on the cores: the one at which the %zu bucket\n"
                      "                        allreduces that met other work agree best on their times alone, the sleeping\n"
                      "                        backwards' writes, whose ends no span shows, left out)\n",

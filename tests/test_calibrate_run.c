@@ -279,6 +279,29 @@ static void test_sums_weight_by_hand(void **state)
     assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 800.0) < 1e-9);
 }
 
+/* Where the runs do not decide, the prior: eight bucket allreduces of 4000 B, each beside
+ * the same copy in, and none alone.  They agree with each other at every weight (each is
+ * its size's median), so no weight of the grid does better than the comm workers'
+ * scheduler weight, 110 / 1024, which the fit keeps (it kept 1 before). */
+static void test_sums_weight_prior(void **state)
+{
+    (void)state;
+    enum { MET = 8, N = 3 * MET };
+    run_span s[N];
+    size_t k = 0;
+    for (int j = 0; j < MET; j++) {
+        int64_t t = 50000 + (int64_t)j * 100000;
+        s[k++] = ar(0, 200 + j, 4000, t - 1000, t + 2800);
+        s[k++] = ar(1, 200 + j, 4000, t, t + 3000);
+        s[k++] = mem(0, SPAN_COPY_IN, 1000, t, t + 1200);
+    }
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, N, 1, 0, &c, err, sizeof err), 0);
+    assert_int_equal((int)c.nweighted, MET);
+    assert_true(c.comm_core_weight == 110.0 / 1024.0);
+}
+
 static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
                           int64_t end)
 {
@@ -733,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_shared_cores_by_hand),
         cmocka_unit_test(test_sums_share_the_cores_by_hand),
         cmocka_unit_test(test_sums_weight_by_hand),
+        cmocka_unit_test(test_sums_weight_prior),
         cmocka_unit_test(test_comm_launch_by_hand),
         cmocka_unit_test(test_comm_launch_behind_by_hand),
         cmocka_unit_test(test_comm_exit_by_hand),

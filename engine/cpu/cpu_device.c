@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu_priority.h"
 #include "cpu_work.h"
 
 typedef struct {
@@ -217,13 +218,12 @@ static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
  * and now that one (4 ranks on 2 cores: forwards and backwards inside collectives ran
  * 1.3-1.4x their model, more for larger models).  Below the compute streams the sums run
  * on what compute leaves: 1.15x whatever the model, and steps repeat more closely. */
-#define COMM_STREAM_NICE 10
 
 /* Linux gives each thread its own niceness.  False where raising it is refused: the
  * stream then runs at the compute streams' priority, a matter of speed, not of results. */
 static bool yield_cores_to_compute(void)
 {
-    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), COMM_STREAM_NICE) == 0;
+    return setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CPU_COMM_STREAM_NICE) == 0;
 }
 
 static void *stream_main(void *arg)
