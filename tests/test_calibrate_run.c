@@ -244,6 +244,20 @@ static void test_sums_share_the_cores_by_hand(void **state)
     assert_true(c.comm_core_weight == 1.0); /* one collective: too few to learn a weight from */
 }
 
+/* `met` bucket allreduces of 4000 B on two ranks, each beside a copy in of rank 0 in
+ * [t, t + 1200] (last arrival t, first rank out at t + 2800), into s: 3 x met spans. */
+static size_t met_a_copy(run_span *s, int met)
+{
+    size_t k = 0;
+    for (int j = 0; j < met; j++) {
+        int64_t t = 50000 + (int64_t)j * 100000;
+        s[k++] = ar(0, 200 + j, 4000, t - 1000, t + 2800);
+        s[k++] = ar(1, 200 + j, 4000, t, t + 3000);
+        s[k++] = mem(0, SPAN_COPY_IN, 1000, t, t + 1200);
+    }
+    return k;
+}
+
 /* comm_core_weight learned: host_cores = 1, two ranks, bucket allreduces of 4000 B, nine
  * alone (last arrival t, both ranks out at t + 2000) and eight beside a copy in of rank 0
  * in [t, t + 1200] (last arrival t, first rank out at t + 2800).  At weight w the two sums
@@ -263,12 +277,7 @@ static void test_sums_weight_by_hand(void **state)
         s[k++] = ar(0, 100 + j, 4000, t, t + 2000);
         s[k++] = ar(1, 100 + j, 4000, t, t + 2000);
     }
-    for (int j = 0; j < MET; j++) {
-        int64_t t = 50000 + (int64_t)j * 100000;
-        s[k++] = ar(0, 200 + j, 4000, t - 1000, t + 2800);
-        s[k++] = ar(1, 200 + j, 4000, t, t + 3000);
-        s[k++] = mem(0, SPAN_COPY_IN, 1000, t, t + 1200);
-    }
+    k += met_a_copy(s + k, MET);
     calib_run_costs c;
     char err[256];
     assert_int_equal(calib_run_fit(s, N, 1, 0, &c, err, sizeof err), 0);
@@ -288,13 +297,7 @@ static void test_sums_weight_prior(void **state)
     (void)state;
     enum { MET = 8, N = 3 * MET };
     run_span s[N];
-    size_t k = 0;
-    for (int j = 0; j < MET; j++) {
-        int64_t t = 50000 + (int64_t)j * 100000;
-        s[k++] = ar(0, 200 + j, 4000, t - 1000, t + 2800);
-        s[k++] = ar(1, 200 + j, 4000, t, t + 3000);
-        s[k++] = mem(0, SPAN_COPY_IN, 1000, t, t + 1200);
-    }
+    assert_int_equal(met_a_copy(s, MET), N);
     calib_run_costs c;
     char err[256];
     assert_int_equal(calib_run_fit(s, N, 1, 0, &c, err, sizeof err), 0);
