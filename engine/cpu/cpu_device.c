@@ -212,14 +212,15 @@ static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
     return rc;
 }
 
-/* Niceness of a comm stream's worker: a GPU's compute kernels are not held up by NCCL
- * beside them (NCCL takes a few SMs), whereas on shared cores the ranks' allreduce sums,
- * equal in priority, starve a compute stream for milliseconds at a time, now this rank
- * and now that one (4 ranks on 2 cores: forwards and backwards inside collectives ran
- * 1.3-1.4x their model, more for larger models).  Below the compute streams the sums run
- * on what compute leaves: 1.15x whatever the model, and steps repeat more closely. */
-
-/* Linux gives each thread its own niceness.  False where raising it is refused: the
+/* A comm stream's worker runs at CPU_COMM_STREAM_NICE (cpu_priority.h): a GPU's compute
+ * kernels are not held up by NCCL beside them (NCCL takes a few SMs), whereas on shared
+ * cores the ranks' allreduce sums, equal in priority, starve a compute stream for
+ * milliseconds at a time, now this rank and now that one (4 ranks on 2 cores: forwards
+ * and backwards inside collectives ran 1.3-1.4x their model, more for larger models).
+ * Below the compute streams the sums run on what compute leaves: 1.15x whatever the
+ * model, and steps repeat more closely.
+ *
+ * Linux gives each thread its own niceness.  False where raising it is refused: the
  * stream then runs at the compute streams' priority, a matter of speed, not of results. */
 static bool yield_cores_to_compute(void)
 {
