@@ -2,7 +2,6 @@
  * (calib_disturbed.h). */
 #include "calib_disturbed.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "median.h"
@@ -26,27 +25,36 @@ int calib_disturbed(const double *step_ns, const int *point, size_t n, bool *lea
     return 0;
 }
 
-int calib_run_step_ns(sqlite3 *db, int64_t run, int warmup, double *step_ns, char *err, size_t errlen)
+double calib_mean_step_ns(const run_span *s, size_t n)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT avg(last - first), count(*) FROM (SELECT min(start_ns) AS first, max(end_ns) AS last "
-                           "FROM span WHERE run_id = ? AND iter >= ? GROUP BY iter)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-        return -1;
+    int lo = 0, hi = -1;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || s[i].iter < lo)
+            lo = s[i].iter;
+        if (s[i].iter > hi)
+            hi = s[i].iter;
     }
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int(st, 2, warmup);
-    int rc = -1;
-    if (sqlite3_step(st) != SQLITE_ROW)
-        snprintf(err, errlen, "run %lld: %s", (long long)run, sqlite3_errmsg(db));
-    else if (sqlite3_column_int64(st, 1) == 0)
-        snprintf(err, errlen, "run %lld has no spans after its %d warm-up iterations", (long long)run, warmup);
-    else {
-        *step_ns = sqlite3_column_double(st, 0);
-        rc = 0;
+    if (n == 0)
+        return 0;
+    size_t iters = (size_t)(hi - lo) + 1;
+    int64_t *first = malloc(iters * sizeof *first), *last = malloc(iters * sizeof *last);
+    double sum = 0;
+    size_t seen = 0;
+    if (first && last) {
+        for (size_t k = 0; k < iters; k++)
+            first[k] = INT64_MAX, last[k] = INT64_MIN;
+        for (size_t i = 0; i < n; i++) {
+            size_t k = (size_t)(s[i].iter - lo);
+            first[k] = s[i].start_ns < first[k] ? s[i].start_ns : first[k];
+            last[k] = s[i].end_ns > last[k] ? s[i].end_ns : last[k];
+        }
+        for (size_t k = 0; k < iters; k++)
+            if (last[k] >= first[k]) {
+                sum += (double)(last[k] - first[k]);
+                seen++;
+            }
     }
-    sqlite3_finalize(st);
-    return rc;
+    free(first);
+    free(last);
+    return seen ? sum / (double)seen : 0;
 }

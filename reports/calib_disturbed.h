@@ -13,10 +13,11 @@
 #ifndef DDPPROF_CALIB_DISTURBED_H
 #define DDPPROF_CALIB_DISTURBED_H
 
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "calibrate_run.h"
 
 #define CALIB_DISTURBED_FACTOR 1.5
 #define CALIB_DISTURBED_MIN_RUNS 3
@@ -26,9 +27,9 @@
  * its point has too few runs).  -1 when out of memory. */
 int calib_disturbed(const double *step_ns, const int *point, size_t n, bool *leave_out, double *ratio);
 
-/* Run `run`'s mean step in ns over its iterations from `warmup` on: each iteration from
- * its first span's start to its last span's end, over every rank.  -1 with err when the
- * database fails or the run has no such iteration. */
-int calib_run_step_ns(sqlite3 *db, int64_t run, int warmup, double *step_ns, char *err, size_t errlen);
+/* The mean step in ns of one run's spans s[0..n) (calib_run_fit's run_span): each
+ * iteration from its first span's start to its last span's end, over every rank; 0 for
+ * none. */
+double calib_mean_step_ns(const run_span *s, size_t n);
 
 #endif

@@ -287,35 +287,12 @@ static double machine_cache_mb(void)
     return (double)best / 1048576.0;
 }
 
-/* The runs' rows (scenario texts not kept) and which of them to leave out as disturbed
- * (calib_disturbed.h), each left out named after `about`. */
-static int judge_runs(sqlite3 *db, const int64_t *runs, int nruns, run_row *rows, bool *leave_out, char *about,
-                      size_t aboutlen, char *err, size_t errlen)
+/* Names in `about` (appended) the runs left out, with their steps over their point's
+ * median. */
+static void name_left_out(const int64_t *runs, int nruns, const bool *leave_out, const double *ratio, char *about,
+                          size_t aboutlen)
 {
-    size_t n = nruns > 0 ? (size_t)nruns : 1;
-    double *step = calloc(n, sizeof *step), *ratio = calloc(n, sizeof *ratio);
-    int *point = calloc(n, sizeof *point);
-    int rc = step && ratio && point ? 0 : -1;
-    if (rc != 0)
-        snprintf(err, errlen, "out of memory");
-    for (int i = 0; i < nruns && rc == 0; i++) {
-        rc = read_run(db, runs[i], &rows[i], err, errlen);
-        free(rows[i].scenario_text);
-        rows[i].scenario_text = NULL;
-        if (rc == 0)
-            rc = calib_run_step_ns(db, runs[i], rows[i].warmup, &step[i], err, errlen);
-        point[i] = i;
-        for (int j = 0; j < i && rc == 0; j++)
-            if (same_kind(&rows[j], &rows[i])) {
-                point[i] = point[j];
-                break;
-            }
-    }
-    if (rc == 0 && calib_disturbed(step, point, (size_t)nruns, leave_out, ratio) != 0) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
-    for (int i = 0, named = 0; i < nruns && rc == 0; i++) {
+    for (int i = 0, named = 0; i < nruns && aboutlen; i++) {
         if (!leave_out[i])
             continue;
         size_t len = strlen(about);
@@ -326,10 +303,49 @@ static int judge_runs(sqlite3 *db, const int64_t *runs, int nruns, run_row *rows
         }
         snprintf(about + len, aboutlen - len, "%s run %lld (%.2fx)", named > 1 ? "," : "", (long long)runs[i], ratio[i]);
     }
+}
+
+/* Which of the runs gathered (run i's spans from first[i] to first[i + 1]) to leave out
+ * as disturbed (calib_disturbed.h), their steps over their point's median into ratio. */
+static int judge_runs(const span_list *spans, const size_t *first, const run_row *rows, int nruns, bool *leave_out,
+                      double *ratio)
+{
+    size_t n = nruns > 0 ? (size_t)nruns : 1;
+    double *step = calloc(n, sizeof *step);
+    int *point = calloc(n, sizeof *point);
+    int rc = step && point ? 0 : -1;
+    for (int i = 0; i < nruns && rc == 0; i++) {
+        step[i] = calib_mean_step_ns(spans->v + first[i], first[i + 1] - first[i]);
+        point[i] = i;
+        for (int j = 0; j < i; j++)
+            if (same_kind(&rows[j], &rows[i])) {
+                point[i] = point[j];
+                break;
+            }
+    }
+    if (rc == 0)
+        rc = calib_disturbed(step, point, (size_t)nruns, leave_out, ratio);
     free(step);
-    free(ratio);
     free(point);
     return rc;
+}
+
+/* Drops the spans of the runs left out, and their rows, keeping the others in order;
+ * how many rows are kept. */
+static int drop_left_out(span_list *spans, const size_t *first, run_row *rows, int nruns, const bool *leave_out)
+{
+    size_t to = 0;
+    int kept = 0;
+    for (int i = 0; i < nruns; i++) {
+        if (leave_out[i])
+            continue;
+        size_t len = first[i + 1] - first[i];
+        memmove(spans->v + to, spans->v + first[i], len * sizeof *spans->v);
+        to += len;
+        rows[kept++] = rows[i];
+    }
+    spans->n = to;
+    return kept;
 }
 
 int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
@@ -339,32 +355,30 @@ int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cor
     if (aboutlen)
         about[0] = '\0';
     size_t n = nruns > 0 ? (size_t)nruns : 1;
-    run_row *rows = calloc(n, sizeof *rows), *kept = calloc(n, sizeof *kept);
+    run_row *rows = calloc(n, sizeof *rows);
+    size_t *first = calloc(n + 1, sizeof *first);
     bool *leave_out = calloc(n, sizeof *leave_out);
-    char *left = calloc(aboutlen ? aboutlen : 1, 1);
-    if (!rows || !kept || !leave_out || !left) {
+    double *ratio = calloc(n, sizeof *ratio);
+    int rc = rows && first && leave_out && ratio ? 0 : -1;
+    if (rc != 0)
         snprintf(err, errlen, "out of memory");
-        free(rows);
-        free(kept);
-        free(leave_out);
-        free(left);
-        return -1;
-    }
-    int rc = judge_runs(db, runs, nruns, rows, leave_out, left, aboutlen, err, errlen);
-    int nkept = 0;
     bool on_cpu = true;
-    for (int i = 0; i < nruns && rc == 0; i++)
-        if (!leave_out[i])
-            rc = gather_run(db, runs[i], &spans, &on_cpu, &kept[nkept++], err, errlen);
+    for (int i = 0; i < nruns && rc == 0; i++) {
+        rc = gather_run(db, runs[i], &spans, &on_cpu, &rows[i], err, errlen);
+        first[i + 1] = spans.n;
+    }
+    if (rc == 0 && judge_runs(&spans, first, rows, nruns, leave_out, ratio) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
     if (rc == 0) {
-        describe_runs(kept, nkept, about, aboutlen);
-        size_t len = strlen(about);
-        snprintf(about + len, aboutlen - len, "%s", left);
+        describe_runs(rows, drop_left_out(&spans, first, rows, nruns, leave_out), about, aboutlen);
+        name_left_out(runs, nruns, leave_out, ratio, about, aboutlen);
     }
     free(rows);
-    free(kept);
+    free(first);
     free(leave_out);
-    free(left);
+    free(ratio);
     if (host_cores < 0)
         host_cores = on_cpu ? (double)sysconf(_SC_NPROCESSORS_ONLN) : 0;
     if (cache_mb < 0)

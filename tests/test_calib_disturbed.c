@@ -1,6 +1,6 @@
 /* test_calib_disturbed.c — the runs calibrate --from leaves out as disturbed: a run
  * whose mean step is over 1.5x the median of its point's runs, judged point by point,
- * never where a point has fewer than three runs. */
+ * never where a point has fewer than three runs; a run's mean step from its spans. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,11 +47,26 @@ static void test_too_few_runs_keep_all(void **state)
     assert_true(ratio[5] > 7.99 && ratio[5] < 8.01);
 }
 
+/* A run's mean step: each iteration from its first start to its last end over every
+ * rank, whatever the order of its spans (iterations 2 and 3: 300 and 500 ns). */
+static void test_mean_step_by_hand(void **state)
+{
+    (void)state;
+    const run_span s[] = {
+        {.rank = 1, .iter = 3, .start_ns = 1050, .end_ns = 1500}, {.rank = 0, .iter = 2, .start_ns = 100, .end_ns = 300},
+        {.rank = 0, .iter = 3, .start_ns = 1000, .end_ns = 1100}, {.rank = 1, .iter = 2, .start_ns = 150, .end_ns = 400},
+    };
+    assert_true(calib_mean_step_ns(s, 4) == 400.0);
+    assert_true(calib_mean_step_ns(s, 1) == 450.0);
+    assert_true(calib_mean_step_ns(s, 0) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_left_out_beyond_the_factor),
         cmocka_unit_test(test_too_few_runs_keep_all),
+        cmocka_unit_test(test_mean_step_by_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
