@@ -257,12 +257,14 @@ if [ "$ALG" = measured ]; then
 else
     NET_OVERRIDES+=(-s network.algorithm=ring)
 fi
-# Every [device] term the calibration gives, as an override.
+# Every [device] term the calibration gives, as an override: the keys of its [device]
+# section, whatever they are, so a term calibrate learns is never left out here.
+device_keys() {
+    awk '/^\[/ { on = ($0 == "[device]"); next }
+         on && /^[a-z_]+ *=/ { sub(/ *=.*/, ""); print }' "$CAL"
+}
 DEV_OVERRIDES=()
-for key in mem_bw_gbps copy_out_gbps optimizer_gbps grad_write_gbps op_overhead_us op_overhead_busy_us op_wakeup_us op_wakeup_sd_us op_stall_fraction \
-    op_stall_us backward_stall_fraction backward_stall_us op_gap_stall_fraction op_gap_stall_us comm_slowdown comm_wakeup_us comm_launch_us comm_launch_sd_us comm_launch_per_op_us comm_launch_behind_us comm_exit_late_fraction \
-    comm_exit_late_us comm_exit_late_sd_us compute_wake_late_fraction compute_wake_late_us compute_wake_late_sd_us host_cores comm_on_host_cores comm_core_weight cache_mb cache_copy_in_gbps cache_copy_out_gbps cache_optimizer_gbps cache_allreduce_factor \
-    cache_grad_write_gbps cache_op_wakeup_us cache_op_wakeup_sd_us cache_op_stall_fraction cache_op_stall_us; do
+for key in $(device_keys); do
     v=$(value "$key")
     [ -n "$v" ] && DEV_OVERRIDES+=(-s "device.$key=$v")
 done

@@ -237,6 +237,7 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
 {
     if (calib_fit_memory(s, n, inside, load, WRITE_MIN_BYTES, &out->memory) != 0 || calib_fit_wakeup(s, n, out) != 0 ||
         calib_fit_backward_stalls(s, n, inside, out) != 0 || fit_overhead(s, n, out) != 0 ||
+        calib_fit_host_wake(s, n, out) != 0 ||
         calib_fit_comm_launch(s, n, out) != 0 || calib_fit_allreduce(c, nc, load, out) != 0)
         return -1;
     fit_contention(s, n, b, nb, inside, out);
@@ -245,13 +246,40 @@ static int fit_all(const run_span *s, size_t n, const run_span *c, size_t nc, co
     return 0;
 }
 
-/* The forwards' wake-ups and stalls of runs in cache, learned as out of it, into out's
- * cache_op_* terms. */
+/* The launches of runs in cache, learned as out of it (beyond out's op_overhead_us, on
+ * out's cores), into out's cache_comm_launch_* terms. */
+static int fit_cache_launch(const run_span *s, size_t n, calib_run_costs *out)
+{
+    calib_run_costs in_cache = {.op_overhead_us = out->op_overhead_us, .host_cores = out->host_cores};
+    if (calib_fit_comm_launch(s, n, &in_cache) != 0)
+        return -1;
+    if (in_cache.nlaunch == 0)
+        return 0;
+    out->ncache_launch = in_cache.nlaunch;
+    out->ncache_launch_goes_on = in_cache.nlaunch_goes_on;
+    out->cache_comm_launch_us = in_cache.comm_launch_us;
+    out->cache_comm_launch_sd_us = in_cache.comm_launch_sd_us;
+    out->cache_comm_launch_per_op_us = in_cache.comm_launch_per_op_us;
+    out->cache_comm_launch_behind_us = in_cache.comm_launch_behind_us;
+    return 0;
+}
+
+/* The forwards' wake-ups and stalls of runs in cache, their hosts' after a step and their
+ * comm streams' launches, learned as out of it (beyond out's op_overhead_us), into out's
+ * cache_* terms. */
 static int fit_cache_wakeup(const run_span *s, size_t n, calib_run_costs *out)
 {
-    calib_run_costs in_cache = {0};
-    if (calib_fit_wakeup(s, n, &in_cache) != 0)
+    calib_run_costs in_cache = {.op_overhead_us = out->op_overhead_us};
+    if (calib_fit_wakeup(s, n, &in_cache) != 0 || calib_fit_host_wake(s, n, &in_cache) != 0 ||
+        fit_cache_launch(s, n, out) != 0)
         return -1;
+    if (in_cache.nhost_wake > 0 && in_cache.host_wake_us > 0) {
+        out->ncache_host_wake = in_cache.nhost_wake;
+        out->cache_host_wake_us = in_cache.host_wake_us;
+        out->cache_host_wake_sd_us = in_cache.host_wake_sd_us;
+        out->cache_host_wake_stall_fraction = in_cache.host_wake_stall_fraction;
+        out->cache_host_wake_stall_us = in_cache.host_wake_stall_us;
+    }
     if (in_cache.nforward == 0 || in_cache.op_wakeup_us <= 0)
         return 0;
     out->ncache_forward = in_cache.nforward;

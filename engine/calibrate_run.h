@@ -23,6 +23,11 @@
  *                  iteration (all of an iteration's forwards are enqueued at once, so the
  *                  gap is the stream's hand-off alone);
  *   op_gap_stall_fraction, op_gap_stall_us  those gaps' stalls (calibrate_wakeup.h);
+ *   host_wake_us, host_wake_sd_us, host_wake_stall_fraction, host_wake_stall_us  how late
+ *                  a rank's next iteration starts after its last compute op, beyond
+ *                  op_overhead_us (calibrate_wakeup.h); in cache apart, as cache_host_wake_*
+ *                  (and the comm_launch terms below as cache_comm_launch_*: a small
+ *                  model's compute runs of copies are microseconds, not milliseconds);
  *   mem_bw_gbps, copy_out_gbps, optimizer_gbps, grad_write_gbps  the bandwidths of the
  *                  copies into and out of the buckets, the SGD steps and the gradient
  *                  writes (calibrate_memory.h; a gradient write of at least 1 MiB);
@@ -101,7 +106,8 @@ typedef struct {
         comm_wakeup_us, comm_launch_us, comm_launch_sd_us, comm_exit_late_fraction, comm_exit_late_us,
         comm_exit_late_sd_us, backward_stall_fraction, backward_stall_us, op_gap_stall_fraction, op_gap_stall_us,
         compute_wake_late_fraction, compute_wake_late_us, compute_wake_late_sd_us, op_overhead_busy_us,
-        comm_launch_per_op_us, comm_launch_behind_us;
+        comm_launch_per_op_us, comm_launch_behind_us, host_wake_us, host_wake_sd_us, host_wake_stall_fraction,
+        host_wake_stall_us;
     calib_bandwidths memory; /* the copies', SGD steps' and gradient writes' (copy_in_gbps: [device] mem_bw_gbps) */
     double host_cores; /* the cores the bandwidths were shared out over (0: not shared) */
     double comm_core_weight; /* the sums' weight beside the copies and steps on them (1: alike) */
@@ -112,7 +118,11 @@ typedef struct {
     size_t ncache_collectives;
     double cache_op_wakeup_us, cache_op_wakeup_sd_us, cache_op_stall_fraction, cache_op_stall_us; /* their forwards' */
     size_t ncache_forward; /* the forwards behind those (0: not learned) */
-    size_t nforward, nbackward, ngaps, nbusy_gaps, ncontended, nlaunch, nexit, nwake; /* spans behind each figure */
+    double cache_host_wake_us, cache_host_wake_sd_us, cache_host_wake_stall_fraction, cache_host_wake_stall_us;
+    size_t ncache_host_wake; /* the gaps behind those (0: not learned) */
+    double cache_comm_launch_us, cache_comm_launch_sd_us, cache_comm_launch_per_op_us, cache_comm_launch_behind_us;
+    size_t ncache_launch, ncache_launch_goes_on; /* the launches behind those (0: not learned) */
+    size_t nforward, nbackward, ngaps, nbusy_gaps, ncontended, nlaunch, nexit, nwake, nhost_wake; /* behind each figure */
     size_t nlaunch_beside_ops; /* of nlaunch, those on a crowded host with others' ops running */
     size_t nlaunch_goes_on;    /* of nlaunch, those whose compute went straight on with ops on the cores */
     size_t nlaunch_behind;     /* of those, the ones that started only once that run had ended */

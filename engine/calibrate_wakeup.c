@@ -6,6 +6,7 @@
 #include "timing.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Above what the excesses `ex` (k of them) are stalls: INFINITY when fewer than
@@ -37,18 +38,15 @@ bool calib_slept(const run_span *o, const calib_run_costs *out)
     return calib_write_ns(o, out) + TIMING_SLEEP_MIN_NS <= o->model_ns;
 }
 
-int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
+/* The excesses `ex` (k of them; sorted here) split into a body and stalls beyond
+ * stall_threshold: the body's mean and standard deviation, the stalls' share and their mean
+ * beyond the body's.  False when the body is empty or its mean is not above 0. */
+typedef struct {
+    double mean, sd, stall_fraction, stall_beyond;
+} stall_split;
+
+static bool split_stalls(double *ex, double *dev, size_t k, stall_split *out)
 {
-    double *ex = malloc((n ? n : 1) * sizeof *ex), *dev = malloc((n ? n : 1) * sizeof *dev);
-    if (!ex || !dev) {
-        free(ex);
-        free(dev);
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns >= TIMING_SLEEP_MIN_NS)
-            ex[out->nforward++] = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
-    size_t k = out->nforward;
     double threshold = stall_threshold(ex, dev, k);
     double sum = 0, sum2 = 0, stall_sum = 0;
     size_t nbody = 0, nstall = 0;
@@ -62,17 +60,110 @@ int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
             nbody++;
         }
     }
+    if (nbody == 0 || sum <= 0)
+        return false;
+    double mean = sum / (double)nbody, var = sum2 / (double)nbody - mean * mean;
+    *out = (stall_split){.mean = mean, .sd = var > 0 ? sqrt(var) : 0};
+    if (nstall > 0) {
+        out->stall_fraction = (double)nstall / (double)k;
+        out->stall_beyond = stall_sum / (double)nstall - mean;
+    }
+    return true;
+}
+
+int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
+{
+    double *ex = malloc((n ? n : 1) * sizeof *ex), *dev = malloc((n ? n : 1) * sizeof *dev);
+    if (!ex || !dev) {
+        free(ex);
+        free(dev);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns >= TIMING_SLEEP_MIN_NS)
+            ex[out->nforward++] = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
+    stall_split sp;
+    if (split_stalls(ex, dev, out->nforward, &sp)) {
+        out->op_wakeup_us = sp.mean / 1e3;
+        out->op_wakeup_sd_us = sp.sd / 1e3;
+        out->op_stall_fraction = sp.stall_fraction;
+        out->op_stall_us = sp.stall_beyond / 1e3;
+    }
     free(ex);
     free(dev);
-    if (nbody == 0 || sum <= 0)
-        return 0;
-    double mean = sum / (double)nbody, var = sum2 / (double)nbody - mean * mean;
-    out->op_wakeup_us = mean / 1e3;
-    out->op_wakeup_sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
-    if (nstall > 0) {
-        out->op_stall_fraction = (double)nstall / (double)k;
-        out->op_stall_us = (stall_sum / (double)nstall - mean) / 1e3;
+    return 0;
+}
+
+/* One rank's iteration: the end of its last compute op, the start of its first op. */
+typedef struct {
+    int64_t run;
+    int rank, iter;
+    int64_t last_compute_end, first_start;
+} rank_iteration;
+
+static int by_rank_iteration(const void *pa, const void *pb)
+{
+    const rank_iteration *a = pa, *b = pb;
+    if (a->run != b->run)
+        return a->run < b->run ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    return (a->iter > b->iter) - (a->iter < b->iter);
+}
+
+/* Every (run, rank, iteration) of the spans, in that order, each span folded into its own;
+ * the count in *k, NULL when out of memory. */
+static rank_iteration *rank_iterations(const run_span *s, size_t n, size_t *k)
+{
+    rank_iteration *it = malloc((n ? n : 1) * sizeof *it);
+    if (!it)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        it[i] = (rank_iteration){s[i].run, s[i].rank, s[i].iter,
+                                 s[i].stream == STREAM_COMPUTE ? s[i].end_ns : INT64_MIN, s[i].start_ns};
+    qsort(it, n, sizeof *it, by_rank_iteration);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && by_rank_iteration(&it[m - 1], &it[i]) == 0) {
+            rank_iteration *g = &it[m - 1];
+            g->last_compute_end = it[i].last_compute_end > g->last_compute_end ? it[i].last_compute_end
+                                                                                : g->last_compute_end;
+            g->first_start = it[i].first_start < g->first_start ? it[i].first_start : g->first_start;
+        } else
+            it[m++] = it[i];
     }
+    *k = m;
+    return it;
+}
+
+int calib_fit_host_wake(const run_span *s, size_t n, calib_run_costs *out)
+{
+    size_t k = 0;
+    rank_iteration *it = rank_iterations(s, n, &k);
+    double *ex = malloc((k ? k : 1) * sizeof *ex), *dev = malloc((k ? k : 1) * sizeof *dev);
+    if (!it || !ex || !dev) {
+        free(it);
+        free(ex);
+        free(dev);
+        return -1;
+    }
+    size_t m = 0;
+    for (size_t i = 1; i < k; i++) {
+        const rank_iteration *a = &it[i - 1], *b = &it[i];
+        if (a->run == b->run && a->rank == b->rank && b->iter == a->iter + 1 && a->last_compute_end != INT64_MIN)
+            ex[m++] = (double)(b->first_start - a->last_compute_end) - out->op_overhead_us * 1e3;
+    }
+    out->nhost_wake = m;
+    stall_split sp;
+    if (split_stalls(ex, dev, m, &sp)) {
+        out->host_wake_us = sp.mean / 1e3;
+        out->host_wake_sd_us = sp.sd / 1e3;
+        out->host_wake_stall_fraction = sp.stall_fraction;
+        out->host_wake_stall_us = sp.stall_beyond / 1e3;
+    }
+    free(it);
+    free(ex);
+    free(dev);
     return 0;
 }
 

@@ -200,6 +200,8 @@ typedef struct scenario {
     double comm_exit_late_us, comm_exit_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
     double compute_wake_late_fraction; /* predict only: share of a crowded host's compute streams, idle until a comm event, that start late */
     double compute_wake_late_us, compute_wake_late_sd_us; /* predict only: how late, mean and deviation (seeded lognormal) */
+    double host_wake_us, host_wake_sd_us; /* predict only: how late a host goes on after a synchronize it waited in */
+    double host_wake_stall_fraction, host_wake_stall_us; /* predict only: the share of those that stall, a stall's mean */
     double host_cores;      /* predict only: cores a host's ranks share for copies and optimizer steps (0: not shared) */
     double comm_core_weight; /* predict only: a comm stream's work on the host's cores beside a copy or step, when they outnumber the cores */
     bool comm_on_host_cores; /* predict only: bucket allreduces' sums share the host's cores too; the measured table is their time alone */
@@ -209,6 +211,10 @@ typedef struct scenario {
                             /* those ops' bandwidths where the host's memory fits in cache_mb (0: as out of it) */
     double cache_op_wakeup_us, cache_op_wakeup_sd_us, cache_op_stall_fraction, cache_op_stall_us; /* predict only: */
                             /* the forwards' and backwards' wake-ups and stalls there (-1: as out of it) */
+    double cache_host_wake_us, cache_host_wake_sd_us, cache_host_wake_stall_fraction, cache_host_wake_stall_us;
+                            /* predict only: the host's wake-ups after a synchronize there (-1: as out of it) */
+    double cache_comm_launch_us, cache_comm_launch_sd_us, cache_comm_launch_per_op_us, cache_comm_launch_behind_us;
+                            /* predict only: an idle comm stream's late start there (-1: as out of it) */
 
     /* [fault] — deliberate failure, to see detection and the failed-run record */
     int fault_rank; /* -1 = none */

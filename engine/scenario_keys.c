@@ -393,6 +393,27 @@ const key_def scn_keys[] = {
      "predict only: standard deviation of compute_wake_late_us; `ddpprof calibrate --from` "
      "learns it; 0 = every late start the same",
      AT(compute_wake_late_sd_us), 0, 0},
+    {"device", "host_wake_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: microseconds by which a rank's host goes on late after a synchronize it "
+     "waited in (the end of every step; a buffers' broadcast), the mean (a seeded lognormal "
+     "with host_wake_sd_us): on the cpu backend the host thread is woken from a condition "
+     "variable and wakes its stream's worker in turn, so ranks start each iteration apart; "
+     "`ddpprof calibrate --from` learns it from the gap between a rank's last compute op of "
+     "an iteration and the first op of the next, beyond op_overhead_us; 0 = none",
+     AT(host_wake_us), 0, 0},
+    {"device", "host_wake_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: standard deviation of host_wake_us; `ddpprof calibrate --from` learns "
+     "it; 0 = every late start the same",
+     AT(host_wake_sd_us), 0, 0},
+    {"device", "host_wake_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of those wake-ups that stall as well (the host thread kept "
+     "off the cores for milliseconds); `ddpprof calibrate --from` learns it as it learns "
+     "op_stall_fraction; 0 = none",
+     AT(host_wake_stall_fraction), 0, 0},
+    {"device", "host_wake_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: the mean length of such a stall in microseconds, beyond host_wake_us "
+     "(exponential)",
+     AT(host_wake_stall_us), 0, 0},
     {"device", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: cores that the ranks of one host share for their memory-bound ops (copies "
      "into and out of the buckets, the optimizer step), each op on at most one core: on the cpu "
@@ -462,6 +483,41 @@ const key_def scn_keys[] = {
      "predict only: op_stall_us where the host's memory fits in cache_mb; `ddpprof calibrate "
      "--from` learns it from runs that fit; -1 = op_stall_us",
      AT(cache_op_stall_us), 0, 0},
+    {"device", "cache_host_wake_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: host_wake_us where the host's memory fits in cache_mb (the host's "
+     "cores are free sooner after a small model's step); `ddpprof calibrate --from` learns "
+     "it from runs that fit; -1 = host_wake_us",
+     AT(cache_host_wake_us), 0, 0},
+    {"device", "cache_host_wake_sd_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: host_wake_sd_us where the host's memory fits in cache_mb; -1 = "
+     "host_wake_sd_us",
+     AT(cache_host_wake_sd_us), 0, 0},
+    {"device", "cache_host_wake_stall_fraction", K_DOUBLE, -1, 1, NULL, "-1",
+     "predict only: host_wake_stall_fraction where the host's memory fits in cache_mb; -1 = "
+     "host_wake_stall_fraction",
+     AT(cache_host_wake_stall_fraction), 0, 0},
+    {"device", "cache_host_wake_stall_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: host_wake_stall_us where the host's memory fits in cache_mb; -1 = "
+     "host_wake_stall_us",
+     AT(cache_host_wake_stall_us), 0, 0},
+    {"device", "cache_comm_launch_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: comm_launch_us where the host's memory fits in cache_mb; `ddpprof "
+     "calibrate --from` learns it from runs that fit; -1 = comm_launch_us",
+     AT(cache_comm_launch_us), 0, 0},
+    {"device", "cache_comm_launch_sd_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: comm_launch_sd_us where the host's memory fits in cache_mb; -1 = "
+     "comm_launch_sd_us",
+     AT(cache_comm_launch_sd_us), 0, 0},
+    {"device", "cache_comm_launch_per_op_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: comm_launch_per_op_us where the host's memory fits in cache_mb; -1 = "
+     "comm_launch_per_op_us",
+     AT(cache_comm_launch_per_op_us), 0, 0},
+    {"device", "cache_comm_launch_behind_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+     "predict only: comm_launch_behind_us where the host's memory fits in cache_mb (a small "
+     "model's runs of copies are microseconds long: a comm worker woken beside one seldom "
+     "waits for it); `ddpprof calibrate --from` learns it from runs that fit, 0 where none "
+     "of their launches met such a run; -1 = comm_launch_behind_us",
+     AT(cache_comm_launch_behind_us), 0, 0},
 
     /* [fault] */
     {"fault", "rank", K_INT, -1, SCENARIO_MAX_WORLD - 1, NULL, "-1",

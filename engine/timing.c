@@ -84,6 +84,10 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->compute_wake_late_fraction = sc->compute_wake_late_fraction;
     t->compute_wake_late_ns = sc->compute_wake_late_us * 1e3;
     t->compute_wake_late_sd_ns = sc->compute_wake_late_sd_us * 1e3;
+    t->host_wake_ns = sc->host_wake_us * 1e3;
+    t->host_wake_sd_ns = sc->host_wake_sd_us * 1e3;
+    t->host_wake_stall_fraction = sc->host_wake_stall_fraction;
+    t->host_wake_stall_ns = sc->host_wake_stall_us * 1e3;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -123,6 +127,22 @@ void timing_use_cache(timing_model *t, const scenario *sc)
         t->stall_fraction = sc->cache_op_stall_fraction;
     if (sc->cache_op_stall_us >= 0)
         t->stall_ns = sc->cache_op_stall_us * 1e3;
+    if (sc->cache_host_wake_us >= 0)
+        t->host_wake_ns = sc->cache_host_wake_us * 1e3;
+    if (sc->cache_host_wake_sd_us >= 0)
+        t->host_wake_sd_ns = sc->cache_host_wake_sd_us * 1e3;
+    if (sc->cache_host_wake_stall_fraction >= 0)
+        t->host_wake_stall_fraction = sc->cache_host_wake_stall_fraction;
+    if (sc->cache_host_wake_stall_us >= 0)
+        t->host_wake_stall_ns = sc->cache_host_wake_stall_us * 1e3;
+    if (sc->cache_comm_launch_us >= 0)
+        t->comm_launch_ns = sc->cache_comm_launch_us * 1e3;
+    if (sc->cache_comm_launch_sd_us >= 0)
+        t->comm_launch_sd_ns = sc->cache_comm_launch_sd_us * 1e3;
+    if (sc->cache_comm_launch_per_op_us >= 0)
+        t->comm_launch_per_op_ns = sc->cache_comm_launch_per_op_us * 1e3;
+    if (sc->cache_comm_launch_behind_us >= 0)
+        t->comm_launch_behind_ns = sc->cache_comm_launch_behind_us * 1e3;
     set_backward_stalls(t, sc);
 }
 
@@ -208,6 +228,12 @@ uint64_t timing_compute_wake_late_ns(timing_model *t)
     if (!happens(t, t->compute_wake_late_fraction, t->compute_wake_late_ns))
         return 0;
     return lognormal_ns(t, t->compute_wake_late_ns, t->compute_wake_late_sd_ns);
+}
+
+uint64_t timing_host_wake_ns(timing_model *t)
+{
+    uint64_t wake = lognormal_ns(t, t->host_wake_ns, t->host_wake_sd_ns);
+    return wake + stall_ns(t, t->host_wake_stall_fraction, t->host_wake_stall_ns);
 }
 
 uint64_t timing_write_ns(const timing_model *t, double work_bytes)

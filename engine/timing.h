@@ -34,6 +34,8 @@ typedef struct {
     double comm_launch_behind_ns; /* of those woken beside their compute's run of copies, the mean hold */
     double comm_exit_late_fraction, comm_exit_late_ns, comm_exit_late_sd_ns; /* late exits on a crowded host ([device]) */
     double compute_wake_late_fraction, compute_wake_late_ns, compute_wake_late_sd_ns; /* late compute wakes, likewise */
+    double host_wake_ns, host_wake_sd_ns; /* the host's late start after a synchronize it waited in ([device]) */
+    double host_wake_stall_fraction, host_wake_stall_ns; /* and its stalls */
     double jitter;
     double batch;
     uint64_t rng;
@@ -73,9 +75,10 @@ typedef struct {
 } timing_shares;
 timing_shares timing_core_shares(double cores, int ops, int sums, double sum_weight);
 /* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths,
- * and wake-ups and stalls of cache_op_wakeup_us, cache_op_wakeup_sd_us,
- * cache_op_stall_fraction and cache_op_stall_us (each where it is set): for a rank whose
- * host's memory fits in the cache. */
+ * wake-ups and stalls of cache_op_wakeup_us, cache_op_wakeup_sd_us,
+ * cache_op_stall_fraction and cache_op_stall_us, the host's of cache_host_wake_* and the
+ * comm stream's late starts of cache_comm_launch_* (each where it is set): for a rank
+ * whose host's memory fits in the cache. */
 void timing_use_cache(timing_model *t, const scenario *sc);
 /* Forward of `layer` for the rank's batch. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
@@ -130,5 +133,10 @@ uint64_t timing_comm_exit_late_ns(timing_model *t);
 /* How late a compute stream that idled until its comm stream's event on a crowded host
  * starts what follows: likewise, of compute_wake_late_*. */
 uint64_t timing_compute_wake_late_ns(timing_model *t);
+/* How late a host goes on after a synchronize it waited in: a lognormal draw of
+ * host_wake_ns's mean and host_wake_sd_ns's deviation, and for host_wake_stall_fraction of
+ * them an exponential stall of mean host_wake_stall_ns after it.  Draws nothing while the
+ * terms are 0. */
+uint64_t timing_host_wake_ns(timing_model *t);
 
 #endif

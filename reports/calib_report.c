@@ -317,6 +317,19 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                     "cache_op_stall_us = %.4f\n",
                 c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
                 c->cache_op_stall_us);
+        if (c->ncache_host_wake)
+            add(&t, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, likewise (%zu)\n"
+                    "cache_host_wake_us = %.4f\ncache_host_wake_sd_us = %.4f\ncache_host_wake_stall_fraction = %.6f\n"
+                    "cache_host_wake_stall_us = %.4f\n",
+                c->ncache_host_wake, c->cache_host_wake_us, c->cache_host_wake_sd_us,
+                c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
+        if (c->ncache_launch)
+            add(&t, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the hold of\n"
+                    "; those woken beside their compute's run of copies or writes (%zu; 0 where none)\n"
+                    "cache_comm_launch_us = %.4f\ncache_comm_launch_sd_us = %.4f\ncache_comm_launch_per_op_us = %.4f\n"
+                    "cache_comm_launch_behind_us = %.4f\n",
+                c->ncache_launch, c->ncache_launch_goes_on, c->cache_comm_launch_us, c->cache_comm_launch_sd_us,
+                c->cache_comm_launch_per_op_us, c->cache_comm_launch_behind_us);
     }
     if (c->ngaps)
         add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
@@ -337,6 +350,12 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
         add(&t, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median absolute "
                 "deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\nop_gap_stall_us = %.4f\n",
             c->op_gap_stall_fraction, c->op_gap_stall_us);
+    if (c->nhost_wake && c->host_wake_us > 0)
+        add(&t, "; a rank's next iteration after its last compute op (its host woken from the step's synchronize), "
+                "beyond op_overhead_us:\n; the mean of %zu and its standard deviation, and the stalls beyond the median "
+                "by over 10 median absolute deviations\nhost_wake_us = %.4f\nhost_wake_sd_us = %.4f\n"
+                "host_wake_stall_fraction = %.6f\nhost_wake_stall_us = %.4f\n",
+            c->nhost_wake, c->host_wake_us, c->host_wake_sd_us, c->host_wake_stall_fraction, c->host_wake_stall_us);
     if (c->backward_stall_fraction > 0)
         add(&t, "; stalls of the %zu backwards that sleep, outside collectives, likewise\nbackward_stall_fraction = %.6f\n"
                 "backward_stall_us = %.4f\n",

@@ -45,6 +45,11 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->op_gap_stall_fraction > 0)
         printf("gap_stall   %10.3f us  (%.3f %% of the gaps between forwards beyond their median by over 10 deviations, their mean beyond it)\n",
                c->op_gap_stall_us, 100.0 * c->op_gap_stall_fraction);
+    if (c->nhost_wake && c->host_wake_us > 0)
+        printf("host_wake   %10.3f us  (a rank's next iteration after its last compute op, beyond op_overhead, mean of %zu;\n"
+               "                        standard deviation %.3f us; %.2f %% of them stall, %.3f us more on average)\n",
+               c->host_wake_us, c->nhost_wake, c->host_wake_sd_us, 100.0 * c->host_wake_stall_fraction,
+               c->host_wake_stall_us);
     if (c->backward_stall_fraction > 0)
         printf("bwd_stall   %10.3f us  (%.3f %% of the %zu backwards that sleep, outside collectives, likewise)\n",
                c->backward_stall_us, 100.0 * c->backward_stall_fraction, c->nbackward);
@@ -79,6 +84,17 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                    "                          %.2f %% of them stall, %.3f us more on average)\n",
                    c->cache_op_wakeup_us, c->ncache_forward, c->cache_op_wakeup_sd_us, 100.0 * c->cache_op_stall_fraction,
                    c->cache_op_stall_us);
+        if (c->ncache_host_wake)
+            printf("  host_wake   %10.3f us  (next iteration after the last compute op, mean of %zu; standard deviation\n"
+                   "                          %.3f us; %.2f %% of them stall, %.3f us more on average)\n",
+                   c->cache_host_wake_us, c->ncache_host_wake, c->cache_host_wake_sd_us,
+                   100.0 * c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
+        if (c->ncache_launch)
+            printf("  comm_launch %10.3f us  (%zu launches of an idle comm stream, beyond op_overhead; standard deviation\n"
+                   "                          %.3f us; %.3f us per op of others on a crowded host; %zu woken beside\n"
+                   "                          their compute's run of copies, held %.3f us on average)\n",
+                   c->cache_comm_launch_us, c->ncache_launch, c->cache_comm_launch_sd_us,
+                   c->cache_comm_launch_per_op_us, c->ncache_launch_goes_on, c->cache_comm_launch_behind_us);
     }
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "

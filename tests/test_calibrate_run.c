@@ -305,6 +305,8 @@ static void test_sums_weight_prior(void **state)
     assert_true(c.comm_core_weight == 110.0 / 1024.0);
 }
 
+static run_span in_run(run_span s, int64_t run, double host_bytes);
+
 static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
                           int64_t end)
 {
@@ -357,6 +359,22 @@ static void test_comm_launch_by_hand(void **state)
     assert_true(fabs(c.comm_launch_per_op_us - 0.135) < 1e-9);
     assert_true(fabs(c.comm_launch_us - 0.085) < 1e-9);
     assert_true(fabs(c.comm_launch_sd_us - sqrt(150.0) / 1e3) < 1e-9);
+
+    /* The same spans as a run in a 32 MiB cache (8 MB), beside a run out of it (1 GB) whose
+     * two forwards teach op_overhead (30 ns): the launches are learned apart, into the
+     * cache_comm_launch terms, and none out of cache. */
+    enum { N = sizeof s / sizeof s[0] };
+    run_span both[N + 2];
+    for (size_t i = 0; i < N; i++)
+        both[i] = in_run(s[i], 2, 8e6);
+    both[N] = in_run(fwd(0, 2, 0, 1000, 1000), 1, 1e9);
+    both[N + 1] = in_run(fwd(0, 2, 1030, 2030, 1000), 1, 1e9);
+    assert_int_equal(calib_run_fit(both, N + 2, 0, 32, &c, err, sizeof err), 0);
+    assert_int_equal(c.nlaunch, 0);
+    assert_int_equal(c.ncache_launch, 3);
+    assert_true(fabs(c.cache_comm_launch_us - 0.130) < 1e-9);
+    assert_true(fabs(c.cache_comm_launch_sd_us - sqrt(4200.0) / 1e3) < 1e-9);
+    assert_true(c.cache_comm_launch_per_op_us == 0 && c.cache_comm_launch_behind_us == 0);
 }
 
 /* Launches beside the rank's own compute going straight on (host_cores > 0).  Rank 0:
@@ -739,6 +757,68 @@ static void test_gap_stalls_by_hand(void **state)
     assert_true(fabs(c.op_gap_stall_us - 0.499) < 1e-12);
 }
 
+/* The host's wake after a step: rank 0 of run `run` runs iterations 3 to 12, each two
+ * forwards (model 1000, 100 ns late) 20 ns apart (op_overhead 20 ns), and a broadcast on
+ * the comm stream before the forwards of iteration 8; each iteration's first op starts 20
+ * ns + 90, 95, 100, 100, 105, 110, 2000, 2500, 3000 after the one before's last compute
+ * op.  Rank 1 runs iterations 3 and 5 alone: no iteration follows another, no gap. */
+static size_t host_wake_spans(run_span *s, int64_t run, double host_bytes)
+{
+    const int excess[] = {90, 95, 100, 100, 105, 110, 2000, 2500, 3000};
+    size_t n = 0;
+    int64_t t = 0;
+    for (int it = 3; it <= 12; it++) {
+        if (it == 8) {
+            run_span b = ar(0, 100 + it, 64, t, t + 50);
+            b.kind = SPAN_BROADCAST;
+            b.iter = it;
+            s[n++] = in_run(b, run, host_bytes);
+            t += 300;
+        }
+        s[n++] = in_run(fwd(0, it, t, t + 1100, 1000), run, host_bytes);
+        s[n++] = in_run(fwd(0, it, t + 1120, t + 2220, 1000), run, host_bytes);
+        t += 2220;
+        if (it < 12)
+            t += 20 + excess[it - 3];
+    }
+    s[n++] = in_run(fwd(1, 3, 0, 1100, 1000), run, host_bytes);
+    s[n++] = in_run(fwd(1, 5, 90000, 91100, 1000), run, host_bytes);
+    return n;
+}
+
+/* Over the nine gaps (median 100, median absolute deviation 5): the body 90..110 of mean
+ * 100 ns and deviation sqrt(250 / 6), three stalls of mean 2500, 2.4 us beyond it.  With
+ * a second run out of a 32 MiB cache beside them in cache, the same figures come out as
+ * cache_host_wake_*, and the run out of it (1000 ns beyond: op_overhead 20 ns) teaches
+ * host_wake_us alone. */
+static void test_host_wake_by_hand(void **state)
+{
+    (void)state;
+    run_span s[40];
+    size_t n = host_wake_spans(s, 1, 0);
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, n, 0, 0, &c, err, sizeof err), 0);
+    assert_true(fabs(c.op_overhead_us - 0.02) < 1e-12);
+    assert_int_equal(c.nhost_wake, 9);
+    assert_true(fabs(c.host_wake_us - 0.1) < 1e-12);
+    assert_true(fabs(c.host_wake_sd_us - sqrt(250.0 / 6) / 1e3) < 1e-12);
+    assert_true(fabs(c.host_wake_stall_fraction - 3.0 / 9) < 1e-12);
+    assert_true(fabs(c.host_wake_stall_us - 2.4) < 1e-12);
+
+    n = host_wake_spans(s, 2, 8e6);
+    s[n++] = in_run(fwd(0, 3, 0, 1100, 1000), 1, 1e9);
+    s[n++] = in_run(fwd(0, 3, 1120, 2220, 1000), 1, 1e9);
+    s[n++] = in_run(fwd(0, 4, 3240, 4340, 1000), 1, 1e9);
+    assert_int_equal(calib_run_fit(s, n, 0, 32, &c, err, sizeof err), 0);
+    assert_int_equal(c.nhost_wake, 1);
+    assert_true(fabs(c.host_wake_us - 1.0) < 1e-12);
+    assert_int_equal(c.ncache_host_wake, 9);
+    assert_true(fabs(c.cache_host_wake_us - 0.1) < 1e-12);
+    assert_true(fabs(c.cache_host_wake_stall_fraction - 3.0 / 9) < 1e-12);
+    assert_true(fabs(c.cache_host_wake_stall_us - 2.4) < 1e-12);
+}
+
 static void test_nothing_to_learn(void **state)
 {
     (void)state;
@@ -770,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_cache_allreduce_and_busy_hand_off_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),
         cmocka_unit_test(test_gap_stalls_by_hand),
+        cmocka_unit_test(test_host_wake_by_hand),
         cmocka_unit_test(test_nothing_to_learn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

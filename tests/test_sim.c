@@ -397,6 +397,18 @@ static void test_comm_launch_by_hand(void **state)
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
+    /* In a 32 MiB cache (the two ranks' 24 MB fit), cache_comm_launch_us = 0.25 takes its
+     * place: everything from the allreduce on 250 ns after the ready time's hand-off. */
+    assert_int_equal(scenario_override(sc, "device.cache_mb=32", err), 0);
+    assert_int_equal(scenario_override(sc, "device.cache_comm_launch_us=0.25", err), 0);
+    const want_span in_cache[] = {
+        CONSTRUCTION_GAP(0),
+        CONSTRUCTION_GAP(1),
+        GAP_STEP(0, 250),
+        GAP_STEP(1, 250),
+    };
+    expect_spans(db, run_sim(st, sc), in_cache, sizeof in_cache / sizeof in_cache[0]);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
 
     const char *paced[] = {"run.iterations=3", "network.pace=true", "network.algorithm=measured",
                            "network.measured_ranks=2,2", "network.measured_bytes=1000000,4000000",
@@ -1165,6 +1177,74 @@ static void test_cache_wakeups_by_hand(void **state)
         assert_int_equal(lo, model[k] + 5000);
         assert_int_equal(hi, model[k] + 5000);
     }
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
+/* The gaps, per rank and iteration after the first, from the end of the iteration before's
+ * last compute op to this one's first op on any stream: their least and greatest, and
+ * whether any two differ.  Also the least and greatest gap from that end to the end of the
+ * host's wait for the step (the host's own wake). */
+static void turnarounds(sqlite3 *db, int64_t run, int64_t *lo, int64_t *hi, bool *spread, int64_t *host_lo,
+                        int64_t *host_hi)
+{
+    static const char *sql =
+        "with last as (select rank, iter, max(end_ns) as at from span where run_id = ?1 and stream = 'compute' "
+        "group by rank, iter), first as (select rank, iter, min(start_ns) as at from span where run_id = ?1 and "
+        "stream != 'host' group by rank, iter), host as (select rank, iter, end_ns as at from span where "
+        "run_id = ?1 and stream = 'host' and name like 'end of step%') "
+        "select min(f.at - l.at), max(f.at - l.at), count(distinct f.at - l.at), min(h.at - l.at), "
+        "max(h.at - l.at), count(*) from last l join first f on f.rank = l.rank and f.iter = l.iter + 1 "
+        "join host h on h.rank = l.rank and h.iter = l.iter";
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
+    sqlite3_bind_int64(q, 1, run);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    *lo = sqlite3_column_int64(q, 0);
+    *hi = sqlite3_column_int64(q, 1);
+    *spread = sqlite3_column_int64(q, 2) > 1;
+    *host_lo = sqlite3_column_int64(q, 3);
+    *host_hi = sqlite3_column_int64(q, 4);
+    assert_int_equal(sqlite3_column_int64(q, 5), 2 * 3); /* two ranks, three iterations followed by one */
+    sqlite3_finalize(q);
+}
+
+/* [device] host_wake_us = 2 beside op_overhead_us = 0.5: after the synchronize that ends a
+ * step (and the rebuild's broadcasts before iteration 1), the host goes on 2000 ns after
+ * its stream is idle, and the next iteration's first op (the rebuild's broadcast, or a
+ * forward) starts 2000 + 500 ns after the last compute op of the one before; the host's
+ * wait for the step ends 2000 ns after that op.  Without it, 500 and 0.  With every wake-up
+ * stalling (exponential, mean 1 us), each gap is longer than 2500 and they differ.  In
+ * cache (the two ranks' 24 MB in 32 MiB), cache_host_wake_us = 1 takes its place: 1500. */
+static void test_host_wake_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simhostwake", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario(
+        (const char *[]){"run.warmup=0", "run.iterations=4", "device.op_overhead_us=0.5", NULL});
+    sqlite3 *db = store_db(st);
+    int64_t lo, hi, host_lo, host_hi;
+    bool spread;
+    turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
+    assert_true(lo == 500 && hi == 500 && host_lo == 0 && host_hi == 0);
+
+    assert_int_equal(scenario_override(sc, "device.host_wake_us=2", err), 0);
+    turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
+    assert_true(lo == 2500 && hi == 2500 && host_lo == 2000 && host_hi == 2000);
+
+    assert_int_equal(scenario_override(sc, "device.host_wake_stall_fraction=1", err), 0);
+    assert_int_equal(scenario_override(sc, "device.host_wake_stall_us=1", err), 0);
+    turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
+    assert_true(lo > 2500 && spread);
+
+    assert_int_equal(scenario_override(sc, "device.host_wake_stall_fraction=0", err), 0);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=32", err), 0);
+    assert_int_equal(scenario_override(sc, "device.cache_host_wake_us=1", err), 0);
+    turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
+    assert_true(lo == 1500 && hi == 1500 && host_lo == 1000 && host_hi == 1000);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2461,6 +2541,7 @@ int main(void)
         cmocka_unit_test(test_bandwidth_per_kind_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_cache_wakeups_by_hand),
+        cmocka_unit_test(test_host_wake_by_hand),
         cmocka_unit_test(test_cache_fit_per_host),
         cmocka_unit_test(test_comm_wakeup_by_hand),
         cmocka_unit_test(test_grad_write_never_wakes_by_hand),

@@ -604,8 +604,9 @@ static int sim_synchronize(device *base, dev_stream s)
         if (check_live(d) != 0)
             return -1;
     }
+    /* A host that waited is woken, and wakes its streams' workers in turn: it goes on late. */
     if (st->free_ns > d->host_ns)
-        d->host_ns = st->free_ns;
+        d->host_ns = st->free_ns + (int64_t)timing_host_wake_ns(&d->timing);
     sim_device_flush(d);
     return 0;
 }
