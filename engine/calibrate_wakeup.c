@@ -38,14 +38,12 @@ bool calib_slept(const run_span *o, const calib_run_costs *out)
     return calib_write_ns(o, out) + TIMING_SLEEP_MIN_NS <= o->model_ns;
 }
 
-/* The excesses `ex` (k of them; sorted here) split into a body and stalls beyond
- * stall_threshold: the body's mean and standard deviation, the stalls' share and their mean
- * beyond the body's.  False when the body is empty or its mean is not above 0. */
-typedef struct {
-    double mean, sd, stall_fraction, stall_beyond;
-} stall_split;
-
-static bool split_stalls(double *ex, double *dev, size_t k, stall_split *out)
+/* The excesses `ex` (k of them, ns; sorted here) split into a body and stalls beyond
+ * stall_threshold, in us: the body's mean and standard deviation, the stalls' share and
+ * their mean beyond the body's.  Left as they are when the body is empty or its mean is
+ * not above 0. */
+static void split_stalls(double *ex, double *dev, size_t k, double *mean_us, double *sd_us, double *stall_fraction,
+                         double *stall_us)
 {
     double threshold = stall_threshold(ex, dev, k);
     double sum = 0, sum2 = 0, stall_sum = 0;
@@ -61,14 +59,14 @@ static bool split_stalls(double *ex, double *dev, size_t k, stall_split *out)
         }
     }
     if (nbody == 0 || sum <= 0)
-        return false;
+        return;
     double mean = sum / (double)nbody, var = sum2 / (double)nbody - mean * mean;
-    *out = (stall_split){.mean = mean, .sd = var > 0 ? sqrt(var) : 0};
+    *mean_us = mean / 1e3;
+    *sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
     if (nstall > 0) {
-        out->stall_fraction = (double)nstall / (double)k;
-        out->stall_beyond = stall_sum / (double)nstall - mean;
+        *stall_fraction = (double)nstall / (double)k;
+        *stall_us = (stall_sum / (double)nstall - mean) / 1e3;
     }
-    return true;
 }
 
 int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
@@ -82,13 +80,8 @@ int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
     for (size_t i = 0; i < n; i++)
         if (s[i].stream == STREAM_COMPUTE && s[i].kind == SPAN_FORWARD && s[i].model_ns >= TIMING_SLEEP_MIN_NS)
             ex[out->nforward++] = (double)(s[i].end_ns - s[i].start_ns) - s[i].model_ns;
-    stall_split sp;
-    if (split_stalls(ex, dev, out->nforward, &sp)) {
-        out->op_wakeup_us = sp.mean / 1e3;
-        out->op_wakeup_sd_us = sp.sd / 1e3;
-        out->op_stall_fraction = sp.stall_fraction;
-        out->op_stall_us = sp.stall_beyond / 1e3;
-    }
+    split_stalls(ex, dev, out->nforward, &out->op_wakeup_us, &out->op_wakeup_sd_us, &out->op_stall_fraction,
+                 &out->op_stall_us);
     free(ex);
     free(dev);
     return 0;
@@ -154,13 +147,8 @@ int calib_fit_host_wake(const run_span *s, size_t n, calib_run_costs *out)
             ex[m++] = (double)(b->first_start - a->last_compute_end) - out->op_overhead_us * 1e3;
     }
     out->nhost_wake = m;
-    stall_split sp;
-    if (split_stalls(ex, dev, m, &sp)) {
-        out->host_wake_us = sp.mean / 1e3;
-        out->host_wake_sd_us = sp.sd / 1e3;
-        out->host_wake_stall_fraction = sp.stall_fraction;
-        out->host_wake_stall_us = sp.stall_beyond / 1e3;
-    }
+    split_stalls(ex, dev, m, &out->host_wake_us, &out->host_wake_sd_us, &out->host_wake_stall_fraction,
+                 &out->host_wake_stall_us);
     free(it);
     free(ex);
     free(dev);
