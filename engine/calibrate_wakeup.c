@@ -1,5 +1,5 @@
 /* calibrate_wakeup.c — forwards' wake-ups and stalls, backwards' stalls, stalls of the
- * hand-off between ops (calibrate_wakeup.h). */
+ * hand-off between ops, and the host's wake after a step (calibrate_wakeup.h). */
 #include "calibrate_wakeup.h"
 
 #include "median.h"

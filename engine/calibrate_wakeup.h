@@ -1,6 +1,7 @@
 /* calibrate_wakeup.h — how late forwards and backwards wake from the deadline their
- * model sets, and how long the hand-off between two ops stalls, learned from measured
- * runs (terms of calibrate_run.h's costs).
+ * model sets, how long the hand-off between two ops stalls, and how late a rank's next
+ * iteration starts after its step, learned from measured runs (terms of
+ * calibrate_run.h's costs).
  *
  * Contract: calib_fit_wakeup() takes the spans of one or more runs: over the forwards
  * that carry a model, their excess over it; beyond the median by more than STALL_MADS
