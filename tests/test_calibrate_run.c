@@ -305,7 +305,13 @@ static void test_sums_weight_prior(void **state)
     assert_true(c.comm_core_weight == 110.0 / 1024.0);
 }
 
-static run_span in_run(run_span s, int64_t run, double host_bytes);
+/* A span of run `run` whose host's memory is `host_bytes`. */
+static run_span in_run(run_span s, int64_t run, double host_bytes)
+{
+    s.run = run;
+    s.host_bytes = host_bytes;
+    return s;
+}
 
 static run_span in_bucket(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t start,
                           int64_t end)
@@ -594,14 +600,6 @@ static void test_sleeping_write_by_hand(void **state)
     assert_int_equal(calib_run_fit(copy, N, 1, 0, &c, err, sizeof err), 0);
     assert_int_equal(c.memory.ngrad_write, 0);
     assert_true(fabs(c.memory.copy_in_gbps - 2000.0 / 200000.0) < 1e-12);
-}
-
-/* A span of run `run` whose host's memory is `host_bytes`. */
-static run_span in_run(run_span s, int64_t run, double host_bytes)
-{
-    s.run = run;
-    s.host_bytes = host_bytes;
-    return s;
 }
 
 /* One span of each kind behind the bandwidths, and their values (GB/s). */
