@@ -37,7 +37,9 @@
  *                  layers; a small model on the cpu backend copies out of the caches,
  *                  2-4x as fast), cache_allreduce_factor, the median of their bucket
  *                  allreduces' times (alone on the host, as the table's) over the table's
- *                  at their size, and cache_op_wakeup_us, cache_op_wakeup_sd_us,
+ *                  at their size, the stalls beyond it (cache_allreduce_stall_* on a
+ *                  host with a core per rank, cache_allreduce_crowded_stall_* on one its
+ *                  ranks outnumber: calibrate_table.h), and cache_op_wakeup_us, cache_op_wakeup_sd_us,
  *                  cache_op_stall_fraction, cache_op_stall_us, their forwards' wake-ups
  *                  and stalls learned as op_wakeup_us and the others are (sub-microsecond
  *                  sleeps on a host the copies barely load: about 85 us and 2 % stalls on
@@ -116,6 +118,9 @@ typedef struct {
     calib_bandwidths cache; /* learned from the runs whose memory fits in it, when others do not */
     double cache_allreduce_factor; /* their bucket allreduces' times over the table's, the median (0: none) */
     size_t ncache_collectives;
+    double cache_allreduce_stall_fraction, cache_allreduce_stall_us; /* their stalls beyond the median, a core per rank */
+    double cache_allreduce_crowded_stall_fraction, cache_allreduce_crowded_stall_us; /* and on a crowded host */
+    size_t ncache_uncrowded, ncache_crowded; /* the collectives behind each pair */
     double cache_op_wakeup_us, cache_op_wakeup_sd_us, cache_op_stall_fraction, cache_op_stall_us; /* their forwards' */
     size_t ncache_forward; /* the forwards behind those (0: not learned) */
     double cache_host_wake_us, cache_host_wake_sd_us, cache_host_wake_stall_fraction, cache_host_wake_stall_us;

@@ -2,10 +2,12 @@
  * cache (calibrate_table.h). */
 #include "calibrate_table.h"
 
+#include "calibrate_wakeup.h"
 #include "median.h"
 #include "netmodel.h"
 #include "timing.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 
 /* One sample per (world, bytes): the median transfer of its collectives. */
@@ -90,21 +92,54 @@ static double table_ns(const calib_run_costs *out, int world, double bytes)
 /* For the runs whose memory fits in the cache, after the table is learned from the
  * others: the median of their bucket allreduces' times alone over the table's at their
  * world size and bytes. */
+/* One bucket allreduce in cache: its time alone and the table's, and whether its host
+ * was crowded. */
+typedef struct {
+    double alone_ns, table_ns;
+    bool crowded;
+} cached_collective;
+
+/* The stalls of the collectives in `g` (k of them) of one crowding beyond `factor` times
+ * their table's time, into *fraction and *stall_us; their count in *n. */
+static int fit_stalls(const cached_collective *g, size_t k, bool crowded, double factor, double *scratch,
+                      double *fraction, double *stall_us, size_t *n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < k; i++)
+        if (g[i].crowded == crowded)
+            scratch[m++] = g[i].alone_ns - factor * g[i].table_ns;
+    *n = m;
+    return calib_stalls(scratch, m, fraction, stall_us);
+}
+
 int calib_fit_cache_allreduce(const run_span *c, size_t nc, const host_load *load, calib_run_costs *out)
 {
-    double *ratio = malloc((nc ? nc : 1) * sizeof *ratio);
-    if (!ratio)
+    cached_collective *g = malloc((nc ? nc : 1) * sizeof *g);
+    double *scratch = malloc((nc ? nc : 1) * sizeof *scratch);
+    if (!g || !scratch) {
+        free(g);
+        free(scratch);
         return -1;
+    }
     size_t k = 0;
     for (size_t i = 0; i < nc;) {
-        calib_collective g;
-        i = calib_collective_next(c, nc, i, out->host_cores > 0, &g);
-        double table = g.whole ? table_ns(out, g.world, (double)g.bytes) : -1;
-        if (table > 0)
-            ratio[k++] = alone_ns(load, &g, out) / table;
+        calib_collective one;
+        i = calib_collective_next(c, nc, i, out->host_cores > 0, &one);
+        double table = one.whole ? table_ns(out, one.world, (double)one.bytes) : -1;
+        if (table > 0) {
+            g[k] = (cached_collective){alone_ns(load, &one, out), table, out->host_cores > 0 && one.world > out->host_cores};
+            scratch[k] = g[k].alone_ns / table;
+            k++;
+        }
     }
     out->ncache_collectives = k;
-    out->cache_allreduce_factor = k ? median_sort(ratio, k) : 0;
-    free(ratio);
-    return 0;
+    out->cache_allreduce_factor = k ? median_sort(scratch, k) : 0;
+    int rc = fit_stalls(g, k, false, out->cache_allreduce_factor, scratch, &out->cache_allreduce_stall_fraction,
+                        &out->cache_allreduce_stall_us, &out->ncache_uncrowded);
+    if (rc == 0)
+        rc = fit_stalls(g, k, true, out->cache_allreduce_factor, scratch, &out->cache_allreduce_crowded_stall_fraction,
+                        &out->cache_allreduce_crowded_stall_us, &out->ncache_crowded);
+    free(g);
+    free(scratch);
+    return rc;
 }

@@ -9,7 +9,15 @@
  * rank's part got its core time, and alone would get min(1, cores / world) of a core) to
  * out->ar.  calib_fit_cache_allreduce(), for the runs whose memory fits in the cache and
  * after the table is learned from the others, sets out->cache_allreduce_factor to the
- * median of their collectives' times over the table's at their size (0 with none).
+ * median of their collectives' times over the table's at their size (0 with none), and
+ * the stalls among them: each collective's time beyond the factor times the table's,
+ * split by calib_stalls (beyond the median by STALL_MADS median absolute deviations), on
+ * hosts with a core per rank into cache_allreduce_stall_fraction and _us and on crowded
+ * ones (world > host_cores > 0) into the crowded pair, with ncache_uncrowded and
+ * ncache_crowded the collectives behind each.  In the shipped checks' calibration runs a
+ * short allreduce's median was within a fifth of the table's times the factor, but
+ * 1-7 % of them took 1-3 ms more (a rank's worker held off its core), which doubled
+ * their mean.
  * Both return -1 only when out of memory.  calib_alone_ns() is collective g's time alone
  * on the host: with host_cores > 0 the core time each rank's part of the sums got beside
  * the copies and steps (at comm_core_weight), over the share it would get alone, min(1,

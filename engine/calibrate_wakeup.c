@@ -69,6 +69,34 @@ static void split_stalls(double *ex, double *dev, size_t k, double *mean_us, dou
     }
 }
 
+int calib_stalls(double *ex, size_t k, double *fraction, double *stall_us)
+{
+    *fraction = *stall_us = 0;
+    double *dev = malloc((k ? k : 1) * sizeof *dev);
+    if (!dev)
+        return -1;
+    double threshold = stall_threshold(ex, dev, k);
+    free(dev);
+    double body = 0, stalls = 0;
+    size_t nstall = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (ex[i] > threshold) {
+            stalls += ex[i];
+            nstall++;
+        } else {
+            body += ex[i];
+        }
+    }
+    if (nstall == 0 || nstall == k)
+        return 0;
+    double beyond = stalls / (double)nstall - body / (double)(k - nstall);
+    if (beyond > 0) {
+        *fraction = (double)nstall / (double)k;
+        *stall_us = beyond / 1e3;
+    }
+    return 0;
+}
+
 int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out)
 {
     double *ex = malloc((n ? n : 1) * sizeof *ex), *dev = malloc((n ? n : 1) * sizeof *dev);

@@ -58,5 +58,10 @@ int calib_fit_wakeup(const run_span *s, size_t n, calib_run_costs *out);
 int calib_fit_backward_stalls(const run_span *s, size_t n, const bool *inside, calib_run_costs *out);
 int calib_fit_gap_stalls(double *gaps, size_t k, calib_run_costs *out);
 int calib_fit_host_wake(const run_span *s, size_t n, calib_run_costs *out);
+/* The stalls among the excesses `ex` (k of them, ns; sorted here): those beyond the
+ * median by STALL_MADS median absolute deviations, when at least MIN_STALLS are.  Their
+ * share of k in *fraction and their mean beyond the rest's in *stall_us (both 0 without
+ * stalls).  -1 only when out of memory. */
+int calib_stalls(double *ex, size_t k, double *fraction, double *stall_us);
 
 #endif

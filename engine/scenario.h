@@ -207,6 +207,8 @@ typedef struct scenario {
     bool comm_on_host_cores; /* predict only: bucket allreduces' sums share the host's cores too; the measured table is their time alone */
     double cache_mb;        /* predict only: the last-level cache a host's ranks share (0: none modelled) */
     double cache_allreduce_factor; /* predict only: the measured allreduce table's times in cache, times this (0: 1) */
+    double cache_allreduce_stall_fraction, cache_allreduce_stall_us; /* predict only: the share of those that stall, */
+    double cache_allreduce_crowded_stall_fraction, cache_allreduce_crowded_stall_us; /* and how long, by crowding */
     double cache_copy_in_gbps, cache_copy_out_gbps, cache_optimizer_gbps, cache_grad_write_gbps; /* predict only: */
                             /* those ops' bandwidths where the host's memory fits in cache_mb (0: as out of it) */
     double cache_op_wakeup_us, cache_op_wakeup_sd_us, cache_op_stall_fraction, cache_op_stall_us; /* predict only: */

@@ -466,6 +466,21 @@ const key_def scn_keys[] = {
      "calibrate --from` learns it from runs that fit: the median of their collectives' times "
      "over the table's at their size; 0 = 1",
      AT(cache_allreduce_factor), 0, 0},
+    {"device", "cache_allreduce_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: where the host's memory fits in cache_mb and it has a core per rank, the "
+     "share of bucket allreduces that stall (a rank's worker held off its core: a short "
+     "allreduce's time is a body at the table's time and now and then milliseconds more); "
+     "`ddpprof calibrate --from` learns it from runs that fit",
+     AT(cache_allreduce_stall_fraction), 0, 0},
+    {"device", "cache_allreduce_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: how long such a stall lasts, on average (an exponential draw)",
+     AT(cache_allreduce_stall_us), 0, 0},
+    {"device", "cache_allreduce_crowded_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: cache_allreduce_stall_fraction on a host whose ranks outnumber its cores",
+     AT(cache_allreduce_crowded_stall_fraction), 0, 0},
+    {"device", "cache_allreduce_crowded_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
+     "predict only: cache_allreduce_stall_us on a host whose ranks outnumber its cores",
+     AT(cache_allreduce_crowded_stall_us), 0, 0},
     {"device", "cache_op_wakeup_us", K_DOUBLE, -1, 1e6, NULL, "-1",
      "predict only: op_wakeup_us where the host's memory fits in cache_mb (a small model's "
      "sub-microsecond forwards on a host its copies barely load wake sooner and stall less); "

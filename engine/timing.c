@@ -143,6 +143,10 @@ void timing_use_cache(timing_model *t, const scenario *sc)
         t->comm_launch_per_op_ns = sc->cache_comm_launch_per_op_us * 1e3;
     if (sc->cache_comm_launch_behind_us >= 0)
         t->comm_launch_behind_ns = sc->cache_comm_launch_behind_us * 1e3;
+    t->allreduce_stall_fraction = sc->cache_allreduce_stall_fraction;
+    t->allreduce_stall_ns = sc->cache_allreduce_stall_us * 1e3;
+    t->crowded_allreduce_stall_fraction = sc->cache_allreduce_crowded_stall_fraction;
+    t->crowded_allreduce_stall_ns = sc->cache_allreduce_crowded_stall_us * 1e3;
     set_backward_stalls(t, sc);
 }
 
@@ -234,6 +238,12 @@ uint64_t timing_host_wake_ns(timing_model *t)
 {
     uint64_t wake = lognormal_ns(t, t->host_wake_ns, t->host_wake_sd_ns);
     return wake + stall_ns(t, t->host_wake_stall_fraction, t->host_wake_stall_ns);
+}
+
+uint64_t timing_allreduce_stall_ns(timing_model *t, bool crowded)
+{
+    return crowded ? stall_ns(t, t->crowded_allreduce_stall_fraction, t->crowded_allreduce_stall_ns)
+                   : stall_ns(t, t->allreduce_stall_fraction, t->allreduce_stall_ns);
 }
 
 uint64_t timing_write_ns(const timing_model *t, double work_bytes)

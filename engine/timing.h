@@ -36,6 +36,9 @@ typedef struct {
     double compute_wake_late_fraction, compute_wake_late_ns, compute_wake_late_sd_ns; /* late compute wakes, likewise */
     double host_wake_ns, host_wake_sd_ns; /* the host's late start after a synchronize it waited in ([device]) */
     double host_wake_stall_fraction, host_wake_stall_ns; /* and its stalls */
+    /* a bucket allreduce's stalls in cache, on a host with a core per rank and on a crowded
+     * one (0 out of cache: timing_use_cache sets them) */
+    double allreduce_stall_fraction, allreduce_stall_ns, crowded_allreduce_stall_fraction, crowded_allreduce_stall_ns;
     double jitter;
     double batch;
     uint64_t rng;
@@ -77,8 +80,9 @@ timing_shares timing_core_shares(double cores, int ops, int sums, double sum_wei
 /* Copies, optimizer steps and gradient writes at the [device] cache_*_gbps bandwidths,
  * wake-ups and stalls of cache_op_wakeup_us, cache_op_wakeup_sd_us,
  * cache_op_stall_fraction and cache_op_stall_us, the host's of cache_host_wake_* and the
- * comm stream's late starts of cache_comm_launch_* (each where it is set): for a rank
- * whose host's memory fits in the cache. */
+ * comm stream's late starts of cache_comm_launch_* (each where it is set), and the
+ * bucket allreduces' stalls of cache_allreduce_*stall_*: for a rank whose host's memory
+ * fits in the cache. */
 void timing_use_cache(timing_model *t, const scenario *sc);
 /* Forward of `layer` for the rank's batch. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
@@ -138,5 +142,10 @@ uint64_t timing_compute_wake_late_ns(timing_model *t);
  * them an exponential stall of mean host_wake_stall_ns after it.  Draws nothing while the
  * terms are 0. */
 uint64_t timing_host_wake_ns(timing_model *t);
+/* How much longer a bucket allreduce in cache lasts: for allreduce_stall_fraction of them
+ * (crowded_allreduce_stall_fraction on a host whose ranks outnumber its cores) an
+ * exponential stall of mean allreduce_stall_ns (crowded_allreduce_stall_ns), else 0.
+ * Draws nothing while the pair is 0. */
+uint64_t timing_allreduce_stall_ns(timing_model *t, bool crowded);
 
 #endif

@@ -311,6 +311,14 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
                     "cache_allreduce_factor = %.4f\n",
                 c->ncache_collectives, c->cache_allreduce_factor);
+        if (c->ncache_uncrowded)
+            add(&t, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and mean\n"
+                    "cache_allreduce_stall_fraction = %.6f\ncache_allreduce_stall_us = %.4f\n",
+                c->ncache_uncrowded, c->cache_allreduce_stall_fraction, c->cache_allreduce_stall_us);
+        if (c->ncache_crowded)
+            add(&t, "; in cache, with more ranks than cores: likewise, of %zu\n"
+                    "cache_allreduce_crowded_stall_fraction = %.6f\ncache_allreduce_crowded_stall_us = %.4f\n",
+                c->ncache_crowded, c->cache_allreduce_crowded_stall_fraction, c->cache_allreduce_crowded_stall_us);
         if (c->ncache_forward)
             add(&t, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and their stalls\n"
                     "cache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\ncache_op_stall_fraction = %.6f\n"

@@ -79,6 +79,13 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         if (c->ncache_collectives)
             printf("  allreduce x%7.3f    (bucket allreduces' times over the table's at their size, median of %zu)\n",
                    c->cache_allreduce_factor, c->ncache_collectives);
+        if (c->ncache_uncrowded)
+            printf("  allreduce stalls %.2f %% of %zu, %.3f us beyond the body on average (a core per rank)\n",
+                   100.0 * c->cache_allreduce_stall_fraction, c->ncache_uncrowded, c->cache_allreduce_stall_us);
+        if (c->ncache_crowded)
+            printf("  allreduce stalls %.2f %% of %zu, %.3f us beyond the body on average (more ranks than cores)\n",
+                   100.0 * c->cache_allreduce_crowded_stall_fraction, c->ncache_crowded,
+                   c->cache_allreduce_crowded_stall_us);
         if (c->ncache_forward)
             printf("  op_wakeup   %10.3f us  (forwards beyond their model, mean of %zu; standard deviation %.3f us;\n"
                    "                          %.2f %% of them stall, %.3f us more on average)\n",

@@ -695,6 +695,42 @@ static void test_cache_allreduce_and_busy_hand_off_by_hand(void **state)
     assert_true(fabs(c.op_overhead_busy_us - 0.02) < 1e-12);
 }
 
+/* Stalls of bucket allreduces in cache: the table's 4000-byte allreduce takes 1000 ns
+ * (a run out of cache); thirteen in cache take 480, 490, 500 (six), 510, 520 and three
+ * stalls of 3500, 4500 and 5500 ns.  Factor: the median, 0.5; excesses over 500 ns: -20,
+ * -10, 0 (six), 10, 20 and 3000, 4000, 5000: median 0, median absolute deviation 10, so
+ * the three beyond 100 ns are stalls: 3 of 13, 4000 ns beyond the body's mean of 0.  On a
+ * host of one core (two ranks crowd it) the same collectives give the crowded pair. */
+static void test_cache_allreduce_stalls_by_hand(void **state)
+{
+    (void)state;
+    const int64_t took[13] = {480, 490, 500, 500, 500, 500, 500, 500, 510, 520, 3500, 4500, 5500};
+    run_span s[2 + 2 * 13];
+    size_t n = 0;
+    s[n++] = in_run(ar(0, 1, 4000, 0, 1000), 1, 1e9);
+    s[n++] = in_run(ar(1, 1, 4000, 0, 1000), 1, 1e9);
+    for (int i = 0; i < 13; i++)
+        for (int r = 0; r < 2; r++)
+            s[n++] = in_run(ar(r, 2 + i, 4000, 10000 * i, 10000 * i + took[i]), 2, 8e6);
+    calib_run_costs c;
+    char err[256];
+    assert_int_equal(calib_run_fit(s, n, 0, 32, &c, err, sizeof err), 0);
+    assert_int_equal((int)c.ncache_collectives, 13);
+    assert_true(fabs(c.cache_allreduce_factor - 0.5) < 1e-9);
+    assert_int_equal((int)c.ncache_uncrowded, 13);
+    assert_true(fabs(c.cache_allreduce_stall_fraction - 3.0 / 13) < 1e-12);
+    assert_true(fabs(c.cache_allreduce_stall_us - 4.0) < 1e-9);
+    assert_int_equal((int)c.ncache_crowded, 0);
+    assert_true(c.cache_allreduce_crowded_stall_fraction == 0 && c.cache_allreduce_crowded_stall_us == 0);
+
+    assert_int_equal(calib_run_fit(s, n, 1, 32, &c, err, sizeof err), 0);
+    assert_int_equal((int)c.ncache_crowded, 13);
+    assert_int_equal((int)c.ncache_uncrowded, 0);
+    assert_true(c.cache_allreduce_stall_fraction == 0);
+    assert_true(fabs(c.cache_allreduce_crowded_stall_fraction - 3.0 / 13) < 1e-12);
+    assert_true(fabs(c.cache_allreduce_crowded_stall_us - 4.0) < 1e-6);
+}
+
 /* Backward stalls: forwards of model 1000 each 100 ns beyond it (op_wakeup 0.1 us).
  * Backwards of model 1000 and 1000 bytes (the write, at mem_bw 20 GB/s from one copy,
  * takes 50 ns: they sleep) outside collectives, beyond their model by 90, 95, 100, 100,
@@ -846,6 +882,7 @@ int main(void)
         cmocka_unit_test(test_sleeping_write_by_hand),
         cmocka_unit_test(test_cache_bandwidths_by_hand),
         cmocka_unit_test(test_cache_allreduce_and_busy_hand_off_by_hand),
+        cmocka_unit_test(test_cache_allreduce_stalls_by_hand),
         cmocka_unit_test(test_backward_stalls_by_hand),
         cmocka_unit_test(test_gap_stalls_by_hand),
         cmocka_unit_test(test_host_wake_by_hand),

@@ -864,6 +864,48 @@ static void test_gap_stalls(void **state)
     remove_db(path);
 }
 
+/* [device] cache_allreduce_stall_*: in a 32 MiB cache with every bucket allreduce
+ * stalling (fraction 1, 2 us on average), the one iteration of test_op_overhead_by_hand
+ * keeps its allreduce's start, 22000, and both ranks leave it together, later than 28000
+ * by one exponential draw; all that follows moves by the same draw, and the same draw
+ * comes run after run.  The crowded pair (100 us) is not drawn on a host without shared
+ * cores, and out of the cache (cache_mb = 0) nothing stalls. */
+static void test_cache_allreduce_stall_by_hand(void **state)
+{
+    (void)state;
+    char path[64], err[SCENARIO_ERR];
+    store *st;
+    assert_int_equal(open_tmp_store(path, sizeof path, "simarstall", &st, err, sizeof err), 0);
+    scenario *sc = hand_scenario((const char *[]){
+        "run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25",
+        "device.cache_mb=32", "device.cache_allreduce_stall_fraction=1", "device.cache_allreduce_stall_us=2",
+        "device.cache_allreduce_crowded_stall_fraction=1", "device.cache_allreduce_crowded_stall_us=100", NULL});
+    sqlite3 *db = store_db(st);
+    int64_t run = run_sim(st, sc);
+    int64_t end = span_time(db, run, 0, 0, "allreduce", 0, NULL, true), stall = end - 28000;
+    assert_true(stall > 0 && stall < 40000);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(span_time(db, run, r, 0, "allreduce", 0, NULL, false), 22000);
+        assert_int_equal(span_time(db, run, r, 0, "allreduce", 0, NULL, true), end);
+        assert_int_equal(span_time(db, run, r, 0, "copy_out", -1, "param0", false), 28500 + stall);
+        assert_int_equal(span_time(db, run, r, 0, "optimizer", -1, "sgd step", true), 34500 + stall);
+    }
+    int64_t count = 0;
+    assert_int_equal(span_differences(db, run, run_sim(st, sc), &count), 0);
+    assert_true(count > 0);
+    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    const want_span out_of_cache[] = {
+        CONSTRUCTION_GAP(0),
+        CONSTRUCTION_GAP(1),
+        GAP_STEP(0, 0),
+        GAP_STEP(1, 0),
+    };
+    expect_spans(db, run_sim(st, sc), out_of_cache, sizeof out_of_cache / sizeof out_of_cache[0]);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 /* [device] backward_stall_fraction = 1 and backward_stall_us = 2: every backward's
  * wake-up is followed by a stall (of mean 2000 ns), a forward's by none. */
 static void test_backward_stalls(void **state)
@@ -2513,6 +2555,7 @@ int main(void)
         cmocka_unit_test(test_skewed_rank_by_hand),
         cmocka_unit_test(test_op_overhead_by_hand),
         cmocka_unit_test(test_comm_launch_by_hand),
+        cmocka_unit_test(test_cache_allreduce_stall_by_hand),
         cmocka_unit_test(test_comm_launch_per_op_by_hand),
         cmocka_unit_test(test_comm_launch_behind_by_hand),
         cmocka_unit_test(test_memory_bound_backward_by_hand),

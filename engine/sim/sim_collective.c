@@ -1,8 +1,8 @@
 /* sim_collective.c — collectives in virtual time (sim_internal.h): each rank's arrival,
  * and at the last one the collective's end (the last arrival plus the network model's
  * time), its data handed over where a host reads it, each rank's copy of the result out
- * on a shared host's cores, the late exits drawn on a crowded host, and every rank put
- * back on the worklist. */
+ * on a shared host's cores, the stalls drawn in cache and the late exits drawn on a
+ * crowded host, and every rank put back on the worklist. */
 #include "sim_internal.h"
 
 #include <stdio.h>
@@ -141,20 +141,31 @@ static bool sums_on_host(const sim_world *w, const sim_entry *e)
  * core for that long, so that alone the collective lasts the table's time and beside the
  * copies and steps it lasts longer, as theirs do beside it.  Ranks as processes copy the
  * result out of the staging area inside that time (calibrate --from measures it so).  A
- * rank's end is its part's end, held no earlier than a paced link's floor (c->end_ns). */
-static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e)
+ * rank's end is its part's end, held no earlier than a paced link's floor (c->end_ns).
+ * The sums start `stall_ns` after the last arrival where a rank's worker was held off. */
+static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e, int64_t stall_ns)
 {
     double alone_ns = allreduce_data_ns(w, (double)e->bytes);
     double share = timing_core_shares(w->sc->host_cores, 0, w->world_size, w->sc->comm_core_weight).sum;
     for (int r = 0; r < w->world_size; r++) {
         sim_device *d = w->devs[r];
-        if (sim_host_submit(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, c->last_arrival_ns,
+        if (sim_host_submit(d->host, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMM, c->last_arrival_ns + stall_ns,
                             (uint64_t)(alone_ns * share + 0.5)) != 0)
             return -1;
         d->staged_seq = e->seq;
         d->staged_end_ns = -1;
     }
     return 0;
+}
+
+/* How much longer bucket allreduce `e` lasts in cache ([device] cache_allreduce_*stall_*):
+ * a short collective's time is its body and, now and then, a rank's worker held off its
+ * core for milliseconds.  Drawn by the last rank to arrive, `d`. */
+static int64_t allreduce_stall_ns(sim_world *w, sim_device *d, const sim_entry *e)
+{
+    if (!w->fits_cache || !sim_bucket_allreduce(e))
+        return 0;
+    return (int64_t)timing_allreduce_stall_ns(&d->timing, sim_device_crowded(d));
 }
 
 /* On a host of fewer cores than ranks, how late each rank but the first of its host out
@@ -236,9 +247,12 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
     double bytes = (double)e->bytes;
     double data = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, bytes) : allreduce_data_ns(w, bytes);
     double floor = e->work == WORK_ALLREDUCE && w->net.pace ? net_link_allreduce_ns(&w->net, bytes) : 0;
+    int64_t stall = allreduce_stall_ns(w, d, e);
     c->hosted = sums_on_host(w, e);
     if (c->hosted) /* the sums' end is the host's; a paced link's floor holds the rank no less */
         data = 0;
+    else
+        data += (double)stall;
     c->end_ns = c->last_arrival_ns + (int64_t)((floor > data ? floor : data) + 0.5);
     c->data_ns = c->last_arrival_ns + (int64_t)(data + 0.5);
     if (e->work == WORK_BROADCAST) {
@@ -255,7 +269,7 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
      * to it. */
     int first = sim_collective_first(w, e->seq);
     bool staged = strcmp(w->sc->ranks, "processes") == 0 && sim_bucket_allreduce(e);
-    if (c->hosted ? sum_on_host(w, c, e) != 0 : d->host && staged && copy_results_out(w, c, e) != 0) {
+    if (c->hosted ? sum_on_host(w, c, e, stall) != 0 : d->host && staged && copy_results_out(w, c, e) != 0) {
         sim_world_abort(w, "out of memory noting the use of the host's cores");
         return false;
     }
