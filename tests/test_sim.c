@@ -1258,7 +1258,10 @@ static void turnarounds(sqlite3 *db, int64_t run, int64_t *lo, int64_t *hi, bool
  * forward) starts 2000 + 500 ns after the last compute op of the one before; the host's
  * wait for the step ends 2000 ns after that op.  Without it, 500 and 0.  With every wake-up
  * stalling (exponential, mean 1 us), each gap is longer than 2500 and they differ.  In
- * cache (the two ranks' 24 MB in 32 MiB), cache_host_wake_us = 1 takes its place: 1500. */
+ * cache (the two ranks' 24 MB in 32 MiB), cache_host_wake_us = 1 takes its place: 1500.
+ * With no_sync_every = 2 iterations 1 and 3 keep their gradients and end with their last
+ * backward, after which the host goes on at once: 500 after iteration 1, 2500 after 0 and
+ * 2, and the host's wait ends with the backward (0) or 2000 after the step. */
 static void test_host_wake_by_hand(void **state)
 {
     (void)state;
@@ -1287,6 +1290,11 @@ static void test_host_wake_by_hand(void **state)
     assert_int_equal(scenario_override(sc, "device.cache_host_wake_us=1", err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 1500 && hi == 1500 && host_lo == 1000 && host_hi == 1000);
+
+    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "ddp.no_sync_every=2", err), 0);
+    turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
+    assert_true(lo == 500 && hi == 2500 && host_lo == 0 && host_hi == 2000);
     free(sc);
     store_close(st);
     remove_db(path);

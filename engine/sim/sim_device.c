@@ -357,6 +357,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 break;
             emit(d, sid, e, start, end);
             st->free_ns = end;
+            st->last_kind = e->kind;
             st->worker_busy = !e->sleeps;
             st->stall_drawn = false;
         } else if (e->type == SIM_WAIT) {
@@ -410,6 +411,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
                 break;
             }
             st->free_ns = end;
+            st->last_kind = e->kind;
             st->arrived = false;
             /* The others are timed after this device's advance, copies out and step
              * included: the worklist runs one device at a time. */
@@ -604,9 +606,12 @@ static int sim_synchronize(device *base, dev_stream s)
         if (check_live(d) != 0)
             return -1;
     }
-    /* A host that waited is woken, and wakes its streams' workers in turn: it goes on late. */
+    /* A host that waited is woken, and wakes its streams' workers in turn: it goes on late,
+     * after a step behind the copies out and steps of the host's other ranks.  Not after
+     * an iteration that kept its gradients, which ends with its last backward: measured on
+     * no_sync, 66 us on average from there to the next iteration, 1.1 ms after a step. */
     if (st->free_ns > d->host_ns)
-        d->host_ns = st->free_ns + (int64_t)timing_host_wake_ns(&d->timing);
+        d->host_ns = st->free_ns + (st->last_kind == SPAN_BACKWARD ? 0 : (int64_t)timing_host_wake_ns(&d->timing));
     sim_device_flush(d);
     return 0;
 }

@@ -87,6 +87,7 @@ typedef struct {
     size_t names_len, names_cap;
     uint64_t enqueued, completed;
     int64_t free_ns; /* end of the last completed entry */
+    uint8_t last_kind; /* span_kind of the last completed op or collective */
     bool arrived;    /* the head collective's arrival is registered */
     bool hosted;     /* the head op is submitted to the host's shared cores */
     bool worker_busy; /* its last op ran on a core to its end (a copy, a step): no sleep before the next */
