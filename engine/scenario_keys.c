@@ -395,7 +395,8 @@ const key_def scn_keys[] = {
      AT(compute_wake_late_sd_us), 0, 0},
     {"device", "host_wake_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: microseconds by which a rank's host goes on late after a synchronize it "
-     "waited in (the end of every step; a buffers' broadcast), the mean (a seeded lognormal "
+     "waited in (the end of every step; a buffers' broadcast; not the end of an iteration that "
+     "kept its gradients, after which nothing holds the cores), the mean (a seeded lognormal "
      "with host_wake_sd_us): on the cpu backend the host thread is woken from a condition "
      "variable and wakes its stream's worker in turn, so ranks start each iteration apart; "
      "`ddpprof calibrate --from` learns it from the gap between a rank's last compute op of "
