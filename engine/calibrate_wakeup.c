@@ -38,6 +38,29 @@ bool calib_slept(const run_span *o, const calib_run_costs *out)
     return calib_write_ns(o, out) + TIMING_SLEEP_MIN_NS <= o->model_ns;
 }
 
+/* The excesses `ex` (k of them, ns) on either side of `threshold`: the body's sum, sum of
+ * squares and count, the stalls' sum and count. */
+typedef struct {
+    double sum, sum2, stall_sum;
+    size_t nbody, nstall;
+} stall_split;
+
+static stall_split split_at(const double *ex, size_t k, double threshold)
+{
+    stall_split p = {0};
+    for (size_t i = 0; i < k; i++) {
+        if (ex[i] > threshold) {
+            p.stall_sum += ex[i];
+            p.nstall++;
+        } else {
+            p.sum += ex[i];
+            p.sum2 += ex[i] * ex[i];
+            p.nbody++;
+        }
+    }
+    return p;
+}
+
 /* The excesses `ex` (k of them, ns; sorted here) split into a body and stalls beyond
  * stall_threshold, in us: the body's mean and standard deviation, the stalls' share and
  * their mean beyond the body's.  Left as they are when the body is empty or its mean is
@@ -45,27 +68,15 @@ bool calib_slept(const run_span *o, const calib_run_costs *out)
 static void split_stalls(double *ex, double *dev, size_t k, double *mean_us, double *sd_us, double *stall_fraction,
                          double *stall_us)
 {
-    double threshold = stall_threshold(ex, dev, k);
-    double sum = 0, sum2 = 0, stall_sum = 0;
-    size_t nbody = 0, nstall = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (ex[i] > threshold) {
-            stall_sum += ex[i];
-            nstall++;
-        } else {
-            sum += ex[i];
-            sum2 += ex[i] * ex[i];
-            nbody++;
-        }
-    }
-    if (nbody == 0 || sum <= 0)
+    stall_split p = split_at(ex, k, stall_threshold(ex, dev, k));
+    if (p.nbody == 0 || p.sum <= 0)
         return;
-    double mean = sum / (double)nbody, var = sum2 / (double)nbody - mean * mean;
+    double mean = p.sum / (double)p.nbody, var = p.sum2 / (double)p.nbody - mean * mean;
     *mean_us = mean / 1e3;
     *sd_us = var > 0 ? sqrt(var) / 1e3 : 0;
-    if (nstall > 0) {
-        *stall_fraction = (double)nstall / (double)k;
-        *stall_us = (stall_sum / (double)nstall - mean) / 1e3;
+    if (p.nstall > 0) {
+        *stall_fraction = (double)p.nstall / (double)k;
+        *stall_us = (p.stall_sum / (double)p.nstall - mean) / 1e3;
     }
 }
 
@@ -75,23 +86,13 @@ int calib_stalls(double *ex, size_t k, double *fraction, double *stall_us)
     double *dev = malloc((k ? k : 1) * sizeof *dev);
     if (!dev)
         return -1;
-    double threshold = stall_threshold(ex, dev, k);
+    stall_split p = split_at(ex, k, stall_threshold(ex, dev, k));
     free(dev);
-    double body = 0, stalls = 0;
-    size_t nstall = 0;
-    for (size_t i = 0; i < k; i++) {
-        if (ex[i] > threshold) {
-            stalls += ex[i];
-            nstall++;
-        } else {
-            body += ex[i];
-        }
-    }
-    if (nstall == 0 || nstall == k)
+    if (p.nstall == 0 || p.nbody == 0)
         return 0;
-    double beyond = stalls / (double)nstall - body / (double)(k - nstall);
+    double beyond = p.stall_sum / (double)p.nstall - p.sum / (double)p.nbody;
     if (beyond > 0) {
-        *fraction = (double)nstall / (double)k;
+        *fraction = (double)p.nstall / (double)k;
         *stall_us = beyond / 1e3;
     }
     return 0;
