@@ -38,7 +38,8 @@
 #          SHORT_S=2 SHORT_REPEATS=3: a scenario whose cpu run takes under SHORT_S
 #          seconds (timed in the first round) runs SHORT_REPEATS times a round, and is
 #          predicted as many times as it is measured (nvtx_small, resnet18_buckets,
-#          no_sync: tens of milliseconds of measured steps each)
+#          no_sync: tens of milliseconds of measured steps each); so does a calibration
+#          sweep that short (calibration_small.ini)
 #          DRAWS=3*RUNS (RUNS with NOISE_FLOOR=1): predictions of each scenario, each with
 #          its own draws of the machine's noise (device.noise_seed = 1, 2, ...); the
 #          predicted figures are the median over them, as the measured ones are over the
@@ -164,7 +165,7 @@ MEASURED_IDS=$OUT/measured.tsv
 # one or two measured iterations of a millisecond step, or a single synchronised step,
 # are noise (the halves of ten runs of nvtx_small differed by 24 % in step time and 10
 # points in overlap); more runs cost seconds.
-declare -A REPEATS=()
+declare -A REPEATS=() CAL_REPEATS=()
 # The noise floor's second set of runs, SECOND_IDS, is measured in the same rounds,
 # each run beside one of the first set (which goes first alternates by round): set
 # against set, with the machine's drift in both as it is in the measurement and the
@@ -195,14 +196,29 @@ measure_once() { # scenario file, name, round: one run (two for the noise floor)
         run_scenario "$1" "$2"
     fi
 }
+run_calibration() { # bench/NAME.ini: one run of its points into the calibration database
+    "$DDPPROF" run "$ROOT/bench/$1.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
+        echo "validate_predict: the calibration runs ($1.ini) failed (see $OUT/calibrate.log)" >&2
+        exit 1
+    }
+}
 if [ -z "$REUSE" ]; then
     for ((r = 1; r <= RUNS; r++)); do
         if [ "$CALIBRATION" = runs ] && [ "$NOISE_FLOOR" != 1 ]; then
             for cal in calibration_runs calibration_small; do
-                "$DDPPROF" run "$ROOT/bench/$cal.ini" --backend cpu -o "$CALDB" -q >>"$OUT/calibrate.log" 2>&1 || {
-                    echo "validate_predict: the calibration runs ($cal.ini) failed (see $OUT/calibrate.log)" >&2
-                    exit 1
-                }
+                # A short calibration sweep runs SHORT_REPEATS times a round, as a short
+                # scenario does: the small model's allreduces stall for milliseconds in
+                # 1-8 % of them, and from ten runs of a point the learned share moved
+                # 2-8x between checks.
+                start=$(date +%s%N)
+                run_calibration "$cal"
+                if [ -z "${CAL_REPEATS[$cal]:-}" ]; then
+                    took_ms=$((($(date +%s%N) - start) / 1000000))
+                    CAL_REPEATS[$cal]=$((took_ms < SHORT_S * 1000 ? SHORT_REPEATS : 1))
+                fi
+                for ((k = 2; k <= CAL_REPEATS[$cal]; k++)); do
+                    run_calibration "$cal"
+                done
             done
         fi
         for scen in "${SCENARIOS[@]}"; do

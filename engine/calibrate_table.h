@@ -16,7 +16,7 @@
  * ones (world > host_cores > 0) into the crowded pair, with ncache_uncrowded and
  * ncache_crowded the collectives behind each.  In the shipped checks' calibration runs a
  * short allreduce's median was within a fifth of the table's times the factor, but
- * 1-7 % of them took 1-3 ms more (a rank's worker held off its core), which doubled
+ * 1-8 % of them took 1-5 ms more (a rank's worker held off its core), which doubled
  * their mean.
  * Both return -1 only when out of memory.  calib_alone_ns() is collective g's time alone
  * on the host: with host_cores > 0 the core time each rank's part of the sums got beside
