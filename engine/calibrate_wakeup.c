@@ -121,6 +121,7 @@ typedef struct {
     int64_t run;
     int rank, iter;
     int64_t last_compute_end, first_start;
+    uint8_t last_kind; /* span_kind of the compute op that ends last */
 } rank_iteration;
 
 static int by_rank_iteration(const void *pa, const void *pb)
@@ -142,14 +143,16 @@ static rank_iteration *rank_iterations(const run_span *s, size_t n, size_t *k)
         return NULL;
     for (size_t i = 0; i < n; i++)
         it[i] = (rank_iteration){s[i].run, s[i].rank, s[i].iter,
-                                 s[i].stream == STREAM_COMPUTE ? s[i].end_ns : INT64_MIN, s[i].start_ns};
+                                 s[i].stream == STREAM_COMPUTE ? s[i].end_ns : INT64_MIN, s[i].start_ns, s[i].kind};
     qsort(it, n, sizeof *it, by_rank_iteration);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m > 0 && by_rank_iteration(&it[m - 1], &it[i]) == 0) {
             rank_iteration *g = &it[m - 1];
-            g->last_compute_end = it[i].last_compute_end > g->last_compute_end ? it[i].last_compute_end
-                                                                                : g->last_compute_end;
+            if (it[i].last_compute_end > g->last_compute_end) {
+                g->last_compute_end = it[i].last_compute_end;
+                g->last_kind = it[i].last_kind;
+            }
             g->first_start = it[i].first_start < g->first_start ? it[i].first_start : g->first_start;
         } else
             it[m++] = it[i];
@@ -172,7 +175,10 @@ int calib_fit_host_wake(const run_span *s, size_t n, calib_run_costs *out)
     size_t m = 0;
     for (size_t i = 1; i < k; i++) {
         const rank_iteration *a = &it[i - 1], *b = &it[i];
-        if (a->run == b->run && a->rank == b->rank && b->iter == a->iter + 1 && a->last_compute_end != INT64_MIN)
+        /* An iteration that kept its gradients ends with its last backward, and predict
+         * draws no wake after it (sim_synchronize): nothing held the cores. */
+        if (a->run == b->run && a->rank == b->rank && b->iter == a->iter + 1 && a->last_compute_end != INT64_MIN &&
+            a->last_kind != SPAN_BACKWARD)
             ex[m++] = (double)(b->first_start - a->last_compute_end) - out->op_overhead_us * 1e3;
     }
     out->nhost_wake = m;

@@ -28,7 +28,8 @@
  * next, the time from the end of its last compute op to the start of the next
  * iteration's first op (a forward, or the buffers' broadcast) beyond op_overhead_us: the
  * host, which waited for the step in a synchronize, is woken and wakes a stream's worker
- * in turn.  The same split: host_wake_us and host_wake_sd_us the body's mean and
+ * in turn; not after an iteration whose last compute op is a backward (it kept its
+ * gradients, and predict draws no wake there).  The same split: host_wake_us and host_wake_sd_us the body's mean and
  * deviation, host_wake_stall_fraction and host_wake_stall_us the stalls' share and mean
  * beyond it; nhost_wake how many gaps.  In the calibration runs of the shipped figures:
  * a median of 90-120 us, and 3 % of stalls of 2.4 ms for a small model, 26 % for ResNet-18

@@ -824,12 +824,16 @@ static size_t host_wake_spans(run_span *s, int64_t run, double host_bytes)
  * 100 ns and deviation sqrt(250 / 6), three stalls of mean 2500, 2.4 us beyond it.  With
  * a second run out of a 32 MiB cache beside them in cache, the same figures come out as
  * cache_host_wake_*, and the run out of it (1000 ns beyond: op_overhead 20 ns) teaches
- * host_wake_us alone. */
+ * host_wake_us alone.  An iteration that ends with a backward (it kept its gradients)
+ * followed by the next 50 us later adds no gap. */
 static void test_host_wake_by_hand(void **state)
 {
     (void)state;
     run_span s[40];
     size_t n = host_wake_spans(s, 1, 0);
+    s[n++] = (run_span){.run = 1, .world = 2, .rank = 0, .iter = 20, .stream = STREAM_COMPUTE,
+                        .kind = SPAN_BACKWARD, .bucket = -1, .seq = -1, .start_ns = 200000, .end_ns = 201000};
+    s[n++] = fwd(0, 21, 251000, 252100, 1000);
     calib_run_costs c;
     char err[256];
     assert_int_equal(calib_run_fit(s, n, 0, 0, &c, err, sizeof err), 0);

@@ -160,10 +160,11 @@ static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e
 
 /* How much longer bucket allreduce `e` lasts in cache ([device] cache_allreduce_*stall_*):
  * a short collective's time is its body and, now and then, a rank's worker held off its
- * core for milliseconds.  Drawn by the last rank to arrive, `d`. */
-static int64_t allreduce_stall_ns(sim_world *w, sim_device *d, const sim_entry *e)
+ * core for milliseconds.  Drawn by the last rank to arrive, `d`, whose timing model has
+ * the terms only in cache (timing_use_cache). */
+static int64_t allreduce_stall_ns(sim_device *d, const sim_entry *e)
 {
-    if (!w->fits_cache || !sim_bucket_allreduce(e))
+    if (!sim_bucket_allreduce(e))
         return 0;
     return (int64_t)timing_allreduce_stall_ns(&d->timing, sim_device_crowded(d));
 }
@@ -247,7 +248,7 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at)
     double bytes = (double)e->bytes;
     double data = e->work == WORK_BROADCAST ? net_broadcast_ns(&w->net, bytes) : allreduce_data_ns(w, bytes);
     double floor = e->work == WORK_ALLREDUCE && w->net.pace ? net_link_allreduce_ns(&w->net, bytes) : 0;
-    int64_t stall = allreduce_stall_ns(w, d, e);
+    int64_t stall = allreduce_stall_ns(d, e);
     c->hosted = sums_on_host(w, e);
     if (c->hosted) /* the sums' end is the host's; a paced link's floor holds the rank no less */
         data = 0;
