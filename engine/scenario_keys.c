@@ -400,7 +400,8 @@ const key_def scn_keys[] = {
      "with host_wake_sd_us): on the cpu backend the host thread is woken from a condition "
      "variable and wakes its stream's worker in turn, so ranks start each iteration apart; "
      "`ddpprof calibrate --from` learns it from the gap between a rank's last compute op of "
-     "an iteration and the first op of the next, beyond op_overhead_us; 0 = none",
+     "an iteration and the first op of the next, beyond op_overhead_us (not after an iteration "
+     "that ended with a backward); 0 = none",
      AT(host_wake_us), 0, 0},
     {"device", "host_wake_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: standard deviation of host_wake_us; `ddpprof calibrate --from` learns "
