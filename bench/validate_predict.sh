@@ -35,11 +35,12 @@
 #          scenario (so calibration and measurement meet the same machine as it drifts);
 #          with more, the measured figures are the median over the runs (per figure),
 #          which steadies them on a busy machine
-#          SHORT_S=2 SHORT_REPEATS=3: a scenario whose cpu run takes under SHORT_S
-#          seconds (timed in the first round) runs SHORT_REPEATS times a round, and is
-#          predicted as many times as it is measured (nvtx_small, resnet18_buckets,
-#          no_sync: tens of milliseconds of measured steps each); so does a calibration
-#          sweep that short (calibration_small.ini)
+#          SHORT_S=2 SHORT_ROUND_S=4 SHORT_MAX=20: a scenario whose cpu run takes under
+#          SHORT_S seconds (timed in the first round) runs a round as many times as fit in
+#          SHORT_ROUND_S seconds at that pace (at least 2, at most SHORT_MAX), and is
+#          predicted as many times as it is measured (nvtx_small, resnet18_buckets: tens
+#          of milliseconds of measured steps each); so does a calibration sweep that short
+#          (calibration_small.ini)
 #          DRAWS=3*RUNS (RUNS with NOISE_FLOOR=1): predictions of each scenario, each with
 #          its own draws of the machine's noise (device.noise_seed = 1, 2, ...); the
 #          predicted figures are the median over them, as the measured ones are over the
@@ -76,7 +77,8 @@ PREDICT=${PREDICT:-$DDPPROF predict}
 CALIBRATE_ARGS=${CALIBRATE_ARGS:---ranks 2,4}
 RUNS=${RUNS:-1}
 SHORT_S=${SHORT_S:-2}
-SHORT_REPEATS=${SHORT_REPEATS:-3}
+SHORT_ROUND_S=${SHORT_ROUND_S:-4}
+SHORT_MAX=${SHORT_MAX:-20}
 # Predictions cost seconds: three per measured run by default (the noise floor's second
 # set of cpu runs, as many as the first).
 if [ "$NOISE_FLOOR" = 1 ]; then
@@ -97,7 +99,8 @@ fi
 case "$CALIBRATION" in runs | probes) ;; *) echo "validate_predict: CALIBRATION=$CALIBRATION: want runs or probes" >&2; exit 2 ;; esac
 case "$RUNS" in '' | *[!0-9]* | 0) echo "validate_predict: RUNS=$RUNS: want a positive integer" >&2; exit 2 ;; esac
 case "$DRAWS" in '' | *[!0-9]* | 0) echo "validate_predict: DRAWS=$DRAWS: want a positive integer" >&2; exit 2 ;; esac
-case "$SHORT_REPEATS" in '' | *[!0-9]* | 0) echo "validate_predict: SHORT_REPEATS=$SHORT_REPEATS: want a positive integer" >&2; exit 2 ;; esac
+case "$SHORT_MAX" in '' | *[!0-9]* | 0) echo "validate_predict: SHORT_MAX=$SHORT_MAX: want a positive integer" >&2; exit 2 ;; esac
+case "$SHORT_ROUND_S" in '' | *[!0-9]*) echo "validate_predict: SHORT_ROUND_S=$SHORT_ROUND_S: want a whole number of seconds" >&2; exit 2 ;; esac
 case "$SHORT_S" in '' | *[!0-9]*) echo "validate_predict: SHORT_S=$SHORT_S: want a whole number of seconds" >&2; exit 2 ;; esac
 
 if [ $# -gt 0 ]; then
@@ -161,11 +164,23 @@ max_id() { sqlite3 "$DB" 'SELECT COALESCE(MAX(id), 0) FROM run' 2>/dev/null || e
 # as what it is checked against.  MEASURED_IDS: scenario, point, run id.
 MEASURED_IDS=$OUT/measured.tsv
 : >"$MEASURED_IDS"
-# A scenario whose cpu run takes under SHORT_S seconds runs SHORT_REPEATS times a round:
+# A scenario whose cpu run takes under SHORT_S seconds runs repeats_for times a round:
 # one or two measured iterations of a millisecond step, or a single synchronised step,
 # are noise (the halves of ten runs of nvtx_small differed by 24 % in step time and 10
-# points in overlap); more runs cost seconds.
+# points in overlap; with thirty runs, two sets in the same rounds still differed by
+# 9.3 %: its runs' mean steps spread from 1.2 to 2.7 ms); more runs cost seconds.
 declare -A REPEATS=() CAL_REPEATS=()
+repeats_for() { # milliseconds one run took: how many runs a round
+    local n
+    if (($1 >= SHORT_S * 1000)); then
+        echo 1
+        return
+    fi
+    n=$(((SHORT_ROUND_S * 1000 + $1 - 1) / ($1 > 0 ? $1 : 1)))
+    ((n < 2)) && n=2
+    ((n > SHORT_MAX)) && n=$SHORT_MAX
+    echo "$n"
+}
 # The noise floor's second set of runs, SECOND_IDS, is measured in the same rounds,
 # each run beside one of the first set (which goes first alternates by round): set
 # against set, with the machine's drift in both as it is in the measurement and the
@@ -206,7 +221,7 @@ if [ -z "$REUSE" ]; then
     for ((r = 1; r <= RUNS; r++)); do
         if [ "$CALIBRATION" = runs ] && [ "$NOISE_FLOOR" != 1 ]; then
             for cal in calibration_runs calibration_small; do
-                # A short calibration sweep runs SHORT_REPEATS times a round, as a short
+                # A short calibration sweep runs repeats_for times a round, as a short
                 # scenario does: the small model's allreduces stall for milliseconds in
                 # 1-8 % of them, and from ten runs of a point the learned share moved
                 # 2-8x between checks.
@@ -214,7 +229,7 @@ if [ -z "$REUSE" ]; then
                 run_calibration "$cal"
                 if [ -z "${CAL_REPEATS[$cal]:-}" ]; then
                     took_ms=$((($(date +%s%N) - start) / 1000000))
-                    CAL_REPEATS[$cal]=$((took_ms < SHORT_S * 1000 ? SHORT_REPEATS : 1))
+                    CAL_REPEATS[$cal]=$(repeats_for "$took_ms")
                 fi
                 for ((k = 2; k <= CAL_REPEATS[$cal]; k++)); do
                     run_calibration "$cal"
@@ -227,7 +242,7 @@ if [ -z "$REUSE" ]; then
             measure_once "$scen" "$name" "$r"
             if [ -z "${REPEATS[$name]:-}" ]; then
                 took_ms=$((($(date +%s%N) - start) / 1000000 / (NOISE_FLOOR == 1 ? 2 : 1)))
-                REPEATS[$name]=$((took_ms < SHORT_S * 1000 ? SHORT_REPEATS : 1))
+                REPEATS[$name]=$(repeats_for "$took_ms")
             fi
             for ((k = 2; k <= REPEATS[$name]; k++)); do
                 measure_once "$scen" "$name" "$r"
