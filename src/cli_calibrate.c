@@ -39,15 +39,13 @@ static const char *const usage =
     "  machine's for cpu runs, else 0); runs whose ranks' memory fits in it teach the copies'\n"
     "  and steps' bandwidths in cache, written as cache_mb and cache_*_gbps\n";
 
-#define MAX_FROM_RUNS 256
-
 #define DEFAULT_SIZES "4K,64K,256K,1M,4M,16M,64M,100M"
 
 typedef struct {
     const char *backend, *out;
     calib_plan plan;
     const char *from; /* --from DB: learn from recorded runs instead of measuring */
-    int64_t runs[MAX_FROM_RUNS];
+    int64_t *runs; /* one place per argument: no count of --run can outgrow it */
     int nruns;
     double host_cores; /* --host-cores; -1: this machine's for cpu runs */
     double cache_mb;   /* --cache-mb; -1: this machine's for cpu runs */
@@ -61,8 +59,6 @@ static int parse_run(const char *text, options *o)
     long long v = strtoll(text, &end, 10);
     if (*end || end == text || v < 1)
         return cli_usage_error(usage, "--run %s: want a run id (a positive integer)", text);
-    if (o->nruns == MAX_FROM_RUNS)
-        return cli_usage_error(usage, "--run: at most %d runs", MAX_FROM_RUNS);
     o->runs[o->nruns++] = v;
     return EXIT_OK;
 }
@@ -236,12 +232,17 @@ int cli_calibrate(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
-    options o = {.host_cores = -1, .cache_mb = -1};
+    options o = {.host_cores = -1, .cache_mb = -1, .runs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof(int64_t))};
+    if (!o.runs) {
+        fprintf(stderr, "ddpprof: out of memory\n");
+        return EXIT_RUNTIME;
+    }
     int rc = parse_args(argc, argv, &o);
-    if (rc != EXIT_OK)
+    if (rc == EXIT_OK && o.from)
+        rc = cli_calibrate_from(o.from, o.runs, o.nruns, o.host_cores, o.cache_mb, o.out);
+    free(o.runs);
+    if (rc != EXIT_OK || o.from)
         return rc;
-    if (o.from)
-        return cli_calibrate_from(o.from, o.runs, o.nruns, o.host_cores, o.cache_mb, o.out);
     o.plan.be = backend_find(o.backend);
     if (!o.plan.be) {
         char names[128];

@@ -162,7 +162,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, doub
         return e == ENOENT ? EXIT_USAGE : EXIT_RUNTIME;
     }
     store *st = NULL;
-    char err[512], about[16384]; /* up to 256 runs named */
+    char err[512], about[16384]; /* the runs named: a thousand ids fit, beyond them the list is cut */
     if (store_open_readonly(db_path, &st, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         return EXIT_RUNTIME;

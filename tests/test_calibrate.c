@@ -330,7 +330,7 @@ static void ddpprof(result *r, const char *const *args)
 {
     const char *bin = getenv("DDPPROF");
     assert_non_null(bin);
-    enum { MAX_ARGS = 64 };
+    enum { MAX_ARGS = 1024 };
     const char *argv[MAX_ARGS];
     int n = 0;
     argv[n++] = bin;
@@ -434,6 +434,27 @@ static void test_calibrate_from_a_run(void **state)
     /* Runs of one name, backend and world size are named once, with their ids. */
     if (!strstr(r->out, "learned from 12 runs \"baseline\" (cpu, 2 ranks: 1 1 1 1 1 1 1 1 1 1 1 1))"))
         fail_msg("the runs learned from are not named once with their ids: %s", r->out);
+    /* As many --run as a long check gives (ten rounds of calibration points run a few
+     * times each: hundreds): no cap on their count. */
+    enum { MANY_RUNS = 300 };
+    const char **lots = malloc((2 * MANY_RUNS + 6) * sizeof *lots);
+    assert_non_null(lots);
+    int n = 0;
+    lots[n++] = "calibrate";
+    lots[n++] = "--from";
+    lots[n++] = db;
+    for (int i = 0; i < MANY_RUNS; i++) {
+        lots[n++] = "--run";
+        lots[n++] = "1";
+    }
+    lots[n++] = "-o";
+    lots[n++] = out;
+    lots[n] = NULL;
+    ddpprof(r, lots);
+    free(lots);
+    if (r->status != 0)
+        fail_msg("calibrate --from with %d runs exited %d: %s", MANY_RUNS, r->status, r->err);
+    assert_non_null(strstr(r->out, "learned from 300 runs \"baseline\""));
     /* Run 1 again as run 2 of the same point, its steps 1.2x as long, is learned from; at
      * 2x it is left out as disturbed, named with its ratio, and what is learned is what
      * the other runs alone give. */
