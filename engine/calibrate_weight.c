@@ -95,6 +95,11 @@ static double spread(const double *v, const sample_key *keys, const bool *met, s
     return sum;
 }
 
+bool calib_weight_beats_prior(double least, double at_prior, size_t nmet)
+{
+    return least + SPREAD_ROUNDING * (double)nmet < at_prior * (1.0 - CALIB_WEIGHT_MIN_GAIN);
+}
+
 int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t nc, double write_gbps,
                           calib_run_costs *out)
 {
@@ -128,7 +133,7 @@ int calib_fit_comm_weight(const run_span *s, size_t n, const run_span *c, size_t
                 best = i;
             }
         }
-        bool better = best >= 0 && least + SPREAD_ROUNDING * (double)nmet < at_prior * (1.0 - CALIB_WEIGHT_MIN_GAIN);
+        bool better = best >= 0 && calib_weight_beats_prior(least, at_prior, nmet);
         out->comm_core_weight = better ? grid_weight(best) : CALIB_WEIGHT_PRIOR;
         out->nweighted = nmet;
     }
