@@ -122,8 +122,8 @@ STRESS_RUNS ?= 300
 stress: deps
 	ASAN_OPTIONS=verify_asan_link_order=0 $(MAKE) --no-print-directory BUILD=build-asan DDPPROF_BIN=build-asan/ddpprof CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" build-asan/ddpprof build-asan/tests/test_stress
 	$(MAKE) --no-print-directory BUILD=build-tsan DDPPROF_BIN=build-tsan/ddpprof CFLAGS="-O1 -g -fsanitize=thread" build-tsan/ddpprof build-tsan/tests/test_stress
-	STRESS_TRIAL_LIMIT_S=120 ASAN_OPTIONS=verify_asan_link_order=0 STRESS_RUNS=$(STRESS_RUNS) DDPPROF=$(CURDIR)/build-asan/ddpprof SCENARIOS=$(CURDIR)/scenarios build-asan/tests/test_stress
-	STRESS_TRIAL_LIMIT_S=120 TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp STRESS_RUNS=$(STRESS_RUNS) DDPPROF=$(CURDIR)/build-tsan/ddpprof SCENARIOS=$(CURDIR)/scenarios build-tsan/tests/test_stress
+	STRESS_TRIAL_LIMIT_S=120 DDPPROF_TEST_SLOWDOWN=4 ASAN_OPTIONS=verify_asan_link_order=0 STRESS_RUNS=$(STRESS_RUNS) DDPPROF=$(CURDIR)/build-asan/ddpprof SCENARIOS=$(CURDIR)/scenarios build-asan/tests/test_stress
+	STRESS_TRIAL_LIMIT_S=120 DDPPROF_TEST_SLOWDOWN=4 TSAN_OPTIONS=suppressions=$(CURDIR)/tests/tsan.supp STRESS_RUNS=$(STRESS_RUNS) DDPPROF=$(CURDIR)/build-tsan/ddpprof SCENARIOS=$(CURDIR)/scenarios build-tsan/tests/test_stress
 
 bench: all
 	./bench/allreduce_vs_peers.sh
