@@ -9,7 +9,8 @@ BUILD   ?= build
 DDPPROF_BIN ?= ddpprof
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -MMD -MP
-CPPFLAGS += -Iengine -Iprofiler -Ireports -Isrc
+# Every project include is written from the repository's root ("engine/ddp/reducer.h").
+CPPFLAGS += -I.
 
 # NVTX is header-only. The NVTX3 headers come from the CUDA toolkit when there is one,
 # else from Debian's nsight-systems-target (`make deps` installs it when neither is
@@ -47,10 +48,12 @@ CUDA_ARCHS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=
               -gencode arch=compute_90,code=compute_90
 $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -std=c++17 $(CUDA_ARCHS) -Iengine -Iprofiler -MMD -MP \
+	$(NVCC) $(NVCCFLAGS) -std=c++17 $(CUDA_ARCHS) -I. -MMD -MP \
 	  -Xcompiler -Wall,-Wextra,-Werror,-fPIC -c -o $@ $<
 
-LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c engine/sim/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
+# engine/ keeps the contracts at its root; each folder below it is one concern.
+ENGINE_DIRS := scenario ddp workload launch cost predict cpu sim
+LIB_SRC := $(wildcard common/*.c engine/*.c $(ENGINE_DIRS:%=engine/%/*.c) profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard engine/cuda/*.cu)))
 TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c tests/test_cuda_plan.c tests/test_cuda_backend.c tests/test_cuda_gpu.c),$(wildcard tests/test_*.c))
@@ -141,12 +144,12 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario*.c) engine/netmodel.c
-FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -Iengine -Itests/fuzz \
+FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c) engine/cost/netmodel.c
+FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. -Itests/fuzz \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 .PHONY: fuzz fuzz-short
-$(FUZZ_DIR)/fuzz_scenario: $(FUZZ_SRC) $(wildcard engine/scenario*.h) tests/fuzz/scenario_props.h
+$(FUZZ_DIR)/fuzz_scenario: $(FUZZ_SRC) $(wildcard engine/scenario/*.h) tests/fuzz/scenario_props.h
 	@mkdir -p $(FUZZ_DIR)/corpus
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags inih 2>/dev/null) -o $@ $(FUZZ_SRC) \
 	  $(shell pkg-config --libs inih 2>/dev/null || echo -linih)

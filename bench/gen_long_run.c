@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "store.h"
+#include "profiler/store.h"
 
 #define BATCH 8192
 #define LAYERS_PER_BUCKET 16

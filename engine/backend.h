@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "device.h"
-#include "nvtx_ranges.h"
-#include "recorder.h"
-#include "scenario.h"
+#include "engine/device.h"
+#include "profiler/nvtx_ranges.h"
+#include "profiler/recorder.h"
+#include "engine/scenario/scenario.h"
 
 /* Span rings per rank: one per stream plus the host's (index DEV_STREAM_COUNT). */
 #define BACKEND_RINGS_PER_RANK (DEV_STREAM_COUNT + 1)

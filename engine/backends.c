@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "cpu/cpu_backend.h"
-#include "sim/sim_backend.h"
+#include "engine/backend.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/sim/sim_backend.h"
 #ifdef DDPPROF_HAVE_CUDA
-#include "cuda/cuda_backend.h"
+#include "engine/cuda/cuda_backend.h"
 #endif
 
 static const backend_ops *const built_in[] = {

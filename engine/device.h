@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "span.h"
+#include "profiler/span.h"
 
 typedef enum { DEV_STREAM_COMPUTE = 0, DEV_STREAM_COMM, DEV_STREAM_COUNT } dev_stream;
 

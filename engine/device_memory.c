@@ -1,7 +1,7 @@
 /* device_memory.c — dev_alloc / dev_free: the device's own allocator, else the heap. */
 #include <stdlib.h>
 
-#include "device.h"
+#include "engine/device.h"
 
 void *dev_alloc(device *d, size_t bytes)
 {

@@ -1,5 +1,5 @@
 /* nvtx_ranges.c — thin wrappers over NVTX3's domain API (header-only, loaded lazily). */
-#include "nvtx_ranges.h"
+#include "profiler/nvtx_ranges.h"
 
 #ifdef DDPPROF_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>

@@ -4,8 +4,8 @@
  * `failed` after the error text is complete, and the text is never written again, so
  * readers (recorder_failed, a producer on a full ring) need only an acquire load.
  */
-#include "../engine/textcopy.h"
-#include "recorder.h"
+#include "common/textcopy.h"
+#include "profiler/recorder.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "span.h"
-#include "store.h"
+#include "profiler/span.h"
+#include "profiler/store.h"
 
 typedef struct recorder recorder;
 typedef struct span_ring span_ring;

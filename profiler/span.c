@@ -1,5 +1,5 @@
 /* span.c — the text names of span streams and kinds, as stored in the database. */
-#include "span.h"
+#include "profiler/span.h"
 
 const char *span_stream_name(span_stream s)
 {

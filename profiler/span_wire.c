@@ -1,12 +1,12 @@
 /* span_wire.c — see span_wire.h. */
-#include "span_wire.h"
+#include "profiler/span_wire.h"
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 
 /* ---- little-endian fields ------------------------------------------------------- */
 

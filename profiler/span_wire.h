@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "span.h"
+#include "profiler/span.h"
 
 typedef enum {
     SPAN_WIRE_BATCH = 1,

@@ -10,8 +10,8 @@
  * error text shortened to fit.  Opening and the schema are in store_open.c and
  * store_schema.c.
  */
-#include "errmsg.h"
-#include "store_internal.h"
+#include "common/errmsg.h"
+#include "profiler/store_internal.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "span.h"
+#include "profiler/span.h"
 
 #define STORE_SCHEMA_VERSION 4
 

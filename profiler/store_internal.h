@@ -17,7 +17,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "profiler/store.h"
 
 /* 'ddpp' in PRAGMA application_id, so that `file` and ddpprof itself can tell a
  * results database from any other SQLite file.  Files of schema 1 carry 0. */

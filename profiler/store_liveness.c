@@ -10,8 +10,8 @@
  * or in another namespace is UNKNOWN, never guessed.  Needs Linux's /proc; without it
  * the pid is checked with kill(pid, 0) and the start time cannot be.
  */
-#include "errmsg.h"
-#include "store_internal.h"
+#include "common/errmsg.h"
+#include "profiler/store_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,8 +22,8 @@
  * Paths are passed as URIs with every byte outside [A-Za-z0-9/._~-] percent-escaped,
  * so '%', '?', '#' and a leading "file:" in a file name mean themselves.
  */
-#include "errmsg.h"
-#include "store_internal.h"
+#include "common/errmsg.h"
+#include "profiler/store_internal.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -31,8 +31,8 @@
  *   arrival a(s,r) = start of rank r's allreduce for collective seq s;
  *   wait(s,r) = max_r' a(s,r') - a(s,r); transfer(s) = end(s) - max a(s,.).
  */
-#include "errmsg.h"
-#include "store_internal.h"
+#include "common/errmsg.h"
+#include "profiler/store_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,8 +14,8 @@
  * sorting each rank-iteration's spans by (start, end) and sweeping, which is what
  * the view's windowed sum does.
  */
-#include "errmsg.h"
-#include "store_internal.h"
+#include "common/errmsg.h"
+#include "profiler/store_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
  * The iteration_stats rows of a run are read once and aggregated here, since the
  * step statistics and the per-rank means both need them.
  */
-#include "errmsg.h"
-#include "analysis.h"
-#include "report_equivalence.h"
+#include "common/errmsg.h"
+#include "reports/analysis.h"
+#include "reports/report_equivalence.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
-#include "store.h"
+#include "reports/report.h"
+#include "profiler/store.h"
 
 #define NS_PER_MS 1e6
 

@@ -1,10 +1,10 @@
 /* calib_disturbed.c — measured runs left out of calibration as disturbed
  * (calib_disturbed.h). */
-#include "calib_disturbed.h"
+#include "reports/calib_disturbed.h"
 
 #include <stdlib.h>
 
-#include "median.h"
+#include "engine/predict/median.h"
 
 int calib_disturbed(const double *step_ns, const int *point, size_t n, bool *leave_out, double *ratio)
 {

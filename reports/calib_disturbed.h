@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calibrate_run.h"
+#include "engine/predict/calibrate_run.h"
 
 #define CALIB_DISTURBED_FACTOR 1.5
 #define CALIB_DISTURBED_MIN_RUNS 3

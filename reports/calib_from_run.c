@@ -1,6 +1,6 @@
 /* calib_from_run.c — a measured run's spans, with each forward's and backward's model, for
  * calib_run_fit (see calib_from_run.h). */
-#include "calib_from_run.h"
+#include "reports/calib_from_run.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib_disturbed.h"
-#include "model_zoo.h"
-#include "scenario.h"
-#include "timing.h"
-#include "trainer.h"
+#include "reports/calib_disturbed.h"
+#include "engine/workload/model_zoo.h"
+#include "engine/scenario/scenario.h"
+#include "engine/cost/timing.h"
+#include "engine/ddp/trainer.h"
 
 typedef struct {
     run_span *v;

@@ -1,6 +1,6 @@
 /* calib_from_run.h — `ddpprof calibrate --from DB --run ID`: the spans of measured runs
  * read from a database, each forward given its modelled duration (the run's stored
- * scenario, rebuilt), and handed to calib_run_fit (engine/calibrate_run.h).
+ * scenario, rebuilt), and handed to calib_run_fit (engine/predict/calibrate_run.h).
  *
  * Contract: 0 with `out` filled and `about` naming the runs (their names, backends and
  * world sizes); -1 with err: a run that is not in the database, not complete, or whose
@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "calibrate_run.h"
+#include "engine/predict/calibrate_run.h"
 
 int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
                     calib_run_costs *out, char *about, size_t aboutlen, char *err, size_t errlen);

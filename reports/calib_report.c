@@ -1,6 +1,6 @@
 /* calib_report.c — the fits, the residual tables and the scenario fragment of a
  * calibration (calib_report.h). */
-#include "calib_report.h"
+#include "reports/calib_report.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate_exit.h"
-#include "calibrate_memory.h"
-#include "calibrate_weight.h"
+#include "engine/predict/calibrate_exit.h"
+#include "engine/predict/calibrate_memory.h"
+#include "engine/predict/calibrate_weight.h"
 
 static int fit_copies(const calib_data *d, calib_copy_kind kind, double *gbps, char *err, size_t errlen)
 {

@@ -2,7 +2,7 @@
  *
  * Contract: calib_fit_all() fits the ring model to the allreduce measurements and, when
  * copies were measured, the memory bandwidth of the copies (each copy moves 2 × bytes:
- * read and write, as engine/timing.c counts a memory-bound op): copy-in and copy-out
+ * read and write, as engine/cost/timing.c counts a memory-bound op): copy-in and copy-out
  * alone, and mem_bw_gbps, their harmonic mean, the one bandwidth at which a copy-in
  * plus a copy-out of the same bytes take the time they took (the model has one).  calib_print() writes
  * every measurement with the model's prediction and residual (absolute, relative) and
@@ -19,8 +19,8 @@
 
 #include <stdio.h>
 
-#include "calibrate.h"
-#include "calibrate_run.h"
+#include "engine/predict/calibrate.h"
+#include "engine/predict/calibrate_run.h"
 
 typedef struct {
     ring_fit ring;

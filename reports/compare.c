@@ -1,6 +1,6 @@
 /* compare.c — which ranks and buckets of two runs can be compared, and the text
  * formatter of the comparison (compare.h). */
-#include "compare.h"
+#include "reports/compare.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
+#include "common/errmsg.h"
 
 const compare_metric compare_rank_metrics[] = {
     {"step_ms", offsetof(analysis_rank, step_ms)},

@@ -18,8 +18,8 @@
 
 #include <stdio.h>
 
-#include "analysis.h"
-#include "report.h"
+#include "reports/analysis.h"
+#include "reports/report.h"
 
 #define COMPARE_MAX_NOTES 8
 

@@ -5,8 +5,8 @@
 
 #include <jansson.h>
 
-#include "compare.h"
-#include "errmsg.h"
+#include "reports/compare.h"
+#include "common/errmsg.h"
 
 static json_t *num(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }
 

@@ -37,7 +37,7 @@
 
 #include <sqlite3.h>
 
-#include "analysis.h"
+#include "reports/analysis.h"
 
 typedef enum { REPORT_TEXT = 0, REPORT_JSON, REPORT_HTML } report_format;
 

@@ -1,5 +1,5 @@
 /* report_equivalence.c — prints table `equivalence` (see report_equivalence.h). */
-#include "report_equivalence.h"
+#include "reports/report_equivalence.h"
 
 #include <stdbool.h>
 

@@ -12,10 +12,10 @@
  * the rank table, and each bucket's ready, launch delay, arrival skew and transfer.
  * Every figure carries its --json path (report_html_internal.h).
  */
-#include "errmsg.h"
-#include "report.h"
-#include "report_html_internal.h"
-#include "timeline.h"
+#include "common/errmsg.h"
+#include "reports/report.h"
+#include "reports/report_html_internal.h"
+#include "reports/timeline.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "timeline.h"
+#include "reports/analysis.h"
+#include "reports/timeline.h"
 
 /* Colours of the drawings and legends, one per kind of time. */
 #define COL_FORWARD "#4e79a7"

@@ -2,7 +2,7 @@
  * fetch): the timeline of one iteration, each rank's step split into its four parts,
  * each bucket's way from ready to reduced, and line charts for sweeps.  Contract:
  * report_html_internal.h; bars that stand for a figure carry its data-json path. */
-#include "report_html_internal.h"
+#include "reports/report_html_internal.h"
 
 #include <math.h>
 #include <stdbool.h>

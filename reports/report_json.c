@@ -11,8 +11,8 @@
 
 #include <jansson.h>
 
-#include "errmsg.h"
-#include "report.h"
+#include "common/errmsg.h"
+#include "reports/report.h"
 
 
 /* A number, or null where the figure is undefined. */

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errmsg.h"
-#include "report.h"
+#include "common/errmsg.h"
+#include "reports/report.h"
 
 #define CELL 48
 

@@ -1,10 +1,10 @@
 /* sweep_summary.c — one line per sweep point and the fastest point (sweep_summary.h). */
-#include "sweep_summary.h"
+#include "reports/sweep_summary.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-#include "analysis.h"
+#include "reports/analysis.h"
 
 int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen)
 {

@@ -1,6 +1,6 @@
 /* timeline.c — one iteration's spans for drawing (timeline.h). */
-#include "errmsg.h"
-#include "timeline.h"
+#include "common/errmsg.h"
+#include "reports/timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,10 +2,10 @@
  * UI): a process per rank, a thread per stream, an "X" event per span, and flow
  * arrows from the last rank to reach each collective to every rank that waited for
  * it.  Contract and layout: trace_export.h. */
-#include "errmsg.h"
-#include "store.h"
-#include "trace_export.h"
-#include "trace_internal.h"
+#include "common/errmsg.h"
+#include "profiler/store.h"
+#include "reports/trace_export.h"
+#include "reports/trace_internal.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

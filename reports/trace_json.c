@@ -1,9 +1,9 @@
 /* trace_json.c — the pieces both trace writers share (trace_internal.h): JSON text
  * written without building a document (so a run of millions of spans streams), the
  * run header, the span cursor, and the list of a run's ranks (trace_export.h). */
-#include "errmsg.h"
-#include "trace_export.h"
-#include "trace_internal.h"
+#include "common/errmsg.h"
+#include "reports/trace_export.h"
+#include "reports/trace_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

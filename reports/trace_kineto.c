@@ -6,9 +6,9 @@
  * HTA finds a file's rank with the regex "rank":\s+(\d+) anywhere in it, so
  * distributedInfo comes first, is written with a space after the colon, and no arg
  * of any event is called "rank". */
-#include "errmsg.h"
-#include "trace_export.h"
-#include "trace_internal.h"
+#include "common/errmsg.h"
+#include "reports/trace_export.h"
+#include "reports/trace_internal.h"
 
 #include <stdbool.h>
 #include <string.h>

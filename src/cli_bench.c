@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "cli.h"
-#include "memory_budget.h"
+#include "engine/backend.h"
+#include "src/cli.h"
+#include "engine/launch/memory_budget.h"
 
 static const char *const usage =
     "usage: ddpprof bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--warmup N]\n"

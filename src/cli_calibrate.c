@@ -13,10 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "calib_report.h"
-#include "calibrate.h"
-#include "cli.h"
+#include "engine/backend.h"
+#include "reports/calib_report.h"
+#include "engine/predict/calibrate.h"
+#include "src/cli.h"
 
 static const char *const usage =
     "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 4K,64K,...,100M]\n"

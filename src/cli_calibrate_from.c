@@ -11,12 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "calib_from_run.h"
-#include "calib_report.h"
-#include "calibrate_memory.h"
-#include "calibrate_weight.h"
-#include "cli.h"
-#include "store.h"
+#include "reports/calib_from_run.h"
+#include "reports/calib_report.h"
+#include "engine/predict/calibrate_memory.h"
+#include "engine/predict/calibrate_weight.h"
+#include "src/cli.h"
+#include "profiler/store.h"
 
 /* A line per bandwidth learned (`prefix` before each name). */
 static void print_bandwidths(const calib_bandwidths *b, const char *prefix)

@@ -10,8 +10,8 @@
 
 #include <sqlite3.h>
 
-#include "cli.h"
-#include "store.h"
+#include "src/cli.h"
+#include "profiler/store.h"
 
 int cli_wants_help(int argc, char **argv, const char *usage)
 {

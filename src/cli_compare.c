@@ -14,9 +14,9 @@
 
 #include <sqlite3.h>
 
-#include "cli.h"
-#include "compare.h"
-#include "store.h"
+#include "src/cli.h"
+#include "reports/compare.h"
+#include "profiler/store.h"
 
 static const char *const usage = "usage: ddpprof compare DB --run A --run B [--json]\n"
                                  "  per rank and per bucket: A, B, B-A and (B-A)/A; the job step time\n"

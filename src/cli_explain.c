@@ -1,8 +1,8 @@
 /* cli_explain.c — `ddpprof explain [section[.key]]`: the scenario key reference. */
 #include <stdio.h>
 
-#include "cli.h"
-#include "scenario.h"
+#include "src/cli.h"
+#include "engine/scenario/scenario.h"
 
 static const char *const usage = "usage: ddpprof explain [section[.key]]\n"
                                  "  prints each scenario key's type, range, default and meaning\n";

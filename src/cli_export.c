@@ -18,9 +18,9 @@
 
 #include <sqlite3.h>
 
-#include "cli.h"
-#include "store.h"
-#include "trace_export.h"
+#include "src/cli.h"
+#include "profiler/store.h"
+#include "reports/trace_export.h"
 
 static const char *const usage =
     "usage: ddpprof export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"

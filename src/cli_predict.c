@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "src/cli.h"
 
 static const char *const usage =
     "usage: ddpprof predict FILE [-o DB] [-s section.key=value]... [--json] [-q]\n"

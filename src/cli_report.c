@@ -17,9 +17,9 @@
 
 #include <sqlite3.h>
 
-#include "cli.h"
-#include "report.h"
-#include "store.h"
+#include "src/cli.h"
+#include "reports/report.h"
+#include "profiler/store.h"
 
 static const char *const usage = "usage: ddpprof report DB [--run ID] [--json | --html] [-o FILE]\n"
                                  "  --run ID   one run (default: every run in DB)\n"

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backend.h"
-#include "cli.h"
+#include "engine/backend.h"
+#include "src/cli.h"
 
 /* Atomic, not just volatile sig_atomic_t: the handler may run on any of the run's
  * threads while the watchdog reads the flag on another (lock-free, so handler-safe). */

@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "fuzz/scenario_props.h"
-#include "scenario.h"
-#include "scenario_text.h"
+#include "engine/scenario/scenario.h"
+#include "engine/scenario/scenario_text.h"
 
 #define MAX_OVERRIDES 8
 #define CASE_TEXT 600

@@ -10,10 +10,10 @@
 
 #include <cmocka.h>
 
-#include "buckets.h"
-#include "model_zoo.h"
-#include "reducer.h"
-#include "scenario.h"
+#include "engine/ddp/buckets.h"
+#include "engine/workload/model_zoo.h"
+#include "engine/ddp/reducer.h"
+#include "engine/scenario/scenario.h"
 
 enum { F32 = 0, F64 = 1 };
 

@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-#include "calib_disturbed.h"
+#include "reports/calib_disturbed.h"
 
 static void test_left_out_beyond_the_factor(void **state)
 {

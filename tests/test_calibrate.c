@@ -1,4 +1,4 @@
-/* test_calibrate.c — the calibration fit (engine/fit_ring.c), its report and fragment
+/* test_calibrate.c — the calibration fit (engine/predict/fit_ring.c), its report and fragment
  * (reports/calib_report.c) and `ddpprof calibrate` end to end: known alpha and B are
  * recovered exactly from noise-free data and within a tolerance under seeded noise,
  * degenerate measurements are refused with a message saying what to measure, the
@@ -21,11 +21,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "calib_report.h"
-#include "calibrate.h"
-#include "backend.h"
-#include "fit_ring.h"
-#include "scenario.h"
+#include "reports/calib_report.h"
+#include "engine/predict/calibrate.h"
+#include "engine/backend.h"
+#include "engine/predict/fit_ring.h"
+#include "engine/scenario/scenario.h"
 
 extern char **environ;
 

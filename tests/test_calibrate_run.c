@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "calibrate_run.h"
-#include "calibrate_weight.h"
+#include "engine/predict/calibrate_run.h"
+#include "engine/predict/calibrate_weight.h"
 
 static run_span fwd(int rank, int iter, int64_t start, int64_t end, double model)
 {

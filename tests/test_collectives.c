@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "cpu/cpu_collectives.h"
+#include "engine/cpu/cpu_collectives.h"
 
 #define WORLD 3
 /* Large enough that the reduce-scatter takes milliseconds, so aborts land inside it. */

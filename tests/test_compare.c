@@ -24,9 +24,9 @@
 
 #include <jansson.h>
 
-#include "cli.h"
-#include "compare.h"
-#include "store.h"
+#include "src/cli.h"
+#include "reports/compare.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
 
 #define US 1000

@@ -15,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
-#include "cpu/cpu_device.h"
-#include "nvtx_ranges.h"
-#include "recorder.h"
-#include "scenario.h"
+#include "engine/backend.h"
+#include "engine/cpu/cpu_device.h"
+#include "profiler/nvtx_ranges.h"
+#include "profiler/recorder.h"
+#include "engine/scenario/scenario.h"
 
 /* Threads of this process by niceness (from /proc/self/task/<tid>/stat: the 17th field
  * after the command's closing parenthesis). */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/cpu_work.h"
-#include "gradgen.h"
+#include "engine/cpu/cpu_work.h"
+#include "engine/gradgen.h"
 
 static dev_op grad_op(float **bufs, const int64_t *numel, int np, int p0, int micro, bool acc, float scale)
 {

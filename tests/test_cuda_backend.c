@@ -16,9 +16,9 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "backend.h"
-#include "cuda/cuda_blas.h"
-#include "cuda/nccl_id.h"
+#include "engine/backend.h"
+#include "engine/cuda/cuda_blas.h"
+#include "engine/cuda/nccl_id.h"
 
 static const backend_ops *cuda_or_skip(void)
 {

@@ -20,9 +20,9 @@
 #include <cuda_runtime_api.h>
 #include <sqlite3.h>
 
-#include "cuda/cuda_device.h"
-#include "cuda/cuda_kernels.h"
-#include "cuda/cupti_collect.h"
+#include "engine/cuda/cuda_device.h"
+#include "engine/cuda/cuda_kernels.h"
+#include "engine/cuda/cupti_collect.h"
 
 static int gpus(void)
 {

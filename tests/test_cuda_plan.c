@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "cuda/cuda_plan.h"
-#include "gradgen.h"
+#include "engine/cuda/cuda_plan.h"
+#include "engine/gradgen.h"
 
 static dev_op layer_op(int64_t m, int64_t n, int64_t k, double stretch)
 {

@@ -21,7 +21,7 @@
 
 #include <cupti.h>
 
-#include "cuda/cupti_decode.h"
+#include "engine/cuda/cupti_decode.h"
 
 /* ---- buffers ----------------------------------------------------------------------------- */
 

@@ -34,9 +34,9 @@
 
 #include <sqlite3.h>
 
-#include "recorder.h"
-#include "report.h"
-#include "store.h"
+#include "profiler/recorder.h"
+#include "reports/report.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
 
 /* The exit status a child uses to say "this check cannot run here" (cmocka skip). */

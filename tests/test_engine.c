@@ -17,14 +17,14 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "gradgen.h"
-#include "launcher.h"
-#include "model_zoo.h"
-#include "netmodel.h"
-#include "scenario.h"
-#include "store.h"
+#include "engine/gradgen.h"
+#include "engine/launch/launcher.h"
+#include "engine/workload/model_zoo.h"
+#include "engine/cost/netmodel.h"
+#include "engine/scenario/scenario.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
-#include "trainer.h"
+#include "engine/ddp/trainer.h"
 
 typedef struct {
     const scenario *sc;

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "equivalence.h"
+#include "engine/backend.h"
+#include "engine/launch/equivalence.h"
 #include "tmp_store.h"
 
 typedef struct {

@@ -34,9 +34,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "store.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
-#include "trace_export.h"
+#include "reports/trace_export.h"
 
 extern char **environ;
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "launch_env.h"
+#include "engine/launch/launch_env.h"
 
 /* A fake environment: NULL-terminated "NAME=value" strings. */
 static const char *fake_getenv(void *user, const char *name)

@@ -12,8 +12,8 @@
 
 #include <cblas.h>
 
-#include "dataset.h"
-#include "mlp_math.h"
+#include "engine/workload/dataset.h"
+#include "engine/workload/mlp_math.h"
 
 #define L 3
 #define W 6

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_zoo.h"
+#include "engine/workload/model_zoo.h"
 
 /* scenario is large (custom_params); heap-allocate it rather than blow the stack. */
 static scenario *new_scenario(const char *preset)

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "backend.h"
-#include "cuda/nccl_id.h"
-#include "rendezvous.h"
+#include "engine/backend.h"
+#include "engine/cuda/nccl_id.h"
+#include "engine/launch/rendezvous.h"
 
 static void test_round_trip(void **state)
 {

@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "dataset.h"
-#include "launcher.h"
-#include "real_training.h"
+#include "engine/backend.h"
+#include "engine/workload/dataset.h"
+#include "engine/launch/launcher.h"
+#include "engine/workload/real_training.h"
 #include "tmp_store.h"
 
 #define PYTHON "/usr/bin/python3"

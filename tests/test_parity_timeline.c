@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "launcher.h"
+#include "engine/backend.h"
+#include "engine/launch/launcher.h"
 #include "tmp_store.h"
 
 #define PYTHON "/usr/bin/python3"

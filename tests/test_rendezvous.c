@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rendezvous.h"
-#include "span_wire.h"
+#include "engine/launch/rendezvous.h"
+#include "profiler/span_wire.h"
 
 #define MS 1000000LL
 

@@ -27,9 +27,9 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "cli.h"
-#include "report.h"
-#include "store.h"
+#include "src/cli.h"
+#include "reports/report.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
 
 #define US 1000 /* test times are in µs; the database holds ns */

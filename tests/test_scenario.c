@@ -1,4 +1,4 @@
-/* test_scenario.c — unit tests of the scenario modules (engine/scenario*.c): defaults,
+/* test_scenario.c — unit tests of the scenario modules (engine/scenario/*.c): defaults,
  * loading, every kind of error with its exact file:line, overrides, the device-preset
  * rule, sweeps and their size limit, cross-key validation, keys without effect and the
  * warnings API, file limits and UTF-8 rules, explain and the INI round trip.  The long
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scenario.h"
+#include "engine/scenario/scenario.h"
 
 typedef struct {
     char dir[64];

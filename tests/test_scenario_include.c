@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "scenario.h"
+#include "engine/scenario/scenario.h"
 
 typedef struct {
     char dir[64];

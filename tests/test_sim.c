@@ -35,18 +35,18 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
-#include "analysis.h"
-#include "backend.h"
-#include "launcher.h"
-#include "model_zoo.h"
-#include "netmodel.h"
-#include "scenario.h"
-#include "sim/sim_contention.h"
-#include "sim/sim_host.h"
-#include "store.h"
-#include "sweep_summary.h"
-#include "timing.h"
-#include "timing.h"
+#include "reports/analysis.h"
+#include "engine/backend.h"
+#include "engine/launch/launcher.h"
+#include "engine/workload/model_zoo.h"
+#include "engine/cost/netmodel.h"
+#include "engine/scenario/scenario.h"
+#include "engine/sim/sim_contention.h"
+#include "engine/sim/sim_host.h"
+#include "profiler/store.h"
+#include "reports/sweep_summary.h"
+#include "engine/cost/timing.h"
+#include "engine/cost/timing.h"
 #include "tmp_store.h"
 
 typedef struct {

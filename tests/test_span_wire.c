@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "span_wire.h"
+#include "profiler/span_wire.h"
 
 static span make_span(int i)
 {

@@ -25,8 +25,8 @@
 
 #include <sqlite3.h>
 
-#include "report.h"
-#include "store.h"
+#include "reports/report.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
 
 typedef struct {

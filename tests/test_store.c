@@ -22,7 +22,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "profiler/store.h"
 #include "tmp_store.h"
 
 #define US 1000 /* the worked example is in µs; the database holds ns */

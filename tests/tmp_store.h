@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "profiler/store.h"
 
 static inline void remove_db(const char *path)
 {

@@ -5,12 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_backend.h"
-#include "cpu_bench_copy.h"
-#include "cpu_bench_dispatch.h"
-#include "cpu_collectives.h"
-#include "cpu_comm_internal.h"
-#include "cpu_device.h"
+#include "engine/cpu/cpu_backend.h"
+#include "engine/cpu/cpu_bench_copy.h"
+#include "engine/cpu/cpu_bench_dispatch.h"
+#include "engine/cpu/cpu_collectives.h"
+#include "engine/cpu/cpu_comm_internal.h"
+#include "engine/cpu/cpu_device.h"
 
 struct backend_world {
     cpu_world w;

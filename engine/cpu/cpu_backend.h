@@ -3,7 +3,7 @@
 #ifndef DDPPROF_CPU_BACKEND_H
 #define DDPPROF_CPU_BACKEND_H
 
-#include "backend.h"
+#include "engine/backend.h"
 
 extern const backend_ops cpu_backend_ops;
 

@@ -5,15 +5,15 @@
  * larger than the caches): in a run a bucket's copy meets memory that the backward, the
  * allreduce and the other ranks have pushed out of the caches, and a benchmark that
  * copied one small buffer over and over would time the caches instead. */
-#include "cpu_bench_copy.h"
+#include "engine/cpu/cpu_bench_copy.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_collectives.h"
-#include "cpu_work.h"
+#include "engine/cpu/cpu_collectives.h"
+#include "engine/cpu/cpu_work.h"
 
 /* The start line: copiers wait on it so that they run together, sharing the memory
  * system as ranks do; `cancel` when not every copier could be started. */

@@ -1,6 +1,6 @@
 /* cpu_bench_dispatch.c — the per-op cost of the cpu backend's streams, measured through
  * the devices a run uses (cpu_device.c), every rank's at once (cpu_bench_dispatch.h). */
-#include "cpu_bench_dispatch.h"
+#include "engine/cpu/cpu_bench_dispatch.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
-#include "cpu_collectives.h"
-#include "cpu_comm_internal.h"
-#include "cpu_device.h"
+#include "engine/backend.h"
+#include "engine/cpu/cpu_collectives.h"
+#include "engine/cpu/cpu_comm_internal.h"
+#include "engine/cpu/cpu_device.h"
 
 typedef struct {
     pthread_mutex_t mu;

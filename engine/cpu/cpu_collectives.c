@@ -10,8 +10,8 @@
  * that wait is short; between processes it is also bounded by the timeout, since a
  * killed peer never returns its lease (its staging area stays mapped, so nothing is
  * freed under anyone). */
-#include "textcopy.h"
-#include "cpu_comm_internal.h"
+#include "common/textcopy.h"
+#include "engine/cpu/cpu_comm_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "halfprec.h"
+#include "engine/halfprec.h"
 
 static void describe(const cpu_coll_info *info, char *out, size_t outlen)
 {

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "device.h"
-#include "netmodel.h"
+#include "engine/device.h"
+#include "engine/cost/netmodel.h"
 
 typedef struct cpu_comm cpu_comm;
 

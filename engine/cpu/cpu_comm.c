@@ -1,8 +1,8 @@
 /* cpu_comm.c — the communicator's life: in process memory for rank threads, or in a
  * shared file mapping for rank processes; its abort, and sleeps an abort cuts short
  * (see cpu_collectives.h). */
-#include "textcopy.h"
-#include "cpu_comm_internal.h"
+#include "common/textcopy.h"
+#include "engine/cpu/cpu_comm_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

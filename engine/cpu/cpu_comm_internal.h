@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cpu_collectives.h"
+#include "engine/cpu/cpu_collectives.h"
 
 #define CPU_COMM_MAX_WORLD 64
 #define CPU_COMM_MAGIC 0x44445043u /* "DDPC" */

@@ -1,7 +1,7 @@
 /* cpu_device.c — device.h on CPU threads: ordered stream workers, events as tickets,
  * collectives through cpu_collectives, one span per executed op. */
-#include "textcopy.h"
-#include "cpu_device.h"
+#include "common/textcopy.h"
+#include "engine/cpu/cpu_device.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cpu_priority.h"
-#include "cpu_work.h"
+#include "engine/cpu/cpu_priority.h"
+#include "engine/cpu/cpu_work.h"
 
 typedef struct {
     bool is_wait;

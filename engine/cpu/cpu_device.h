@@ -10,11 +10,11 @@
 #ifndef DDPPROF_CPU_DEVICE_H
 #define DDPPROF_CPU_DEVICE_H
 
-#include "backend.h"
-#include "cpu_collectives.h"
-#include "device.h"
-#include "nvtx_ranges.h"
-#include "recorder.h"
+#include "engine/backend.h"
+#include "engine/cpu/cpu_collectives.h"
+#include "engine/device.h"
+#include "profiler/nvtx_ranges.h"
+#include "profiler/recorder.h"
 
 typedef struct {
     cpu_comm *comm;

@@ -1,5 +1,5 @@
 /* cpu_work.c — executes the real work of compute-stream operations on the CPU. */
-#include "cpu_work.h"
+#include "engine/cpu/cpu_work.h"
 
 #include <cblas.h>
 #include <stdbool.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gradgen.h"
-#include "mlp_math.h"
+#include "engine/gradgen.h"
+#include "engine/workload/mlp_math.h"
 
 static int grow(float **p, size_t *len, size_t want)
 {

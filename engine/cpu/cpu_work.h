@@ -7,7 +7,7 @@
 #ifndef DDPPROF_CPU_WORK_H
 #define DDPPROF_CPU_WORK_H
 
-#include "device.h"
+#include "engine/device.h"
 
 typedef struct {
     float *a, *b, *c;

@@ -2,7 +2,7 @@
  * its GPU.  The coordinator's world is the NCCL unique id, handed to the rank processes
  * as text through the rendezvous (nccl_id.h); a rank's world holds that id and its one
  * device (cuda_device.h), which an abort reaches. */
-#include "textcopy.h"
+#include "common/textcopy.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -12,11 +12,11 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cuda_backend.h"
-#include "cuda_bench.h"
-#include "cuda_device.h"
-#include "cuda_plan.h"
-#include "nccl_id.h"
+#include "engine/cuda/cuda_backend.h"
+#include "engine/cuda/cuda_bench.h"
+#include "engine/cuda/cuda_device.h"
+#include "engine/cuda/cuda_plan.h"
+#include "engine/cuda/nccl_id.h"
 
 /* The GPUs this process can use, or -1 with the reason (no driver, no device). */
 static int gpu_count(char *why, size_t whylen)

@@ -3,7 +3,7 @@
 #ifndef DDPPROF_CUDA_BACKEND_H
 #define DDPPROF_CUDA_BACKEND_H
 
-#include "backend.h"
+#include "engine/backend.h"
 
 extern const backend_ops cuda_backend_ops;
 

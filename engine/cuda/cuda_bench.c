@@ -1,12 +1,12 @@
 /* cuda_bench.c — the cuda backend's allreduce benchmark (see cuda_bench.h): ranks as the
  * GPUs of this process, or, beyond the GPUs, as processes (cuda_bench_procs.c). */
-#include "cuda_bench.h"
+#include "engine/cuda/cuda_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cuda_bench_internal.h"
-#include "cuda_kernels.h"
+#include "engine/cuda/cuda_bench_internal.h"
+#include "engine/cuda/cuda_kernels.h"
 
 #define TRY_CUDA(call)                                                                                        \
     do {                                                                                                      \

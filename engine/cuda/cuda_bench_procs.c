@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuda_bench_internal.h"
-#include "cuda_kernels.h"
-#include "cuda_plan.h"
-#include "nccl_id.h"
+#include "engine/cuda/cuda_bench_internal.h"
+#include "engine/cuda/cuda_kernels.h"
+#include "engine/cuda/cuda_plan.h"
+#include "engine/cuda/nccl_id.h"
 
 extern char **environ;
 

@@ -1,5 +1,5 @@
 /* cuda_blas.c — cuBLAS by dlopen (see cuda_blas.h). */
-#include "cuda_blas.h"
+#include "engine/cuda/cuda_blas.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /* cuda_device.c — the cuda device's device.h entry points (contract in cuda_device.h):
  * ops launched as they are enqueued, events as tickets, synchronisation through the
  * poller, managed memory.  Its creation and end are in cuda_device_life.c. */
-#include "textcopy.h"
-#include "cuda_device_internal.h"
+#include "common/textcopy.h"
+#include "engine/cuda/cuda_device_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backend.h"
+#include "engine/backend.h"
 
 int64_t cuda_host_clock_ns(void)
 {

@@ -24,9 +24,9 @@
 
 #include <nccl.h>
 
-#include "device.h"
-#include "nvtx_ranges.h"
-#include "recorder.h"
+#include "engine/device.h"
+#include "profiler/nvtx_ranges.h"
+#include "profiler/recorder.h"
 
 typedef struct {
     int rank;

@@ -11,10 +11,10 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include "cuda_blas.h"
-#include "cuda_device.h"
-#include "cuda_plan.h"
-#include "cupti_collect.h"
+#include "engine/cuda/cuda_blas.h"
+#include "engine/cuda/cuda_device.h"
+#include "engine/cuda/cuda_plan.h"
+#include "engine/cuda/cupti_collect.h"
 
 /* Ops in flight per stream before enqueue waits for the oldest to complete. */
 #define CUDA_SLOTS 4096

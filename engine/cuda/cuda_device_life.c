@@ -1,8 +1,8 @@
 /* cuda_device_life.c — a cuda device's creation and end (contract in cuda_device.h):
  * placement on a GPU and NCCL's environment, streams and events, cuBLAS, the NCCL
  * communicator, CUPTI or its fallback, the poller thread; abort; destroy. */
-#include "textcopy.h"
-#include "cuda_device_internal.h"
+#include "common/textcopy.h"
+#include "engine/cuda/cuda_device_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,7 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 #endif
 
-#include "backend.h"
+#include "engine/backend.h"
 
 /* ---- creation ---------------------------------------------------------------------------- */
 

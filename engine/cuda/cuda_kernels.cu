@@ -4,7 +4,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "cuda_kernels.h"
+#include "engine/cuda/cuda_kernels.h"
 
 namespace {
 

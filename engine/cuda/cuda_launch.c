@@ -1,12 +1,12 @@
 /* cuda_launch.c — one op's GPU work on its stream (cuda_plan.h says what work): cuBLAS
  * GEMMs on device scratch, the backend's kernels, NCCL collectives, between the op's
  * two timing events.  Every call's status is checked and a failure names the call. */
-#include "cuda_device_internal.h"
+#include "engine/cuda/cuda_device_internal.h"
 
 #include <limits.h>
 #include <stdio.h>
 
-#include "cuda_kernels.h"
+#include "engine/cuda/cuda_kernels.h"
 
 #define TRY_CUDA(what, call)                                                                                  \
     do {                                                                                                      \

@@ -1,5 +1,5 @@
 /* cuda_plan.c — the cuda backend's pure decisions (see cuda_plan.h). */
-#include "cuda_plan.h"
+#include "engine/cuda/cuda_plan.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -26,7 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "device.h"
+#include "engine/device.h"
 
 typedef enum { CUDA_COLL_NONE = 0, CUDA_COLL_ALLREDUCE, CUDA_COLL_BROADCAST } cuda_coll_kind;
 /* Element type of a collective on the wire (mapped to ncclDataType_t by the device). */

@@ -2,8 +2,8 @@
  * span each, on the run's clock, unless CUPTI gives the spans), fails the device at an
  * injected fault, and is the watchdog of the comm stream (cuda_plan.h's verdict: an NCCL
  * asynchronous error or a collective past timeout_s aborts the communicator). */
-#include "textcopy.h"
-#include "cuda_device_internal.h"
+#include "common/textcopy.h"
+#include "engine/cuda/cuda_device_internal.h"
 
 #include <stdio.h>
 #include <time.h>

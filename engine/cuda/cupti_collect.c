@@ -2,7 +2,7 @@
  * cupti_collect.h; decoding in cupti_decode.c).  CUPTI's buffer callbacks take no user
  * pointer, so the one collector of the process is reached through `active`, set while
  * collection is on and read only by those callbacks. */
-#include "cupti_collect.h"
+#include "engine/cuda/cupti_collect.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>

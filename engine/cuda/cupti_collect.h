@@ -23,9 +23,9 @@
 
 #include <cuda_runtime_api.h>
 
-#include "cupti_decode.h"
-#include "recorder.h"
-#include "span.h"
+#include "engine/cuda/cupti_decode.h"
+#include "profiler/recorder.h"
+#include "profiler/span.h"
 
 typedef struct cupti_collect cupti_collect;
 

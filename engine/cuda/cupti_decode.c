@@ -1,7 +1,7 @@
 /* cupti_decode.c — CUPTI activity buffers into spans, and CUPTI's clock onto the run's
  * (contract in cupti_decode.h).  Records are copied out of the buffer into local structs
  * before any field is read, so nothing depends on the buffer's alignment. */
-#include "cupti_decode.h"
+#include "engine/cuda/cupti_decode.h"
 
 #include <ctype.h>
 #include <pthread.h>

@@ -63,7 +63,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "span.h"
+#include "profiler/span.h"
 
 /* CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0: the external-id kind ddpprof pushes. */
 #define CUPTI_DECODE_EXTERNAL_KIND 3

@@ -1,5 +1,5 @@
 /* nccl_id.c — NCCL's unique id to text and back (see nccl_id.h). */
-#include "nccl_id.h"
+#include "engine/cuda/nccl_id.h"
 
 #include <stdio.h>
 #include <string.h>

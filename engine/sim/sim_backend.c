@@ -1,16 +1,16 @@
 /* sim_backend.c — the `sim` backend's world and its scheduler: run every rank's host
  * program until it blocks in synchronize (or ends), then time what the streams can
  * (collectives couple the ranks), then resume the hosts whose wait is over. */
-#include "textcopy.h"
-#include "sim_backend.h"
+#include "common/textcopy.h"
+#include "engine/sim/sim_backend.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "model_zoo.h"
-#include "sim_internal.h"
+#include "engine/workload/model_zoo.h"
+#include "engine/sim/sim_internal.h"
 
 /* Stack of one rank's host program: the trainer, the reducer and this backend need a
  * few KiB; sanitizers inflate frames several times over.  Mapped lazily. */

@@ -9,7 +9,7 @@
 #ifndef DDPPROF_SIM_BACKEND_H
 #define DDPPROF_SIM_BACKEND_H
 
-#include "backend.h"
+#include "engine/backend.h"
 
 extern const backend_ops sim_backend_ops;
 

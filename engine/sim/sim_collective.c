@@ -3,7 +3,7 @@
  * time), its data handed over where a host reads it, each rank's copy of the result out
  * on a shared host's cores, the stalls drawn in cache and the late exits drawn on a
  * crowded host, and every rank put back on the worklist. */
-#include "sim_internal.h"
+#include "engine/sim/sim_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* sim_contention.c — compute slowed while its rank's comm stream is busy (sim_contention.h). */
-#include "sim_contention.h"
+#include "engine/sim/sim_contention.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* sim_crowding.c — what a rank's ops lose to its own comm stream and to the other ranks'
  * work on its host (sim_crowding.h). */
-#include "sim_crowding.h"
+#include "engine/sim/sim_crowding.h"
 
 bool sim_contention_modelled(const sim_device *d)
 {

@@ -36,7 +36,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "sim_internal.h"
+#include "engine/sim/sim_internal.h"
 
 bool sim_contention_modelled(const sim_device *d);
 bool sim_comm_busy_bound(sim_device *d, int64_t *from, int64_t *until);

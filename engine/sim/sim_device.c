@@ -2,9 +2,9 @@
  * their dependencies are known (collectives by sim_collective.c), and each timed entry
  * becomes a span (or part of a phase span).  See sim_internal.h for the data and the
  * ordering argument. */
-#include "textcopy.h"
-#include "sim_crowding.h"
-#include "sim_internal.h"
+#include "common/textcopy.h"
+#include "engine/sim/sim_crowding.h"
+#include "engine/sim/sim_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* sim_fiber.c — ucontext coroutines on mmap'd stacks with a guard page. */
-#include "sim_fiber.h"
+#include "engine/sim/sim_fiber.h"
 
 #include <stdint.h>
 #include <stdlib.h>

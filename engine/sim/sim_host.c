@@ -1,8 +1,8 @@
 /* sim_host.c — the cores of one host shared by its ranks' memory-bound ops (sim_host.h). */
-#include "sim_host.h"
+#include "engine/sim/sim_host.h"
 
-#include "device.h"
-#include "timing.h"
+#include "engine/device.h"
+#include "engine/cost/timing.h"
 
 #include <math.h>
 #include <stdlib.h>

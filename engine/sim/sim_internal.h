@@ -31,13 +31,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "backend.h"
-#include "device.h"
-#include "netmodel.h"
-#include "sim_contention.h"
-#include "sim_fiber.h"
-#include "sim_host.h"
-#include "timing.h"
+#include "engine/backend.h"
+#include "engine/device.h"
+#include "engine/cost/netmodel.h"
+#include "engine/sim/sim_contention.h"
+#include "engine/sim/sim_fiber.h"
+#include "engine/sim/sim_host.h"
+#include "engine/cost/timing.h"
 
 typedef enum { SIM_OP = 0, SIM_WAIT, SIM_COLL } sim_entry_type;
 

@@ -23,8 +23,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "scenario.h"
-#include "scenario_text.h"
+#include "engine/scenario/scenario.h"
+#include "engine/scenario/scenario_text.h"
 
 #define PROPS_WHY 1024
 

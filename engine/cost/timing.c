@@ -1,0 +1,292 @@
+/* timing.c — modelled op durations with per-rank speed and seeded jitter. */
+#include "engine/cost/timing.h"
+
+#include <math.h>
+
+static uint64_t splitmix64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static double uniform01(uint64_t *s) { return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0; }
+
+/* N(0,1) by Box-Muller, which gives two independent normals: the second serves the
+ * next call. */
+static double standard_normal(timing_model *t)
+{
+    if (t->has_spare) {
+        t->has_spare = false;
+        return t->spare;
+    }
+    double r = sqrt(-2.0 * log(uniform01(&t->rng))), a = 2.0 * M_PI * uniform01(&t->rng);
+    t->spare = r * sin(a);
+    t->has_spare = true;
+    return r * cos(a);
+}
+
+/* Multiplicative jitter: 1 + jitter·N(0,1), floored so a duration never collapses to
+ * nothing. */
+static double jitter_factor(timing_model *t)
+{
+    if (t->jitter <= 0)
+        return 1.0;
+    double f = 1.0 + t->jitter * standard_normal(t);
+    return f < 0.05 ? 0.05 : f;
+}
+
+uint64_t timing_rank_seed(uint64_t seed, int rank)
+{
+    return seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
+}
+
+/* The backwards' stalls: their own where the scenario gives them, else the forwards'
+ * (t's, whichever those are). */
+static void set_backward_stalls(timing_model *t, const scenario *sc)
+{
+    bool own = sc->backward_stall_fraction > 0 || sc->backward_stall_us > 0;
+    t->backward_stall_fraction = own ? sc->backward_stall_fraction : t->stall_fraction;
+    t->backward_stall_ns = own ? sc->backward_stall_us * 1e3 : t->stall_ns;
+}
+
+void timing_init(timing_model *t, const scenario *sc, int rank)
+{
+    double speed = scenario_rank_speed(sc, rank);
+    t->flops_per_ns = sc->peak_tflops * 1e3 * sc->efficiency * speed;
+    /* A rank's speed is its compute's (skew.slowdown: "the slow ranks' compute takes this
+     * many times longer"): its copies and optimizer step move bytes at the memory's
+     * bandwidth, as the cpu and cuda backends' real copies do whatever the skew. */
+    t->bytes_per_ns = sc->mem_bw_gbps;
+    t->copy_out_bytes_per_ns = sc->copy_out_gbps > 0 ? sc->copy_out_gbps : sc->mem_bw_gbps;
+    t->optimizer_bytes_per_ns = sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps;
+    t->grad_write_bytes_per_ns = sc->grad_write_gbps > 0 ? sc->grad_write_gbps : sc->mem_bw_gbps;
+    t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
+    t->op_overhead_busy_ns =
+        sc->op_overhead_busy_us < 0 ? t->op_overhead_ns : (uint64_t)(sc->op_overhead_busy_us * 1e3 + 0.5);
+    t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
+    t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
+    t->stall_fraction = sc->op_stall_fraction;
+    t->stall_ns = sc->op_stall_us * 1e3;
+    set_backward_stalls(t, sc);
+    t->gap_stall_fraction = sc->op_gap_stall_fraction;
+    t->gap_stall_ns = sc->op_gap_stall_us * 1e3;
+    t->comm_slowdown = sc->comm_slowdown;
+    t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
+    t->comm_launch_ns = sc->comm_launch_us * 1e3;
+    t->comm_launch_sd_ns = sc->comm_launch_sd_us * 1e3;
+    t->comm_launch_per_op_ns = sc->comm_launch_per_op_us * 1e3;
+    t->comm_launch_behind_ns = sc->comm_launch_behind_us * 1e3;
+    t->comm_exit_late_fraction = sc->comm_exit_late_fraction;
+    t->comm_exit_late_ns = sc->comm_exit_late_us * 1e3;
+    t->comm_exit_late_sd_ns = sc->comm_exit_late_sd_us * 1e3;
+    t->compute_wake_late_fraction = sc->compute_wake_late_fraction;
+    t->compute_wake_late_ns = sc->compute_wake_late_us * 1e3;
+    t->compute_wake_late_sd_ns = sc->compute_wake_late_sd_us * 1e3;
+    t->host_wake_ns = sc->host_wake_us * 1e3;
+    t->host_wake_sd_ns = sc->host_wake_sd_us * 1e3;
+    t->host_wake_stall_fraction = sc->host_wake_stall_fraction;
+    t->host_wake_stall_ns = sc->host_wake_stall_us * 1e3;
+    t->jitter = sc->jitter;
+    t->batch = sc->batch;
+    t->has_spare = false;
+    t->spare = 0;
+    t->rng = timing_rank_seed(sc->seed, rank);
+}
+
+/* Bytes per parameter a rank keeps in memory that its copies and steps touch: the
+ * parameter, its gradient and its place in a bucket, fp32 each. */
+#define CACHED_BYTES_PER_PARAM 12.0
+
+double timing_host_memory_bytes(const scenario *sc, int64_t total_numel)
+{
+    return CACHED_BYTES_PER_PARAM * (double)total_numel * scenario_host_ranks(sc);
+}
+
+bool timing_fits_cache(const scenario *sc, int64_t total_numel)
+{
+    return sc->cache_mb > 0 && timing_host_memory_bytes(sc, total_numel) <= sc->cache_mb * 1048576.0;
+}
+
+void timing_use_cache(timing_model *t, const scenario *sc)
+{
+    if (sc->cache_copy_in_gbps > 0)
+        t->bytes_per_ns = sc->cache_copy_in_gbps;
+    if (sc->cache_copy_out_gbps > 0)
+        t->copy_out_bytes_per_ns = sc->cache_copy_out_gbps;
+    if (sc->cache_optimizer_gbps > 0)
+        t->optimizer_bytes_per_ns = sc->cache_optimizer_gbps;
+    if (sc->cache_grad_write_gbps > 0)
+        t->grad_write_bytes_per_ns = sc->cache_grad_write_gbps;
+    if (sc->cache_op_wakeup_us >= 0)
+        t->op_wakeup_ns = (uint64_t)(sc->cache_op_wakeup_us * 1e3 + 0.5);
+    if (sc->cache_op_wakeup_sd_us >= 0)
+        t->op_wakeup_sd_ns = sc->cache_op_wakeup_sd_us * 1e3;
+    if (sc->cache_op_stall_fraction >= 0)
+        t->stall_fraction = sc->cache_op_stall_fraction;
+    if (sc->cache_op_stall_us >= 0)
+        t->stall_ns = sc->cache_op_stall_us * 1e3;
+    if (sc->cache_host_wake_us >= 0)
+        t->host_wake_ns = sc->cache_host_wake_us * 1e3;
+    if (sc->cache_host_wake_sd_us >= 0)
+        t->host_wake_sd_ns = sc->cache_host_wake_sd_us * 1e3;
+    if (sc->cache_host_wake_stall_fraction >= 0)
+        t->host_wake_stall_fraction = sc->cache_host_wake_stall_fraction;
+    if (sc->cache_host_wake_stall_us >= 0)
+        t->host_wake_stall_ns = sc->cache_host_wake_stall_us * 1e3;
+    if (sc->cache_comm_launch_us >= 0)
+        t->comm_launch_ns = sc->cache_comm_launch_us * 1e3;
+    if (sc->cache_comm_launch_sd_us >= 0)
+        t->comm_launch_sd_ns = sc->cache_comm_launch_sd_us * 1e3;
+    if (sc->cache_comm_launch_per_op_us >= 0)
+        t->comm_launch_per_op_ns = sc->cache_comm_launch_per_op_us * 1e3;
+    if (sc->cache_comm_launch_behind_us >= 0)
+        t->comm_launch_behind_ns = sc->cache_comm_launch_behind_us * 1e3;
+    t->allreduce_stall_fraction = sc->cache_allreduce_stall_fraction;
+    t->allreduce_stall_ns = sc->cache_allreduce_stall_us * 1e3;
+    t->crowded_allreduce_stall_fraction = sc->cache_allreduce_crowded_stall_fraction;
+    t->crowded_allreduce_stall_ns = sc->cache_allreduce_crowded_stall_us * 1e3;
+    set_backward_stalls(t, sc);
+}
+
+uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)
+{
+    return (uint64_t)(layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
+}
+
+uint64_t timing_backward_ns(timing_model *t, const model_layer *layer)
+{
+    return (uint64_t)(2.0 * layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
+}
+
+uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes)
+{
+    double bw = kind == SPAN_COPY_OUT ? t->copy_out_bytes_per_ns
+                : kind == SPAN_OPTIMIZER ? t->optimizer_bytes_per_ns
+                                         : t->bytes_per_ns;
+    return (uint64_t)(bytes / bw * jitter_factor(t));
+}
+
+/* Whether an event of probability `fraction` happens this time, for an event of size
+ * `size` (no draw at all while either is 0, so a model without it keeps its draws). */
+static bool happens(timing_model *t, double fraction, double size)
+{
+    return fraction > 0 && size > 0 && uniform01(&t->rng) < fraction;
+}
+
+/* An exponential draw of mean `mean_ns`. */
+static uint64_t exponential_ns(timing_model *t, double mean_ns)
+{
+    return (uint64_t)(-mean_ns * log(uniform01(&t->rng)) + 0.5);
+}
+
+/* A stall after a wake-up, for `fraction` of them: exponential of mean `mean_ns`. */
+static uint64_t stall_ns(timing_model *t, double fraction, double mean_ns)
+{
+    return happens(t, fraction, mean_ns) ? exponential_ns(t, mean_ns) : 0;
+}
+
+/* A late wake-up of mean m and standard deviation s: a lognormal draw (wake-ups are
+ * never early and now and then very late), or m itself without a spread. */
+static uint64_t lognormal_ns(timing_model *t, double m, double s)
+{
+    if (m <= 0 || s <= 0)
+        return m > 0 ? (uint64_t)(m + 0.5) : 0;
+    double var = log(1.0 + s * s / (m * m));
+    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5);
+}
+
+/* One wake-up of a timed op, and now and then a stall after it (a backward's own). */
+static uint64_t wakeup_ns(timing_model *t, span_kind kind)
+{
+    uint64_t wake = lognormal_ns(t, (double)t->op_wakeup_ns, t->op_wakeup_sd_ns);
+    return wake + (kind == SPAN_BACKWARD ? stall_ns(t, t->backward_stall_fraction, t->backward_stall_ns)
+                                         : stall_ns(t, t->stall_fraction, t->stall_ns));
+}
+
+uint64_t timing_gap_stall_ns(timing_model *t)
+{
+    return stall_ns(t, t->gap_stall_fraction, t->gap_stall_ns);
+}
+
+uint64_t timing_comm_launch_ns(timing_model *t)
+{
+    return lognormal_ns(t, t->comm_launch_ns, t->comm_launch_sd_ns);
+}
+
+uint64_t timing_comm_launch_behind_ns(timing_model *t)
+{
+    return t->comm_launch_behind_ns > 0 ? exponential_ns(t, t->comm_launch_behind_ns) : 0;
+}
+
+uint64_t timing_comm_exit_late_ns(timing_model *t)
+{
+    if (!happens(t, t->comm_exit_late_fraction, t->comm_exit_late_ns))
+        return 0;
+    return lognormal_ns(t, t->comm_exit_late_ns, t->comm_exit_late_sd_ns);
+}
+
+uint64_t timing_compute_wake_late_ns(timing_model *t)
+{
+    if (!happens(t, t->compute_wake_late_fraction, t->compute_wake_late_ns))
+        return 0;
+    return lognormal_ns(t, t->compute_wake_late_ns, t->compute_wake_late_sd_ns);
+}
+
+uint64_t timing_host_wake_ns(timing_model *t)
+{
+    uint64_t wake = lognormal_ns(t, t->host_wake_ns, t->host_wake_sd_ns);
+    return wake + stall_ns(t, t->host_wake_stall_fraction, t->host_wake_stall_ns);
+}
+
+uint64_t timing_allreduce_stall_ns(timing_model *t, bool crowded)
+{
+    return crowded ? stall_ns(t, t->crowded_allreduce_stall_fraction, t->crowded_allreduce_stall_ns)
+                   : stall_ns(t, t->allreduce_stall_fraction, t->allreduce_stall_ns);
+}
+
+uint64_t timing_write_ns(const timing_model *t, double work_bytes)
+{
+    return work_bytes > 0 ? (uint64_t)(work_bytes / t->grad_write_bytes_per_ns) : 0;
+}
+
+double timing_write_bytes(double bytes, bool accumulate)
+{
+    return bytes * (accumulate ? 2.0 : 1.0);
+}
+
+bool timing_on_host_cores(span_kind kind)
+{
+    return kind == SPAN_COPY_IN || kind == SPAN_COPY_OUT || kind == SPAN_OPTIMIZER;
+}
+
+timing_shares timing_core_shares(double cores, int ops, int sums, double sum_weight)
+{
+    if (ops + sums <= cores)
+        return (timing_shares){1.0, 1.0};
+    double per_weight = cores / ((double)ops + sum_weight * (double)sums);
+    /* Water-filling: a class whose proportional share tops a core runs on a core each,
+     * and the other class shares what is left. */
+    if (ops > 0 && per_weight >= 1.0)
+        return (timing_shares){1.0, ((double)cores - ops) / sums};
+    if (sums > 0 && per_weight * sum_weight >= 1.0)
+        return (timing_shares){((double)cores - sums) / ops, 1.0};
+    return (timing_shares){fmin(1.0, per_weight), fmin(1.0, per_weight * sum_weight)};
+}
+
+bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)
+{
+    return timing_write_ns(t, work_bytes) + TIMING_SLEEP_MIN_NS <= model_ns;
+}
+
+uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind)
+{
+    if (!timing_op_sleeps(t, model_ns, work_bytes)) { /* the work outlasts the model, or the deadline is too
+                                                          * near to sleep to: no wake-up */
+        uint64_t work = timing_write_ns(t, work_bytes);
+        return work > model_ns ? work : model_ns;
+    }
+    bool timed = kind == SPAN_FORWARD || kind == SPAN_BACKWARD;
+    return model_ns + (timed ? wakeup_ns(t, kind) : 0);
+}

@@ -1,0 +1,312 @@
+/* trainer.c — one rank's host loop: forward, backward with the reducer, optimizer. */
+#include "common/textcopy.h"
+#include "engine/ddp/trainer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/ddp/join.h"
+#include "engine/workload/real_training.h"
+#include "engine/cost/timing.h"
+
+typedef struct {
+    dev_param *params;
+    float **grad_storage; /* the gradients' own buffers (grad may later point into a bucket) */
+    int n;
+    real_training *rt; /* compute = real on the mlp: the real forward and backward */
+} rank_memory;
+
+static void memory_free(device *dev, rank_memory *mem)
+{
+    for (int p = 0; p < mem->n; p++) {
+        if (mem->params)
+            dev_free(dev, mem->params[p].data);
+        if (mem->grad_storage)
+            dev_free(dev, mem->grad_storage[p]);
+    }
+    free(mem->params);
+    free(mem->grad_storage);
+    real_training_free(mem->rt);
+    memset(mem, 0, sizeof *mem);
+}
+
+/* Fills parameters in slices, asking between them whether the run was aborted: a large
+ * model takes seconds to initialise, and an interrupt must not wait for it. */
+#define INIT_SLICE ((int64_t)1 << 22)
+
+/* A device that only models time (no_buffers) gets the parameters' sizes but no memory. */
+static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bool *stop)
+{
+    mem->n = m->nparams;
+    mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
+    mem->grad_storage = calloc((size_t)m->nparams, sizeof *mem->grad_storage);
+    if (!mem->params || !mem->grad_storage)
+        return -1;
+    for (int p = 0; p < m->nparams; p++) {
+        int64_t n = m->params[p].numel;
+        mem->params[p].numel = n;
+        if (dev->no_buffers)
+            continue;
+        mem->params[p].data = dev_alloc(dev, (size_t)n * sizeof(float));
+        mem->grad_storage[p] = dev_alloc(dev, (size_t)n * sizeof(float));
+        if (!mem->params[p].data || !mem->grad_storage[p])
+            return -1;
+        mem->params[p].grad = mem->grad_storage[p];
+        for (int64_t lo = 0; lo < n; lo += INIT_SLICE) {
+            if (stop && atomic_load(stop))
+                return -1;
+            int64_t hi = n - lo < INIT_SLICE ? n : lo + INIT_SLICE;
+            for (int64_t i = lo; i < hi; i++)
+                mem->params[p].data[i] = 0.01f * (float)((p + i) % 13);
+        }
+    }
+    return 0;
+}
+
+static void host_span(trainer_args *a, int iter, const char *name, int64_t start, int64_t end)
+{
+    span s = {.rank = a->dev->rank, .iter = iter, .stream = STREAM_HOST, .kind = SPAN_WAIT, .layer = -1,
+              .bucket = -1, .seq = -1, .bytes = 0, .start_ns = start, .end_ns = end};
+    text_copy(s.name, sizeof s.name, name);
+    span_ring_push(a->host_ring, &s);
+}
+
+static double max_speed(const scenario *sc)
+{
+    double mx = 0;
+    for (int r = 0; r < sc->world_size; r++)
+        if (scenario_rank_speed(sc, r) > mx)
+            mx = scenario_rank_speed(sc, r);
+    return mx;
+}
+
+static int enqueue(trainer_args *a, const dev_op *op, char *err, size_t errlen)
+{
+    if (dev_enqueue(a->dev, DEV_STREAM_COMPUTE, op) != 0) {
+        text_copy(err, errlen, dev_error(a->dev));
+        return -1;
+    }
+    return 0;
+}
+
+static void layer_op(dev_op *op, const scenario *sc, const model_layer *L, int iter, int layer, span_kind kind,
+                     uint64_t model_ns, double stretch)
+{
+    memset(op, 0, sizeof *op);
+    op->kind = kind;
+    op->iter = iter;
+    op->layer = layer;
+    op->bucket = -1;
+    op->seq = -1;
+    text_copy(op->name, sizeof op->name, L->name);
+    if (sc->compute == COMPUTE_REAL) {
+        /* Real work: the layer's GEMM over the whole batch (backward: twice the rows,
+         * for the input and weight gradients); the duration is what BLAS takes. */
+        op->gemm.m = L->gemm_m * sc->batch * (kind == SPAN_BACKWARD ? 2 : 1);
+        op->gemm.n = L->gemm_n;
+        op->gemm.k = L->gemm_k;
+        op->stretch = stretch;
+    } else {
+        op->model_ns = model_ns;
+    }
+}
+
+/* Enacts this rank's [fault] at the start of `iter`: returns -1 to end the rank. */
+static int enact_fault(trainer_args *a, int iter, char *err, size_t errlen)
+{
+    const scenario *sc = a->sc;
+    if (sc->fault == FAULT_HANG) {
+        /* Stop taking part without telling anyone: the others must detect it. */
+        while (!atomic_load(a->stop_requested)) {
+            struct timespec ts = {0, 10000000};
+            nanosleep(&ts, NULL);
+        }
+        snprintf(err, errlen, "rank %d hung at iteration %d (injected fault)", a->dev->rank, iter);
+        return -1;
+    }
+    if (sc->fault == FAULT_EXIT) {
+        snprintf(err, errlen, "rank %d exited at iteration %d (injected fault)", a->dev->rank, iter);
+        return -1;
+    }
+    return 0;
+}
+
+static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_model *tm, char *err,
+                          size_t errlen)
+{
+    const scenario *sc = a->sc;
+    const model *m = a->m;
+    int rank = a->dev->rank;
+    int total = sc->warmup + sc->iterations;
+    int k = sc->no_sync_every;
+    float loss_scale = sc->loss_reduction == LOSS_SUM ? (float)sc->batch : 1.0f;
+    /* Only real work is stretched (modelled durations include the speed already); the
+     * maximum costs O(world_size) per rank, which thousands of ranks feel. */
+    double stretch = sc->compute == COMPUTE_REAL ? max_speed(sc) / scenario_rank_speed(sc, rank) : 1.0;
+    bool my_fault = sc->fault != FAULT_NONE && sc->fault_rank == rank;
+
+    for (int it = 0; it < total; it++) {
+        if (atomic_load(a->stop_requested)) {
+            snprintf(err, errlen, "rank %d stopped at iteration %d: the run was aborted", rank, it);
+            return -1;
+        }
+        if (my_fault && it == sc->fault_iter && enact_fault(a, it, err, errlen) != 0)
+            return -1;
+        int pos = it % k;
+        bool sync = pos == k - 1;
+        if (sc->join && !join_has_data(sc, rank, it)) {
+            /* Out of data: shadow the others' collectives (uneven inputs). */
+            if (join_shadow_iteration(r, it, err, errlen) != 0)
+                return -1;
+            if (a->progress)
+                atomic_fetch_add(a->progress, 1);
+            continue;
+        }
+        if (reducer_prepare_forward(r, it, err, errlen) != 0)
+            return -1;
+        if (mem->rt && real_training_begin_step(mem->rt, it, a->stop_requested) != 0) {
+            snprintf(err, errlen, "rank %d stopped at iteration %d: the run was aborted", rank, it);
+            return -1;
+        }
+
+        dev_op op;
+        for (int l = 0; l < m->nlayers; l++) {
+            layer_op(&op, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]), stretch);
+            op.phase_begin = l == 0;
+            op.phase_end = l == m->nlayers - 1;
+            if (mem->rt)
+                real_training_forward_op(mem->rt, &op, l, mem->params);
+            if (enqueue(a, &op, err, errlen) != 0)
+                return -1;
+        }
+        if (sync)
+            reducer_prepare_backward(r);
+        for (int l = m->nlayers - 1; l >= 0; l--) {
+            const model_layer *L = &m->layers[l];
+            layer_op(&op, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
+            op.phase_begin = l == m->nlayers - 1;
+            op.phase_end = l == 0;
+            if (L->nparams > 0) {
+                op.work = WORK_GRAD;
+                op.u.grad.p0 = L->first_param;
+                op.u.grad.np = L->nparams;
+                for (int j = 0; j < L->nparams; j++) {
+                    op.u.grad.grad[j] = mem->params[L->first_param + j].grad;
+                    op.u.grad.numel[j] = mem->params[L->first_param + j].numel;
+                    op.bytes += op.u.grad.numel[j] * 4;
+                }
+                op.u.grad.micro_step = it;
+                op.u.grad.accumulate = trainer_accumulates(sc, it);
+                op.u.grad.scale = loss_scale;
+                if (mem->rt)
+                    real_training_backward_op(mem->rt, &op, l, mem->params, op.u.grad.accumulate);
+            }
+            if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2)
+                op.work = WORK_FAIL;
+            if (enqueue(a, &op, err, errlen) != 0)
+                return -1;
+            /* Within a layer, in autograd's order (model_zoo.h). */
+            for (int i = 0; i < L->nparams; i++) {
+                int j = L->grads_in_registration_order ? i : L->nparams - 1 - i;
+                if (reducer_grad_ready(r, L->first_param + j, err, errlen) != 0)
+                    return -1;
+            }
+        }
+        if (sync) {
+            if (reducer_finalize_backward(r, err, errlen) != 0)
+                return -1;
+            memset(&op, 0, sizeof op);
+            op.kind = SPAN_OPTIMIZER;
+            op.iter = it;
+            op.layer = -1;
+            op.bucket = -1;
+            op.seq = -1;
+            op.work = WORK_SGD;
+            op.u.sgd.params = mem->params;
+            op.u.sgd.n = mem->n;
+            op.u.sgd.lr = (float)sc->lr;
+            op.bytes = m->total_numel * 4;
+            /* SGD reads the parameter and gradient and writes the parameter. */
+            op.model_ns = timing_memory_ns(tm, SPAN_OPTIMIZER, 12.0 * (double)m->total_numel);
+            snprintf(op.name, sizeof op.name, "sgd step");
+            if (enqueue(a, &op, err, errlen) != 0)
+                return -1;
+        }
+        int64_t t_wait = dev_now_ns(a->dev);
+        int rc = dev_synchronize(a->dev, DEV_STREAM_COMPUTE);
+        host_span(a, it, sync ? "end of step" : "end of step (no_sync)", t_wait, dev_now_ns(a->dev));
+        if (rc != 0) {
+            text_copy(err, errlen, dev_error(a->dev));
+            return -1;
+        }
+        if (sync && a->on_sync &&
+            a->on_sync(a->on_sync_user, rank, it, it - (k - 1), it, mem->params, mem->n, err, errlen) != 0)
+            return -1;
+        if (a->progress)
+            atomic_fetch_add(a->progress, 1);
+    }
+    return sc->join ? join_finish(r, err, errlen) : 0;
+}
+
+bool trainer_accumulates(const scenario *sc, int iter)
+{
+    return sc->no_sync_every > 1 && iter % sc->no_sync_every > 0;
+}
+
+int trainer_run(trainer_args *a, char *err, size_t errlen)
+{
+    rank_memory mem = {0};
+    memset(&a->initial, 0, sizeof a->initial);
+    memset(&a->rebuilt, 0, sizeof a->rebuilt);
+    a->rebuilt_valid = 0;
+    if (memory_alloc(a->dev, &mem, a->m, a->stop_requested) != 0) {
+        if (a->stop_requested && atomic_load(a->stop_requested))
+            snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
+                     a->dev->rank);
+        else
+            snprintf(err, errlen, "rank %d: out of memory for %lld parameters", a->dev->rank,
+                     (long long)a->m->total_numel);
+        memory_free(a->dev, &mem);
+        return -1;
+    }
+    /* A device that only models time has no weights to train: it times the GEMMs. */
+    if (!a->dev->no_buffers && real_training_applies(a->sc) &&
+        real_training_init(&mem.rt, a->sc, a->m, a->dev->rank, a->dev->world_size, mem.params, a->stop_requested,
+                           err, errlen) != 0) {
+        memory_free(a->dev, &mem);
+        return -1;
+    }
+    timing_model tm;
+    timing_init(&tm, a->sc, a->dev->rank);
+    if (timing_fits_cache(a->sc, a->m->total_numel))
+        timing_use_cache(&tm, a->sc);
+    reducer r;
+    if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, err, errlen) != 0) {
+        memory_free(a->dev, &mem);
+        return -1;
+    }
+    int rc = run_iterations(a, &r, &mem, &tm, err, errlen);
+    /* Ops still queued may point at this memory: the streams must be idle before it goes. */
+    if (rc != 0) {
+        if (a->abort_run)
+            a->abort_run(a->abort_user, err);
+        dev_synchronize(a->dev, DEV_STREAM_COMPUTE);
+        dev_synchronize(a->dev, DEV_STREAM_COMM);
+    }
+    if (bucket_assignment_copy(&r.initial, &a->initial) == 0 && r.version == 1) {
+        if (bucket_assignment_copy(&r.current, &a->rebuilt) == 0)
+            a->rebuilt_valid = 1;
+    }
+    reducer_free(&r);
+    memory_free(a->dev, &mem);
+    return rc;
+}
+
+void trainer_result_free(trainer_args *a)
+{
+    bucket_assignment_free(&a->initial);
+    bucket_assignment_free(&a->rebuilt);
+    a->rebuilt_valid = 0;
+}

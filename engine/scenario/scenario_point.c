@@ -1,0 +1,64 @@
+/* scenario_point.c — one point of a [sweep] as a scenario of its own, checked
+ * (scenario_sweep_point, contract in scenario.h).
+ *
+ * A point is the base scenario with each swept key set from its axis; its name gets the
+ * point's values so that runs in one database tell themselves apart.  It sits above both
+ * the sweep arithmetic and the cross-key checks, which it uses.
+ */
+#include "engine/scenario/scenario_sweep.h"
+
+#include "engine/scenario/scenario_text.h"
+
+#include <string.h>
+
+int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR])
+{
+    if (scn_sweep_shape(sc, err) != 0)
+        return -1;
+    size_t count = scenario_sweep_count(sc);
+    if (index >= count)
+        return scn_errf(err, "sweep point %zu does not exist (%zu points)", index, count);
+
+    /* Taken before *out is written: out may be sc itself. */
+    char base[sizeof sc->name];
+    memcpy(base, sc->name, sizeof base);
+    base[sizeof base - 1] = '\0';
+    char label[2048];
+    size_t pos = 0;
+    size_t rest = index;
+    int choice[SCENARIO_MAX_SWEEP_KEYS];
+    for (int a = sc->nsweep - 1; a >= 0; a--) {
+        choice[a] = (int)(rest % (size_t)sc->sweep[a].nvalues);
+        rest /= (size_t)sc->sweep[a].nvalues;
+    }
+    for (int a = 0; a < sc->nsweep; a++)
+        pos += scn_bprintf(label + pos, sizeof label - pos, "%s%s=%s", a ? ", " : "",
+                           sc->sweep[a].key, sc->sweep[a].values[choice[a]]);
+    int naxes = sc->nsweep;
+
+    if (out != sc)
+        *out = *sc;
+    if (scn_sweep_apply(sc, index, out, err) != 0)
+        return -1;
+    if (naxes > 0) {
+        size_t room = sizeof out->name - 1;
+        if (strlen(base) + 3 + pos <= room) {
+            scn_bprintf(out->name, sizeof out->name, "%s [%s]", base, label);
+        } else {
+            /* Too long for the name: still unique, and the values are in the INI. */
+            char tag[64];
+            size_t tlen = scn_bprintf(tag, sizeof tag, " [point %zu of %zu]", index + 1, count);
+            size_t keep = scn_utf8_cut(base, strnlen(base, room - tlen));
+            scn_bprintf(out->name, sizeof out->name, "%.*s%s", (int)keep, base, tag);
+        }
+    }
+    memset(out->sweep, 0, sizeof out->sweep);
+    out->nsweep = 0;
+
+    if (scenario_validate(out, err) != 0) {
+        size_t len = strlen(err);
+        scn_bprintf(err + len, SCENARIO_ERR - len, " (sweep point \"%s\")", out->name);
+        return -1;
+    }
+    return 0;
+}
