@@ -144,7 +144,7 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c) engine/cost/netmodel.c
+FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c)
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. -Itests/fuzz \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 

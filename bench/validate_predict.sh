@@ -42,7 +42,7 @@
 #          of milliseconds of measured steps each); so does a calibration sweep that short
 #          (calibration_small.ini)
 #          DRAWS=3*RUNS (RUNS with NOISE_FLOOR=1): predictions of each scenario, each with
-#          its own draws of the machine's noise (device.noise_seed = 1, 2, ...); the
+#          its own draws of the machine's noise (host.noise_seed = 1, 2, ...); the
 #          predicted figures are the median over them, as the measured ones are over the
 #          runs: a single draw of a rare event (one stall, which rank gets the cores
 #          first) is not the model's answer, and with five draws a rank's median overlap
@@ -291,16 +291,18 @@ if [ "$ALG" = measured ]; then
 else
     NET_OVERRIDES+=(-s network.algorithm=ring)
 fi
-# Every [device] term the calibration gives, as an override: the keys of its [device]
-# section, whatever they are, so a term calibrate learns is never left out here.
-device_keys() {
-    awk '/^\[/ { on = ($0 == "[device]"); next }
+# Every [device] and [host] term the calibration gives, as an override: the keys of those
+# sections, whatever they are, so a term calibrate learns is never left out here.
+section_keys() {
+    awk -v want="[$1]" '/^\[/ { on = ($0 == want); next }
          on && /^[a-z_]+ *=/ { sub(/ *=.*/, ""); print }' "$CAL"
 }
 DEV_OVERRIDES=()
-for key in $(device_keys); do
-    v=$(value "$key")
-    [ -n "$v" ] && DEV_OVERRIDES+=(-s "device.$key=$v")
+for section in device host; do
+    for key in $(section_keys "$section"); do
+        v=$(value "$key")
+        [ -n "$v" ] && DEV_OVERRIDES+=(-s "$section.$key=$v")
+    done
 done
 OVH=$(value op_overhead_us)
 WAKE=$(value op_wakeup_us)
@@ -341,7 +343,7 @@ for scen in "${SCENARIOS[@]}"; do
     else
         overrides+=("${NET_OVERRIDES[@]}")
     fi
-    # DRAWS predictions, each with its own draws of the machine's noise (device.noise_seed
+    # DRAWS predictions, each with its own draws of the machine's noise (host.noise_seed
     # 1, 2, ...: the same jitter and skew), point by point as the measured runs are; as
     # many as the runs measured where those are more (a short scenario's).
     predicted=()
@@ -357,7 +359,7 @@ for scen in "${SCENARIOS[@]}"; do
     [ "$ndraws" -ge "$DRAWS" ] || ndraws=$DRAWS
     for ((k = 1; k <= ndraws; k++)); do
         noise=()
-        [ "$NOISE_FLOOR" = 1 ] || noise=(-s "device.noise_seed=$k")
+        [ "$NOISE_FLOOR" = 1 ] || noise=(-s "host.noise_seed=$k")
         mid=$(max_id)
         # shellcheck disable=SC2086
         if ! $PREDICT "$scen" -o "$DB" -q "${overrides[@]}" "${noise[@]}" >>"$OUT/$name.predict.log" 2>&1; then
@@ -474,7 +476,7 @@ if [ "$CALIBRATION" = runs ] && [ "$NOISE_FLOOR" != 1 ] && [ "$SELF_DRAWS" != 0 
         for ((k = 1; k <= SELF_DRAWS; k++)); do
             mid=$(DB=$SELF_DB max_id)
             if ! $PREDICT "$OUT/self/$first.ini" -o "$SELF_DB" -q "${DEV_OVERRIDES[@]}" "${NET_OVERRIDES[@]}" \
-                -s "device.noise_seed=$k" >>"$OUT/self.predict.log" 2>&1; then
+                -s "host.noise_seed=$k" >>"$OUT/self.predict.log" 2>&1; then
                 echo "validate_predict: calibration run $first: predict failed (see $OUT/self.predict.log)" >&2
                 exit 1
             fi

@@ -236,8 +236,8 @@ char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *
         add(&t, "\n; each compute-stream op beyond its model, %d ranks at once: the hand-off (ops of 0 us), and the "
                 "wake-up of an op timed to a deadline (ops of %d us)\n",
             d->dispatchers, CALIB_DISPATCH_MODEL_NS / 1000);
-        add(&t, "%sop_overhead_us = %.4f\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n", f->op_overhead_us,
-            f->op_wakeup_us);
+        add(&t, "%sop_overhead_us = %.4f\n\n[host]\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n",
+            f->op_overhead_us, f->op_wakeup_us);
     }
     if (t.failed) {
         free(t.s);
@@ -281,19 +281,29 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
             add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
-    if (calib_bandwidths_spans(&c->memory) || c->nforward || c->ngaps || c->ncontended || c->nlaunch)
+    /* [device]: what a GPU user would set too (bandwidths, the hand-off, compute slowed by
+     * communication); [host]: the terms of ranks sharing this host's cores, after it. */
+    if (calib_bandwidths_spans(&c->memory) || c->ngaps || c->ncontended)
         add(&t, "\n[device]\n");
     add_bandwidths(&t, &c->memory, false);
+    if (c->ngaps)
+        add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
+            c->op_overhead_us);
+    if (c->ncontended)
+        add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
+                "inside (%zu spans)\ncomm_slowdown = %.4f\n",
+            c->ncontended, c->comm_slowdown);
+    text h = {0};
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
-        add(&t, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
+        add(&h, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
                 "; (with the write that begins each backward that sleeps, at grad_write_gbps)\n"
                 "host_cores = %g\n",
             c->host_cores);
     if (c->host_cores > 0 && c->nar > 0)
-        add(&t, "; the bucket allreduces' sums shared them too: the measured table is each collective's time alone\n"
+        add(&h, "; the bucket allreduces' sums shared them too: the measured table is each collective's time alone\n"
                 "comm_on_host_cores = true\n");
     if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
-        add(&t,
+        add(&h,
             c->comm_core_weight == CALIB_WEIGHT_PRIOR
                 ? "; the sums' weight beside the copies and steps on the cores: the comm workers' scheduler weight at\n"
                   "; niceness 10 (110 / 1024); no other makes the %zu bucket allreduces that met other work agree 2 %%\n"
@@ -303,99 +313,101 @@ char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const c
                   "comm_core_weight = %.4f\n",
             c->nweighted, c->comm_core_weight);
     if (calib_bandwidths_spans(&c->cache) > 0) {
-        add(&t, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
+        add(&h, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
                 "cache, learned apart\ncache_mb = %g\n",
             c->cache_mb);
-        add_bandwidths(&t, &c->cache, true);
+        add_bandwidths(&h, &c->cache, true);
         if (c->ncache_collectives)
-            add(&t, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
+            add(&h, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
                     "cache_allreduce_factor = %.4f\n",
                 c->ncache_collectives, c->cache_allreduce_factor);
         if (c->ncache_uncrowded)
-            add(&t, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and mean\n"
+            add(&h, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and mean\n"
                     "cache_allreduce_stall_fraction = %.6f\ncache_allreduce_stall_us = %.4f\n",
                 c->ncache_uncrowded, c->cache_allreduce_stall_fraction, c->cache_allreduce_stall_us);
         if (c->ncache_crowded)
-            add(&t, "; in cache, with more ranks than cores: likewise, of %zu\n"
+            add(&h, "; in cache, with more ranks than cores: likewise, of %zu\n"
                     "cache_allreduce_crowded_stall_fraction = %.6f\ncache_allreduce_crowded_stall_us = %.4f\n",
                 c->ncache_crowded, c->cache_allreduce_crowded_stall_fraction, c->cache_allreduce_crowded_stall_us);
         if (c->ncache_forward)
-            add(&t, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and their stalls\n"
+            add(&h, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and their stalls\n"
                     "cache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\ncache_op_stall_fraction = %.6f\n"
                     "cache_op_stall_us = %.4f\n",
                 c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
                 c->cache_op_stall_us);
         if (c->ncache_host_wake)
-            add(&t, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, likewise (%zu)\n"
+            add(&h, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, likewise (%zu)\n"
                     "cache_host_wake_us = %.4f\ncache_host_wake_sd_us = %.4f\ncache_host_wake_stall_fraction = %.6f\n"
                     "cache_host_wake_stall_us = %.4f\n",
                 c->ncache_host_wake, c->cache_host_wake_us, c->cache_host_wake_sd_us,
                 c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
         if (c->ncache_launch)
-            add(&t, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the hold of\n"
+            add(&h, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the hold of\n"
                     "; those woken beside their compute's run of copies or writes (%zu; 0 where none)\n"
                     "cache_comm_launch_us = %.4f\ncache_comm_launch_sd_us = %.4f\ncache_comm_launch_per_op_us = %.4f\n"
                     "cache_comm_launch_behind_us = %.4f\n",
                 c->ncache_launch, c->ncache_launch_goes_on, c->cache_comm_launch_us, c->cache_comm_launch_sd_us,
                 c->cache_comm_launch_per_op_us, c->cache_comm_launch_behind_us);
     }
-    if (c->ngaps)
-        add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
-            c->op_overhead_us);
     if (c->nbusy_gaps)
-        add(&t, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of %zu\n"
+        add(&h, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of %zu\n"
                 "op_overhead_busy_us = %.4f\n",
             c->nbusy_gaps, c->op_overhead_busy_us);
     if (c->nforward)
-        add(&t, "; forwards beyond their model, the mean of %zu and its standard deviation\nop_wakeup_us = %.4f\n"
+        add(&h, "; forwards beyond their model, the mean of %zu and its standard deviation\nop_wakeup_us = %.4f\n"
                 "op_wakeup_sd_us = %.4f\n",
             c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
     if (c->op_stall_fraction > 0)
-        add(&t, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their share and "
+        add(&h, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their share and "
                 "mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
             c->op_stall_fraction, c->op_stall_us);
     if (c->op_gap_stall_fraction > 0)
-        add(&t, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median absolute "
+        add(&h, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median absolute "
                 "deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\nop_gap_stall_us = %.4f\n",
             c->op_gap_stall_fraction, c->op_gap_stall_us);
     if (c->nhost_wake && c->host_wake_us > 0)
-        add(&t, "; a rank's next iteration after its last compute op (its host woken from the step's synchronize), "
+        add(&h, "; a rank's next iteration after its last compute op (its host woken from the step's synchronize), "
                 "beyond op_overhead_us:\n; the mean of %zu and its standard deviation, and the stalls beyond the median "
                 "by over 10 median absolute deviations\nhost_wake_us = %.4f\nhost_wake_sd_us = %.4f\n"
                 "host_wake_stall_fraction = %.6f\nhost_wake_stall_us = %.4f\n",
             c->nhost_wake, c->host_wake_us, c->host_wake_sd_us, c->host_wake_stall_fraction, c->host_wake_stall_us);
     if (c->backward_stall_fraction > 0)
-        add(&t, "; stalls of the %zu backwards that sleep, outside collectives, likewise\nbackward_stall_fraction = %.6f\n"
+        add(&h, "; stalls of the %zu backwards that sleep, outside collectives, likewise\nbackward_stall_fraction = %.6f\n"
                 "backward_stall_us = %.4f\n",
             c->nbackward, c->backward_stall_fraction, c->backward_stall_us);
     if (c->ncontended)
-        add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
-                "inside and a late wake-up (%zu spans)\ncomm_slowdown = %.4f\ncomm_wakeup_us = %.4f\n",
-            c->ncontended, c->comm_slowdown, c->comm_wakeup_us);
+        add(&h, "; forwards and backwards inside their rank's collectives: their late wake-up beside comm_slowdown "
+                "(%zu spans)\ncomm_wakeup_us = %.4f\n",
+            c->ncontended, c->comm_wakeup_us);
     if (c->nlaunch)
-        add(&t, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late start "
+        add(&h, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late start "
                 "beyond op_overhead_us,\n; fitted as this plus comm_launch_per_op_us per copy, step or write of the "
                 "other ranks running on a crowded host\n; (%zu launches met some), and the residuals' standard "
                 "deviation\n"
                 "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
             c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us, c->comm_launch_per_op_us);
     if (c->nlaunch_goes_on)
-        add(&t, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the mean wait\n"
+        add(&h, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the mean wait\n"
                 "; for a core elsewhere, exponential, where %zu started only once that run had ended (out of the fit above)\n"
                 "comm_launch_behind_us = %.4f\n",
             c->nlaunch_goes_on, c->nlaunch_behind, c->comm_launch_behind_us);
     if (c->comm_exit_late_fraction > 0)
-        add(&t, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out aside: the "
+        add(&h, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out aside: the "
                 "share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"
                 "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
             CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
             c->comm_exit_late_sd_us);
     if (c->compute_wake_late_fraction > 0)
-        add(&t, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share whose "
+        add(&h, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share whose "
                 "compute went on over %.1f ms after its end (of %zu), their mean and standard deviation\n"
                 "compute_wake_late_fraction = %.6f\ncompute_wake_late_us = %.4f\ncompute_wake_late_sd_us = %.4f\n",
             CALIB_EXIT_LATE_NS / 1e6, c->nwake, c->compute_wake_late_fraction, c->compute_wake_late_us,
             c->compute_wake_late_sd_us);
+    if (h.failed)
+        t.failed = true;
+    else if (h.len > 0)
+        add(&t, "\n[host]\n%s", h.s);
+    free(h.s);
     if (t.failed) {
         free(t.s);
         return NULL;

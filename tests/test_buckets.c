@@ -12,6 +12,7 @@
 
 #include "engine/ddp/buckets.h"
 #include "engine/workload/model_zoo.h"
+#include "engine/ddp/bucket_plan.h"
 #include "engine/ddp/reducer.h"
 #include "engine/scenario/scenario.h"
 
@@ -129,7 +130,7 @@ static void rebuilt_sizes(double cap_mb, const int64_t *want, int nwant)
     for (int i = 0; i < m.nparams; i++)
         order[i] = m.nparams - 1 - i;
     bucket_assignment a;
-    assert_int_equal(reducer_sized_assignment(&m, sc, order, &a), 0);
+    assert_int_equal(bucket_plan_sized(&m, sc, order, &a), 0);
     assert_int_equal(a.nbuckets, nwant);
     for (int b = 0; b < nwant; b++)
         assert_int_equal(a.buckets[b].nbytes, want[b]);
@@ -166,7 +167,7 @@ static void test_resnet18_construction(void **state)
     /* With find_unused_parameters the sized assignment is used at construction, reversed. */
     sc->find_unused_parameters = true;
     bucket_assignment a;
-    assert_int_equal(reducer_initial_assignment(&m, sc, &a), 0);
+    assert_int_equal(bucket_plan_initial(&m, sc, &a), 0);
     int64_t want[] = {11497376, 33744896, 1515776};
     assert_int_equal(a.nbuckets, 3);
     for (int b = 0; b < 3; b++)
@@ -174,7 +175,7 @@ static void test_resnet18_construction(void **state)
     bucket_assignment_free(&a);
     /* Without it (PyTorch >= 1.13) iteration 1 uses one bucket holding everything. */
     sc->find_unused_parameters = false;
-    assert_int_equal(reducer_initial_assignment(&m, sc, &a), 0);
+    assert_int_equal(bucket_plan_initial(&m, sc, &a), 0);
     assert_int_equal(a.nbuckets, 1);
     assert_int_equal(a.buckets[0].nbytes, 11689512LL * 4);
     assert_int_equal(a.buckets[0].nparams, m.nparams);

@@ -233,7 +233,7 @@ static void test_dispatch_fit(void **state)
     assert_true(fabs(f.op_wakeup_us - 57.75) < 1e-12); /* the timed ops' excess beyond the hand-off */
     ini = calib_ini_text(&p, d, &f, "test machine");
     assert_non_null(ini);
-    assert_non_null(strstr(ini, "[device]\nop_overhead_us = 42.2500\nop_wakeup_us = 57.7500\n"));
+    assert_non_null(strstr(ini, "[device]\nop_overhead_us = 42.2500\n\n[host]\nop_wakeup_us = 57.7500\n"));
     free(ini);
 
     d->dispatch_us = -3.0; /* a timer a hair early */

@@ -1,4 +1,4 @@
-/* test_scenario.c — unit tests of the scenario modules (engine/scenario/*.c): defaults,
+/* test_scenario.c — unit tests of the scenario modules (engine/scenario/): defaults,
  * loading, every kind of error with its exact file:line, overrides, the device-preset
  * rule, sweeps and their size limit, cross-key validation, keys without effect and the
  * warnings API, file limits and UTF-8 rules, explain and the INI round trip.  The long
@@ -325,19 +325,37 @@ static void test_error_unknown_key(void **state)
                       "find_unused_parameters, static_graph, loss_reduction, sync, broadcast_buffers, join, divide_by_initial_world_size)");
 }
 
+/* The terms of a host's shared cores moved from [device] to [host]: a file or an override
+ * written before is refused with the new key's name, and the new key reads. */
+static void test_error_moved_host_key(void **state)
+{
+    expect_load_error(state, "moved.ini", "[run]\nworld_size = 2\n[device]\nop_wakeup_us = 3\n",
+                      "4: device.op_wakeup_us is now host.op_wakeup_us: move it under [host] (the model of "
+                      "ranks that share one host's cores; `ddpprof explain host`)");
+    scenario *sc = calloc(1, sizeof *sc);
+    assert_non_null(sc);
+    scenario_defaults(sc);
+    char err[SCENARIO_ERR];
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", err), -1);
+    assert_non_null(strstr(err, "device.host_cores is now host.host_cores"));
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", err), 0);
+    assert_true(sc->host_cores == 2);
+    free(sc);
+}
+
 static void test_error_unknown_section(void **state)
 {
     /* Reported even though the section has no keys at all. */
     expect_load_error(state, "section.ini", "[run]\nworld_size = 2\n\n[foo]\n",
                       "4: unknown section [foo] (sections: run, model, ddp, skew, network, "
-                      "device, fault, record, sweep)");
+                      "device, host, fault, record, sweep)");
 }
 
 static void test_error_key_outside_section(void **state)
 {
     expect_load_error(state, "nosection.ini", "; header\nworld_size = 2\n[run]\n",
                       "2: key \"world_size\" is outside any section (sections: run, model, ddp, "
-                      "skew, network, device, fault, record, sweep)");
+                      "skew, network, device, host, fault, record, sweep)");
 }
 
 static void test_error_duplicate_key(void **state)
@@ -687,7 +705,7 @@ static void test_overrides(void **state)
                                 "bucket_cap_mb,"));
     assert_int_equal(scenario_override(sc, "foo.bar=3", err), -1);
     assert_string_equal(err, "-s foo.bar=3: unknown section [foo] (sections: run, model, ddp, "
-                             "skew, network, device, fault, record, sweep)");
+                             "skew, network, device, host, fault, record, sweep)");
     assert_int_equal(scenario_override(sc, "world_size=3", err), -1);
     assert_string_equal(err, "-s world_size=3: \"world_size\" is not a section.key name (e.g. "
                              "ddp.bucket_cap_mb)");
@@ -1099,6 +1117,7 @@ int main(void)
         cmocka_unit_test(test_error_enum_and_bool),
         cmocka_unit_test(test_error_list_element),
         cmocka_unit_test(test_error_unknown_key),
+        cmocka_unit_test(test_error_moved_host_key),
         cmocka_unit_test(test_error_unknown_section),
         cmocka_unit_test(test_error_key_outside_section),
         cmocka_unit_test(test_error_duplicate_key),

@@ -46,7 +46,7 @@
 #include "profiler/store.h"
 #include "reports/sweep_summary.h"
 #include "engine/cost/timing.h"
-#include "engine/cost/timing.h"
+#include "engine/sim/sim_host_terms.h"
 #include "tmp_store.h"
 
 typedef struct {
@@ -333,7 +333,7 @@ static void test_op_overhead_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simovh", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario(
-        (const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
+        (const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "host.op_wakeup_us=0.25", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
         CONSTRUCTION_GAP(0),
@@ -348,7 +348,7 @@ static void test_op_overhead_by_hand(void **state)
      * (which sleep), or after the wait for the allreduce, keeps the 500 ns hand-off:
      * copy_in param0 [20100, 21100], the allreduce [21600, 27600], copy_out param0 [28100,
      * 29100], param1 [29200, 30200], SGD [30300, 33300]. */
-    assert_int_equal(scenario_override(sc, "device.op_overhead_busy_us=0.1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.op_overhead_busy_us=0.1", (char[SCENARIO_ERR]){0}), 0);
     run = run_sim(st, sc);
     for (int r = 0; r < 2; r++) {
         const want_span busy[] = {
@@ -371,7 +371,7 @@ static void test_op_overhead_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] comm_launch_us = 0.75 beside op_overhead_us = 0.5 and op_wakeup_us = 0.25: the
+/* [host] comm_launch_us = 0.75 beside op_overhead_us = 0.5 and op_wakeup_us = 0.25: the
  * comm stream, idle since construction, waits for the event after copy_in param0 (ends
  * 21500) and starts the bucket's allreduce 750 + 500 ns later: [22750, 28750]; what
  * follows it moves by 750 too: copy_out param0 [29250, 30250], param1 [30750, 31750],
@@ -387,7 +387,7 @@ static void test_comm_launch_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simlaunch", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5",
-                                                  "device.op_wakeup_us=0.25", "device.comm_launch_us=0.75", NULL});
+                                                  "host.op_wakeup_us=0.25", "host.comm_launch_us=0.75", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
         CONSTRUCTION_GAP(0),
@@ -399,8 +399,8 @@ static void test_comm_launch_by_hand(void **state)
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
     /* In a 32 MiB cache (the two ranks' 24 MB fit), cache_comm_launch_us = 0.25 takes its
      * place: everything from the allreduce on 250 ns after the ready time's hand-off. */
-    assert_int_equal(scenario_override(sc, "device.cache_mb=32", err), 0);
-    assert_int_equal(scenario_override(sc, "device.cache_comm_launch_us=0.25", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=32", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_comm_launch_us=0.25", err), 0);
     const want_span in_cache[] = {
         CONSTRUCTION_GAP(0),
         CONSTRUCTION_GAP(1),
@@ -408,7 +408,7 @@ static void test_comm_launch_by_hand(void **state)
         GAP_STEP(1, 250),
     };
     expect_spans(db, run_sim(st, sc), in_cache, sizeof in_cache / sizeof in_cache[0]);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
 
     const char *paced[] = {"run.iterations=3", "network.pace=true", "network.algorithm=measured",
                            "network.measured_ranks=2,2", "network.measured_bytes=1000000,4000000",
@@ -440,7 +440,7 @@ static void test_comm_launch_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] comm_launch_per_op_us = 3 on a crowded host (four ranks, one core; rank 1
+/* [host] comm_launch_per_op_us = 3 on a crowded host (four ranks, one core; rank 1
  * twice as slow, so the ranks' copies fall at different times; copies of 2 MB at 2000
  * GB/s, as long as a backward, so rank 1 copies when the others' buckets are ready): a
  * comm stream that
@@ -481,11 +481,11 @@ static void test_comm_launch_per_op_by_hand(void **state)
     assert_int_equal(open_tmp_store(path, sizeof path, "simlaunchop", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=3",
                                                   "skew.slow_ranks=1", "skew.slowdown=2", "device.mem_bw_gbps=2000",
-                                                  "device.host_cores=1",
-                                                  "device.op_overhead_us=0.5", "device.comm_launch_per_op_us=3",
+                                                  "host.host_cores=1",
+                                                  "device.op_overhead_us=0.5", "host.comm_launch_per_op_us=3",
                                                   NULL});
     int64_t crowded = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=4", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=4", err), 0);
     int64_t roomy = run_sim(st, sc);
     int launches, beside_ops;
     idle_launches(store_db(st), crowded, 3000, &launches, &beside_ops);
@@ -522,7 +522,7 @@ static int64_t span_time(sqlite3 *db, int64_t run, int rank, int iter, const cha
     return t;
 }
 
-/* [device] comm_launch_behind_us on the roofline below, a core per rank, in the second
+/* [host] comm_launch_behind_us on the roofline below, a core per rank, in the second
  * iteration (a bucket per 2 MB parameter): bucket 0 (param1) is ready when its copy in
  * ends, and the compute worker goes straight on with layer0's write-bound backward and
  * param0's copy in, a run of ops on its core (over 4000 ns).  At 0 the comm stream starts
@@ -536,12 +536,12 @@ static void test_comm_launch_behind_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simbehind", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "device.mem_bw_gbps=500",
-                                                  "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25",
-                                                  "device.host_cores=2", NULL});
+                                                  "device.op_overhead_us=0.5", "host.op_wakeup_us=0.25",
+                                                  "host.host_cores=2", NULL});
     int64_t free_run = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.comm_launch_behind_us=1000000", err), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_launch_behind_us=1000000", err), 0);
     int64_t behind_run = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.comm_launch_behind_us=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_launch_behind_us=1", err), 0);
     int64_t short_run = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     int before_end = 0;
@@ -568,7 +568,7 @@ static void test_comm_launch_behind_by_hand(void **state)
  * below (copies at 500 GB/s, hand-offs of 500 ns, wake-ups of 250), but with gradient
  * writes at 1600 GB/s: layer1's 2 MB write takes 1250 ns, under its 2000 ns model, so the
  * backward sleeps: [13500, 15750] with a core per rank.  With one core for the two ranks
- * ([device] host_cores = 1) their two writes share it from 13500, half a core each, and
+ * ([host] host_cores = 1) their two writes share it from 13500, half a core each, and
  * end at 13500 + 2 x 1250 = 16000, past the deadline: the backward ends there. */
 static void test_sleeping_write_by_hand(void **state)
 {
@@ -578,9 +578,9 @@ static void test_sleeping_write_by_hand(void **state)
     assert_int_equal(open_tmp_store(path, sizeof path, "simsleepw", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.mem_bw_gbps=500",
                                                   "device.grad_write_gbps=1600", "device.op_overhead_us=0.5",
-                                                  "device.op_wakeup_us=0.25", "device.host_cores=2", NULL});
+                                                  "host.op_wakeup_us=0.25", "host.host_cores=2", NULL});
     int64_t own = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", err), 0);
     int64_t shared = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     for (int r = 0; r < 2; r++) {
@@ -610,7 +610,7 @@ static void test_memory_bound_backward_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simroof", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.mem_bw_gbps=500",
-                                                  "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25", NULL});
+                                                  "device.op_overhead_us=0.5", "host.op_wakeup_us=0.25", NULL});
     int64_t run = run_sim(st, sc);
     const want_span want[] = {
         CONSTRUCTION_GAP(0),
@@ -633,10 +633,10 @@ static void test_memory_bound_backward_by_hand(void **state)
     };
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
     /* Such a backward holds a core as a copy does: with one core for the two ranks
-     * ([device] host_cores = 1) the two ranks' writes of layer1 share it from 13500, half
+     * ([host] host_cores = 1) the two ranks' writes of layer1 share it from 13500, half
      * a core each, and end at 13500 + 2 x 4000; their copies in of param1 likewise, from
      * 22000 to 22000 + 2 x 8000.  With a core each the run is the one above. */
-    assert_int_equal(scenario_override(sc, "device.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
     run = run_sim(st, sc);
     for (int r = 0; r < 2; r++) {
         const want_span shared[] = {
@@ -645,7 +645,7 @@ static void test_memory_bound_backward_by_hand(void **state)
         };
         expect_some_spans(store_db(st), run, shared, sizeof shared / sizeof shared[0]);
     }
-    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
     run = run_sim(st, sc);
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
     free(sc);
@@ -776,16 +776,19 @@ static void test_wakeup_stalls(void **state)
 {
     (void)state;
     scenario *sc = hand_scenario(
-        (const char *[]){"device.op_wakeup_us=100", "device.op_stall_fraction=0.1", "device.op_stall_us=500", NULL});
+        (const char *[]){"host.op_wakeup_us=100", "host.op_stall_fraction=0.1", "host.op_stall_us=500", NULL});
     timing_model a, b;
+    sim_host_terms ha, hb;
     timing_init(&a, sc, 3);
     timing_init(&b, sc, 3);
+    sim_host_terms_init(&ha, sc, false);
+    sim_host_terms_init(&hb, sc, false);
     const int n = 200000;
     int stalls = 0;
     double stall_sum = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t x = timing_stream_op_ns(&a, 1000, 0, SPAN_FORWARD);
-        assert_true(x == timing_stream_op_ns(&b, 1000, 0, SPAN_FORWARD));
+        uint64_t x = sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_FORWARD);
+        assert_true(x == sim_host_stream_op_ns(&hb, &b, 1000, 0, SPAN_FORWARD));
         assert_true(x >= 101000);
         if (x > 101000) {
             stalls++;
@@ -795,18 +798,18 @@ static void test_wakeup_stalls(void **state)
     double share = (double)stalls / n, mean = stall_sum / stalls;
     if (fabs(share - 0.1) > 0.004 || fabs(mean - 500000) > 15000)
         fail_msg("stalls: %.4f of wake-ups (want 0.1), mean %.0f ns (want 500000)", share, mean);
-    assert_true(timing_stream_op_ns(&a, 1000, 0, SPAN_COPY_IN) == 1000); /* an op not timed neither wakes nor stalls */
+    assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_COPY_IN) == 1000); /* an op not timed neither wakes nor stalls */
     /* Without stalls of their own, backwards stall as forwards do: a stall now and then. */
     int backward_stalls = 0;
     for (int i = 0; i < 1000; i++)
-        backward_stalls += timing_stream_op_ns(&a, 1000, 0, SPAN_BACKWARD) > 101000;
+        backward_stalls += sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_BACKWARD) > 101000;
     assert_true(backward_stalls > 50 && backward_stalls < 150);
     free(sc);
 }
 
 static int64_t span_differences(sqlite3 *db, int64_t a, int64_t b, int64_t *count);
 
-/* [device] op_gap_stall_fraction = 0.2 and op_gap_stall_us = 3: a fifth of the hand-offs
+/* [host] op_gap_stall_fraction = 0.2 and op_gap_stall_us = 3: a fifth of the hand-offs
  * stall, 3000 ns on average; none without the term.  In the sim, with every hand-off
  * stalling, no compute op starts when a forward or backward before it ends (they sleep
  * to their deadline here: op_overhead_us is 0 in the hand scenario), while ops queued
@@ -815,14 +818,16 @@ static int64_t span_differences(sqlite3 *db, int64_t a, int64_t b, int64_t *coun
 static void test_gap_stalls(void **state)
 {
     (void)state;
-    scenario *sc = hand_scenario((const char *[]){"device.op_gap_stall_fraction=0.2", "device.op_gap_stall_us=3", NULL});
+    scenario *sc = hand_scenario((const char *[]){"host.op_gap_stall_fraction=0.2", "host.op_gap_stall_us=3", NULL});
     timing_model t;
+    sim_host_terms h;
     timing_init(&t, sc, 0);
+    sim_host_terms_init(&h, sc, false);
     const int n = 100000;
     int stalls = 0;
     double sum = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t x = timing_gap_stall_ns(&t);
+        uint64_t x = sim_host_gap_stall_ns(&h, &t);
         stalls += x > 0;
         sum += (double)x;
     }
@@ -831,14 +836,15 @@ static void test_gap_stalls(void **state)
     free(sc);
     sc = hand_scenario(NULL);
     timing_init(&t, sc, 0);
-    assert_true(timing_gap_stall_ns(&t) == 0);
+    sim_host_terms_init(&h, sc, false);
+    assert_true(sim_host_gap_stall_ns(&h, &t) == 0);
     free(sc);
 
     char path[64], err[256];
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simgap", &st, err, sizeof err), 0);
-    sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "device.op_gap_stall_fraction=1",
-                                        "device.op_gap_stall_us=1", NULL});
+    sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "host.op_gap_stall_fraction=1",
+                                        "host.op_gap_stall_us=1", NULL});
     int64_t a = run_sim(st, sc), b = run_sim(st, sc);
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_prepare_v2(store_db(st),
@@ -877,9 +883,9 @@ static void test_cache_allreduce_stall_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simarstall", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){
-        "run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "device.op_wakeup_us=0.25",
-        "device.cache_mb=32", "device.cache_allreduce_stall_fraction=1", "device.cache_allreduce_stall_us=2",
-        "device.cache_allreduce_crowded_stall_fraction=1", "device.cache_allreduce_crowded_stall_us=100", NULL});
+        "run.warmup=0", "run.iterations=1", "device.op_overhead_us=0.5", "host.op_wakeup_us=0.25",
+        "host.cache_mb=32", "host.cache_allreduce_stall_fraction=1", "host.cache_allreduce_stall_us=2",
+        "host.cache_allreduce_crowded_stall_fraction=1", "host.cache_allreduce_crowded_stall_us=100", NULL});
     sqlite3 *db = store_db(st);
     int64_t run = run_sim(st, sc);
     int64_t end = span_time(db, run, 0, 0, "allreduce", 0, NULL, true), stall = end - 28000;
@@ -893,7 +899,7 @@ static void test_cache_allreduce_stall_by_hand(void **state)
     int64_t count = 0;
     assert_int_equal(span_differences(db, run, run_sim(st, sc), &count), 0);
     assert_true(count > 0);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
     const want_span out_of_cache[] = {
         CONSTRUCTION_GAP(0),
         CONSTRUCTION_GAP(1),
@@ -906,20 +912,22 @@ static void test_cache_allreduce_stall_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] backward_stall_fraction = 1 and backward_stall_us = 2: every backward's
+/* [host] backward_stall_fraction = 1 and backward_stall_us = 2: every backward's
  * wake-up is followed by a stall (of mean 2000 ns), a forward's by none. */
 static void test_backward_stalls(void **state)
 {
     (void)state;
-    scenario *sc = hand_scenario((const char *[]){"device.op_wakeup_us=100", "device.backward_stall_fraction=1",
-                                                  "device.backward_stall_us=2", NULL});
+    scenario *sc = hand_scenario((const char *[]){"host.op_wakeup_us=100", "host.backward_stall_fraction=1",
+                                                  "host.backward_stall_us=2", NULL});
     timing_model t;
+    sim_host_terms h;
     timing_init(&t, sc, 0);
+    sim_host_terms_init(&h, sc, false);
     const int n = 20000;
     double stall_sum = 0;
     for (int i = 0; i < n; i++) {
-        assert_true(timing_stream_op_ns(&t, 1000, 0, SPAN_FORWARD) == 101000);
-        uint64_t x = timing_stream_op_ns(&t, 1000, 0, SPAN_BACKWARD);
+        assert_true(sim_host_stream_op_ns(&h, &t, 1000, 0, SPAN_FORWARD) == 101000);
+        uint64_t x = sim_host_stream_op_ns(&h, &t, 1000, 0, SPAN_BACKWARD);
         assert_true(x >= 101000);
         stall_sum += (double)(x - 101000);
     }
@@ -983,7 +991,7 @@ static void test_comm_slowdown_by_hand(void **state)
 }
 #undef CONTENDED
 
-/* [device] comm_wakeup_us = 0.5: a forward or backward whose end falls inside its rank's
+/* [host] comm_wakeup_us = 0.5: a forward or backward whose end falls inside its rank's
  * collective ends 500 ns later.  As with equal ranks (test_equal_ranks_by_hand) but in
  * iterations 1 and 2, from t0: B layer0 starts at +5000 with bucket 0's allreduce [+5000,
  * +9000] and would end at +7000, inside it: [+5000, +7500].  copy_in param0 [+7500,
@@ -997,7 +1005,7 @@ static void test_comm_wakeup_by_hand(void **state)
     char path[64], err[256];
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simcwake", &st, err, sizeof err), 0);
-    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "device.comm_wakeup_us=0.5", NULL});
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "host.comm_wakeup_us=0.5", NULL});
     int64_t run = run_sim(st, sc);
 #define LATE_WAKE(r, it, t0)                                                                                     \
     {r, it, "host", "wait", "end of step", t0, t0 + 18000},                                                   \
@@ -1057,7 +1065,7 @@ static void test_grad_write_never_wakes_by_hand(void **state)
     char path[64], err[256];
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simgw", &st, err, sizeof err), 0);
-    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "device.comm_wakeup_us=0.5",
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "host.comm_wakeup_us=0.5",
                                                   "device.grad_write_gbps=800", NULL});
     int64_t bound = run_sim(st, sc);
     assert_int_equal(scenario_override(sc, "device.grad_write_gbps=0", (char[SCENARIO_ERR]){0}), 0);
@@ -1115,8 +1123,8 @@ static void test_bandwidth_per_kind_by_hand(void **state)
 static void test_cache_fit_per_host(void **state)
 {
     (void)state;
-    scenario *sc = hand_scenario((const char *[]){"run.world_size=8", "network.gpus_per_node=2", "device.cache_mb=32",
-                                                  "device.copy_out_gbps=2000", "device.cache_copy_out_gbps=4000", NULL});
+    scenario *sc = hand_scenario((const char *[]){"run.world_size=8", "network.gpus_per_node=2", "host.cache_mb=32",
+                                                  "device.copy_out_gbps=2000", "host.cache_copy_out_gbps=4000", NULL});
     assert_int_equal(scenario_host_ranks(sc), 2);
     assert_true(timing_host_memory_bytes(sc, 1000000) == 24e6);
     assert_true(timing_fits_cache(sc, 1000000));
@@ -1129,7 +1137,7 @@ static void test_cache_fit_per_host(void **state)
     assert_int_equal(scenario_override(sc, "network.gpus_per_node=0", err), 0);
     assert_int_equal(scenario_host_ranks(sc), 8);
     assert_false(timing_fits_cache(sc, 1000000));
-    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
     assert_false(timing_fits_cache(sc, 1));
     free(sc);
 }
@@ -1148,7 +1156,7 @@ static void kind_durations(sqlite3 *db, int64_t run, const char *kind, int64_t *
     sqlite3_finalize(q);
 }
 
-/* [device] cache_mb: the two ranks' memory, 12 bytes x 1e6 parameters each (22.9 MiB),
+/* [host] cache_mb: the two ranks' memory, 12 bytes x 1e6 parameters each (22.9 MiB),
  * fits in 32 MiB, so the copies and the SGD step move at the cache_*_gbps bandwidths:
  * a 2 MB parameter's copy in (4 MB moved) at 8000 GB/s takes 500 ns, out at 4000 1000 ns,
  * the 12 MB SGD step at 2000 6000 ns; in a 16 MiB cache it does not fit, and they take
@@ -1160,11 +1168,11 @@ static void test_cache_bandwidths_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simcache", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=1", "device.copy_out_gbps=2000",
-                                                  "device.optimizer_gbps=1000", "device.cache_mb=32",
-                                                  "device.cache_copy_in_gbps=8000", "device.cache_copy_out_gbps=4000",
-                                                  "device.cache_optimizer_gbps=2000", NULL});
+                                                  "device.optimizer_gbps=1000", "host.cache_mb=32",
+                                                  "host.cache_copy_in_gbps=8000", "host.cache_copy_out_gbps=4000",
+                                                  "host.cache_optimizer_gbps=2000", NULL});
     int64_t in_cache = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
     int64_t out_of_cache = run_sim(st, sc);
     const char *kinds[] = {"copy_in", "copy_out", "optimizer"};
     const int64_t cached[] = {500, 1000, 6000}, uncached[] = {1000, 2000, 12000};
@@ -1195,16 +1203,16 @@ static void test_cache_wakeups_by_hand(void **state)
     char path[64], err[256];
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simcachewake", &st, err, sizeof err), 0);
-    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "device.op_wakeup_us=5",
-                                                  "device.op_stall_fraction=1", "device.op_stall_us=1000",
-                                                  "device.cache_mb=32", "device.cache_op_wakeup_us=2",
-                                                  "device.cache_op_wakeup_sd_us=0", "device.cache_op_stall_fraction=0",
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=0", "run.iterations=2", "host.op_wakeup_us=5",
+                                                  "host.op_stall_fraction=1", "host.op_stall_us=1000",
+                                                  "host.cache_mb=32", "host.cache_op_wakeup_us=2",
+                                                  "host.cache_op_wakeup_sd_us=0", "host.cache_op_stall_fraction=0",
                                                   NULL});
     int64_t in_cache = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
     int64_t out_of_cache = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=32", (char[SCENARIO_ERR]){0}), 0);
-    assert_int_equal(scenario_override(sc, "device.cache_op_wakeup_us=-1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=32", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_op_wakeup_us=-1", (char[SCENARIO_ERR]){0}), 0);
     int64_t in_cache_as_out = run_sim(st, sc);
     const char *kinds[] = {"forward", "backward"};
     const int64_t model[] = {1000, 2000};
@@ -1252,7 +1260,7 @@ static void turnarounds(sqlite3 *db, int64_t run, int64_t *lo, int64_t *hi, bool
     sqlite3_finalize(q);
 }
 
-/* [device] host_wake_us = 2 beside op_overhead_us = 0.5: after the synchronize that ends a
+/* [host] host_wake_us = 2 beside op_overhead_us = 0.5: after the synchronize that ends a
  * step (and the rebuild's broadcasts before iteration 1), the host goes on 2000 ns after
  * its stream is idle, and the next iteration's first op (the rebuild's broadcast, or a
  * forward) starts 2000 + 500 ns after the last compute op of the one before; the host's
@@ -1276,22 +1284,22 @@ static void test_host_wake_by_hand(void **state)
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 500 && hi == 500 && host_lo == 0 && host_hi == 0);
 
-    assert_int_equal(scenario_override(sc, "device.host_wake_us=2", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_us=2", err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 2500 && hi == 2500 && host_lo == 2000 && host_hi == 2000);
 
-    assert_int_equal(scenario_override(sc, "device.host_wake_stall_fraction=1", err), 0);
-    assert_int_equal(scenario_override(sc, "device.host_wake_stall_us=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_stall_fraction=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_stall_us=1", err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo > 2500 && spread);
 
-    assert_int_equal(scenario_override(sc, "device.host_wake_stall_fraction=0", err), 0);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=32", err), 0);
-    assert_int_equal(scenario_override(sc, "device.cache_host_wake_us=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_stall_fraction=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=32", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_host_wake_us=1", err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 1500 && hi == 1500 && host_lo == 1000 && host_hi == 1000);
 
-    assert_int_equal(scenario_override(sc, "device.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
     assert_int_equal(scenario_override(sc, "ddp.no_sync_every=2", err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 500 && hi == 2500 && host_lo == 0 && host_hi == 2000);
@@ -1492,7 +1500,7 @@ static void check_deterministic(const char *const extra[])
     remove_db(path);
 }
 
-/* device.noise_seed draws the machine's noise alone: with the wake-ups' spread, other
+/* host.noise_seed draws the machine's noise alone: with the wake-ups' spread, other
  * noise seeds give other spans and 0 is run.seed's; with every noise term fixed (no
  * spread, no stalls, no shared cores) another noise seed changes nothing, while another
  * run.seed still draws other jitter and skew. */
@@ -1505,19 +1513,19 @@ static void test_noise_seed_draws_the_noise_alone(void **state)
     sqlite3 *db = store_db(st);
     scenario *sc = hand_scenario((const char *[]){"run.world_size=8", "run.iterations=3", "skew.jitter=0.1",
                                                   "skew.speed_sigma=0.2", "model.params=", "model.preset=resnet18",
-                                                  "model.batch=8", "device.op_wakeup_us=5", "device.op_wakeup_sd_us=5",
+                                                  "model.batch=8", "host.op_wakeup_us=5", "host.op_wakeup_sd_us=5",
                                                   NULL});
     int64_t count, base = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.noise_seed=1", err), 0); /* run.seed is 1 */
+    assert_int_equal(scenario_override(sc, "host.noise_seed=1", err), 0); /* run.seed is 1 */
     assert_int_equal(span_differences(db, base, run_sim(st, sc), &count), 0);
     assert_true(count > 500);
-    assert_int_equal(scenario_override(sc, "device.noise_seed=2", err), 0);
+    assert_int_equal(scenario_override(sc, "host.noise_seed=2", err), 0);
     int64_t two = run_sim(st, sc);
     assert_true(span_differences(db, base, two, &count) > count / 2);
 
-    assert_int_equal(scenario_override(sc, "device.op_wakeup_sd_us=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.op_wakeup_sd_us=0", err), 0);
     int64_t fixed2 = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.noise_seed=3", err), 0);
+    assert_int_equal(scenario_override(sc, "host.noise_seed=3", err), 0);
     assert_int_equal(span_differences(db, fixed2, run_sim(st, sc), &count), 0);
     assert_int_equal(scenario_override(sc, "run.seed=3", err), 0);
     assert_true(span_differences(db, fixed2, run_sim(st, sc), &count) > count / 2);
@@ -1618,7 +1626,7 @@ static void test_core_shares_by_hand(void **state)
     assert_true(fabs(sh.op - 0.5) < 1e-12);
 }
 
-/* [device] comm_core_weight = 0.25 on one core: member 0 (a rank's compute stream) 1000 ns
+/* [host] comm_core_weight = 0.25 on one core: member 0 (a rank's compute stream) 1000 ns
  * and member 1 (its comm stream) 500 ns, both at 0.  The op gets 0.8 of the core, the
  * sum 0.2: the op ends at 1250, when the sum has done 250 ns; the 250 left run alone to
  * 1500, the core's work. */
@@ -1688,7 +1696,7 @@ static void test_host_long_chains(void **state)
     sim_host_free(&h);
 }
 
-/* [device] host_cores in a run: with one core for two ranks only one copy or step
+/* [host] host_cores in a run: with one core for two ranks only one copy or step
  * progresses at a time, so their spans cover at least the sum of their lengths in the
  * unshared run (where the ranks copy at the same moments: they cover less), the step is
  * longer, and with two cores (one per rank) the spans are those of the unshared run. */
@@ -1724,9 +1732,9 @@ static void test_host_cores_in_a_run(void **state)
     assert_int_equal(open_tmp_store(path, sizeof path, "simhost", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", NULL});
     int64_t own = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
     int64_t one = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
     int64_t two = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     int64_t own_sum, own_covered, one_sum, one_covered;
@@ -1798,14 +1806,14 @@ static void test_host_copies_results_out(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simstage", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario(
-        (const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=8", "device.host_cores=1",
+        (const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=8", "host.host_cores=1",
                          "run.ranks=processes", NULL});
     int64_t one = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=4", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=4", (char[SCENARIO_ERR]){0}), 0);
     int64_t four = run_sim(st, sc);
     assert_int_equal(scenario_override(sc, "run.ranks=threads", (char[SCENARIO_ERR]){0}), 0);
     int64_t threads = run_sim(st, sc);
-    const char *paced[] = {"run.ranks=processes", "device.host_cores=1", "network.pace=true",
+    const char *paced[] = {"run.ranks=processes", "host.host_cores=1", "network.pace=true",
                            "network.algorithm=measured", "network.measured_ranks=4,4",
                            "network.measured_bytes=1000000,4000000", "network.measured_us=1,1", NULL};
     for (int i = 0; paced[i]; i++)
@@ -1837,7 +1845,7 @@ static void test_host_copies_results_out(void **state)
     remove_db(path);
 }
 
-/* [device] comm_on_host_cores: two ranks (threads), a bucket allreduce of 2 MB measured
+/* [host] comm_on_host_cores: two ranks (threads), a bucket allreduce of 2 MB measured
  * at 2000 us alone (between 1 MB at 1000 us and 4 MB at 4000 us), each rank's copy into a
  * bucket 1000 ns of a core, and each backward's 2 MB gradient write 500 ns of one before
  * it sleeps.  After the rebuild the first bucket's sums run while both ranks write layer
@@ -1855,16 +1863,16 @@ static void test_sums_on_host_by_hand(void **state)
     char path[64], err[256];
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simsums", &st, err, sizeof err), 0);
-    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=4", "device.host_cores=1",
+    scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=4", "host.host_cores=1",
                                                   "network.algorithm=measured", "network.measured_ranks=2,2",
                                                   "network.measured_bytes=1000000,4000000",
                                                   "network.measured_us=1000,4000", NULL});
     int64_t table = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.comm_on_host_cores=true", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_on_host_cores=true", (char[SCENARIO_ERR]){0}), 0);
     int64_t one = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
     int64_t two = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
     assert_int_equal(scenario_override(sc, "device.comm_slowdown=0.1", (char[SCENARIO_ERR]){0}), 0);
     int64_t slowed = run_sim(st, sc);
     sqlite3 *db = store_db(st);
@@ -1892,7 +1900,7 @@ static void test_sums_on_host_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] cache_allreduce_factor = 0.5 with the measured table of test_sums_on_host_by_hand
+/* [host] cache_allreduce_factor = 0.5 with the measured table of test_sums_on_host_by_hand
  * (2 MB in 2000 us, 4 MB in 4000 us): where the two ranks' memory (2 x 12 B x 1M
  * parameters, 24 MB) fits in cache_mb (100 MiB), every bucket allreduce lasts half the
  * table's time; where it does not (16 MiB), the table's. */
@@ -1905,10 +1913,10 @@ static void test_cache_allreduce_by_hand(void **state)
     scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "network.algorithm=measured",
                                                   "network.measured_ranks=2,2",
                                                   "network.measured_bytes=1000000,4000000",
-                                                  "network.measured_us=1000,4000", "device.cache_mb=100",
-                                                  "device.cache_allreduce_factor=0.5", NULL});
+                                                  "network.measured_us=1000,4000", "host.cache_mb=100",
+                                                  "host.cache_allreduce_factor=0.5", NULL});
     int64_t fits = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
     int64_t out = run_sim(st, sc);
     allreduce_times af, ao;
     bucket_allreduce_times(store_db(st), fits, &af);
@@ -1956,7 +1964,7 @@ static int exit_pairs(sqlite3 *db, int64_t run, exit_pair *out, int cap)
     return n;
 }
 
-/* [device] comm_exit_late_*: two ranks on one core (crowded), every rank but the first
+/* [host] comm_exit_late_*: two ranks on one core (crowded), every rank but the first
  * out late by 300 ns.  After the rebuild each iteration has two buckets: layer 1's
  * allreduce ends while layer 0's backward (2 ms at 1 GFLOP/s) still runs on both ranks,
  * so they leave it together; layer 0's, the last, finds both compute streams waiting:
@@ -1971,13 +1979,13 @@ static void test_late_exit_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simexit", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.iterations=4", "run.warmup=1", "device.peak_tflops=0.001",
-                                                  "device.host_cores=1", "device.comm_exit_late_fraction=1",
-                                                  "device.comm_exit_late_us=0.3", NULL});
+                                                  "host.host_cores=1", "host.comm_exit_late_fraction=1",
+                                                  "host.comm_exit_late_us=0.3", NULL});
     int64_t runs[3];
     runs[0] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.comm_exit_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_exit_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
     runs[1] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
     runs[2] = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     for (int k = 0; k < 3; k++) {
@@ -2002,7 +2010,7 @@ static void test_late_exit_by_hand(void **state)
     remove_db(path);
 }
 
-/* [device] compute_wake_late_*: two ranks on one core (crowded), every compute stream that
+/* [host] compute_wake_late_*: two ranks on one core (crowded), every compute stream that
  * idles until its comm stream's event starts what follows late, no later than the cores
  * are free of the work the host's ranks have submitted and queued.  At each iteration's
  * end both ranks wait for the last bucket allreduce; the rank timed first finds nothing
@@ -2049,13 +2057,13 @@ static void test_compute_wake_by_hand(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simwake", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.iterations=4", "run.warmup=1", "device.peak_tflops=0.001",
-                                                  "device.host_cores=1", "device.compute_wake_late_fraction=1",
-                                                  "device.compute_wake_late_us=0.3", NULL});
+                                                  "host.host_cores=1", "host.compute_wake_late_fraction=1",
+                                                  "host.compute_wake_late_us=0.3", NULL});
     int64_t runs[3];
     runs[0] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.compute_wake_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.compute_wake_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
     runs[1] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
     runs[2] = run_sim(st, sc);
     for (int k = 0; k < 3; k++) {
         wake_of_rank w[8][2];
@@ -2090,8 +2098,8 @@ static void test_late_exit_per_host(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "simexith", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.world_size=4", "network.gpus_per_node=2", "run.iterations=4",
-                                                  "run.warmup=1", "device.peak_tflops=0.001", "device.host_cores=1",
-                                                  "device.comm_exit_late_fraction=1", "device.comm_exit_late_us=0.3",
+                                                  "run.warmup=1", "device.peak_tflops=0.001", "host.host_cores=1",
+                                                  "host.comm_exit_late_fraction=1", "host.comm_exit_late_us=0.3",
                                                   NULL});
     int64_t run = run_sim(st, sc);
     sqlite3_stmt *q;
@@ -2131,12 +2139,12 @@ static void test_deterministic(void **state)
      * and draw every wake-up: the order the ranks are timed in must not show. */
     const char *const contended[] = {"run.world_size=16", "run.iterations=3", "skew.jitter=0.1",
                                      "skew.speed_sigma=0.2", "model.params=", "model.preset=resnet18",
-                                     "model.batch=8", "device.comm_slowdown=0.3", "device.comm_wakeup_us=0.5",
-                                     "device.op_wakeup_us=1", "device.op_wakeup_sd_us=1", NULL};
+                                     "model.batch=8", "device.comm_slowdown=0.3", "host.comm_wakeup_us=0.5",
+                                     "host.op_wakeup_us=1", "host.op_wakeup_sd_us=1", NULL};
     check_deterministic(contended);
     /* Sixteen ranks sharing three cores for their copies and steps. */
     const char *const shared[] = {"run.world_size=16", "run.iterations=3", "skew.jitter=0.1", "skew.speed_sigma=0.2",
-                                  "model.params=", "model.preset=resnet18", "model.batch=8", "device.host_cores=3",
+                                  "model.params=", "model.preset=resnet18", "model.batch=8", "host.host_cores=3",
                                   NULL};
     check_deterministic(shared);
 }
@@ -2321,18 +2329,22 @@ static void test_network_model(void **state)
 static void test_wakeup_spread(void **state)
 {
     (void)state;
-    scenario *sc = hand_scenario((const char *[]){"device.op_wakeup_us=100", "device.op_wakeup_sd_us=150", NULL});
+    scenario *sc = hand_scenario((const char *[]){"host.op_wakeup_us=100", "host.op_wakeup_sd_us=150", NULL});
     timing_model a, b, other;
+    sim_host_terms ha, hb, hother;
     timing_init(&a, sc, 1);
     timing_init(&b, sc, 1);
     timing_init(&other, sc, 0);
+    sim_host_terms_init(&ha, sc, false);
+    sim_host_terms_init(&hb, sc, false);
+    sim_host_terms_init(&hother, sc, false);
     const int n = 200000;
     double sum = 0, sum2 = 0;
     int differ = 0;
     for (int i = 0; i < n; i++) {
-        uint64_t x = timing_stream_op_ns(&a, 1000, 0, SPAN_FORWARD);
-        assert_true(x == timing_stream_op_ns(&b, 1000, 0, SPAN_FORWARD));
-        differ += x != timing_stream_op_ns(&other, 1000, 0, SPAN_FORWARD);
+        uint64_t x = sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_FORWARD);
+        assert_true(x == sim_host_stream_op_ns(&hb, &b, 1000, 0, SPAN_FORWARD));
+        differ += x != sim_host_stream_op_ns(&hother, &other, 1000, 0, SPAN_FORWARD);
         assert_true(x >= 1000);
         double w = (double)(x - 1000);
         sum += w;
@@ -2343,22 +2355,23 @@ static void test_wakeup_spread(void **state)
         fail_msg("wake-ups: mean %.0f ns (want 100000), deviation %.0f ns (want 150000)", mean, sd);
     assert_true(differ > n / 2);
     /* memory-bound: writing 4e6 B at 4000 GB/s takes 1000 ns, more than the 500 ns model */
-    assert_true(timing_stream_op_ns(&a, 500, 4e6, SPAN_BACKWARD) == 1000);
+    assert_true(sim_host_stream_op_ns(&ha, &a, 500, 4e6, SPAN_BACKWARD) == 1000);
     /* a deadline under TIMING_SLEEP_MIN_NS away is past before the worker would sleep:
      * no wake-up, the model alone; at it, a sleep and a wake-up */
     assert_false(timing_op_sleeps(&a, TIMING_SLEEP_MIN_NS - 1, 0));
-    assert_true(timing_stream_op_ns(&a, TIMING_SLEEP_MIN_NS - 1, 0, SPAN_FORWARD) == TIMING_SLEEP_MIN_NS - 1);
+    assert_true(sim_host_stream_op_ns(&ha, &a, TIMING_SLEEP_MIN_NS - 1, 0, SPAN_FORWARD) == TIMING_SLEEP_MIN_NS - 1);
     assert_true(timing_op_sleeps(&a, TIMING_SLEEP_MIN_NS, 0));
-    assert_true(timing_stream_op_ns(&a, TIMING_SLEEP_MIN_NS, 0, SPAN_FORWARD) > TIMING_SLEEP_MIN_NS);
+    assert_true(sim_host_stream_op_ns(&ha, &a, TIMING_SLEEP_MIN_NS, 0, SPAN_FORWARD) > TIMING_SLEEP_MIN_NS);
     /* a write that ends within that of the model's deadline: the model, no wake-up */
     assert_false(timing_op_sleeps(&a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6));
-    assert_true(timing_stream_op_ns(&a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6, SPAN_BACKWARD) == 1000 + TIMING_SLEEP_MIN_NS - 1);
+    assert_true(sim_host_stream_op_ns(&ha, &a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6, SPAN_BACKWARD) == 1000 + TIMING_SLEEP_MIN_NS - 1);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "device.op_wakeup_sd_us=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.op_wakeup_sd_us=0", err), 0);
     timing_init(&a, sc, 1);
+    sim_host_terms_init(&ha, sc, false);
     for (int i = 0; i < 100; i++)
-        assert_true(timing_stream_op_ns(&a, 1000, 0, SPAN_FORWARD) == 101000);
-    assert_true(timing_stream_op_ns(&a, 1000, 0, SPAN_COPY_IN) == 1000);
+        assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_FORWARD) == 101000);
+    assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_COPY_IN) == 1000);
     free(sc);
 }
 

@@ -23,8 +23,6 @@
  * holds each allreduce to the modelled link: the cpu backend's pace) a measured
  * allreduce lasts at least the alpha-beta time, as the paced backend's does.
  * One rank: 0.  Bandwidths are GB/s of 1e9 bytes (1 GB/s = 1 byte/ns).
- * net_preset() gives the link figures of a named fabric (the table in netmodel.c cites
- * where each comes from).
  */
 #ifndef DDPPROF_NETMODEL_H
 #define DDPPROF_NETMODEL_H
@@ -63,9 +61,5 @@ double net_broadcast_ns(const net_model *nm, double bytes);
 double net_interpolate(const double *b, const double *t, int n, double bytes);
 /* True when allreduce times come from measurements at this world size. */
 bool net_uses_measurements(const net_model *nm);
-
-/* Effective bandwidth (GB/s) and per-step latency (us) of a named fabric; false for
- * "custom" or an unknown name. */
-bool net_preset(const char *name, double *bandwidth_gbps, double *latency_us);
 
 #endif

@@ -13,9 +13,11 @@ static uint64_t splitmix64(uint64_t *s)
 
 static double uniform01(uint64_t *s) { return ((double)(splitmix64(s) >> 11) + 0.5) / 9007199254740992.0; }
 
+double timing_uniform01(timing_model *t) { return uniform01(&t->rng); }
+
 /* N(0,1) by Box-Muller, which gives two independent normals: the second serves the
  * next call. */
-static double standard_normal(timing_model *t)
+double timing_standard_normal(timing_model *t)
 {
     if (t->has_spare) {
         t->has_spare = false;
@@ -33,22 +35,13 @@ static double jitter_factor(timing_model *t)
 {
     if (t->jitter <= 0)
         return 1.0;
-    double f = 1.0 + t->jitter * standard_normal(t);
+    double f = 1.0 + t->jitter * timing_standard_normal(t);
     return f < 0.05 ? 0.05 : f;
 }
 
 uint64_t timing_rank_seed(uint64_t seed, int rank)
 {
     return seed * 0x100000001b3ULL + (uint64_t)rank * 0x9e3779b97f4a7c15ULL + 1;
-}
-
-/* The backwards' stalls: their own where the scenario gives them, else the forwards'
- * (t's, whichever those are). */
-static void set_backward_stalls(timing_model *t, const scenario *sc)
-{
-    bool own = sc->backward_stall_fraction > 0 || sc->backward_stall_us > 0;
-    t->backward_stall_fraction = own ? sc->backward_stall_fraction : t->stall_fraction;
-    t->backward_stall_ns = own ? sc->backward_stall_us * 1e3 : t->stall_ns;
 }
 
 void timing_init(timing_model *t, const scenario *sc, int rank)
@@ -63,31 +56,7 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     t->optimizer_bytes_per_ns = sc->optimizer_gbps > 0 ? sc->optimizer_gbps : sc->mem_bw_gbps;
     t->grad_write_bytes_per_ns = sc->grad_write_gbps > 0 ? sc->grad_write_gbps : sc->mem_bw_gbps;
     t->op_overhead_ns = (uint64_t)(sc->op_overhead_us * 1e3 + 0.5);
-    t->op_overhead_busy_ns =
-        sc->op_overhead_busy_us < 0 ? t->op_overhead_ns : (uint64_t)(sc->op_overhead_busy_us * 1e3 + 0.5);
-    t->op_wakeup_ns = (uint64_t)(sc->op_wakeup_us * 1e3 + 0.5);
-    t->op_wakeup_sd_ns = sc->op_wakeup_sd_us * 1e3;
-    t->stall_fraction = sc->op_stall_fraction;
-    t->stall_ns = sc->op_stall_us * 1e3;
-    set_backward_stalls(t, sc);
-    t->gap_stall_fraction = sc->op_gap_stall_fraction;
-    t->gap_stall_ns = sc->op_gap_stall_us * 1e3;
     t->comm_slowdown = sc->comm_slowdown;
-    t->comm_wakeup_ns = (uint64_t)(sc->comm_wakeup_us * 1e3 + 0.5);
-    t->comm_launch_ns = sc->comm_launch_us * 1e3;
-    t->comm_launch_sd_ns = sc->comm_launch_sd_us * 1e3;
-    t->comm_launch_per_op_ns = sc->comm_launch_per_op_us * 1e3;
-    t->comm_launch_behind_ns = sc->comm_launch_behind_us * 1e3;
-    t->comm_exit_late_fraction = sc->comm_exit_late_fraction;
-    t->comm_exit_late_ns = sc->comm_exit_late_us * 1e3;
-    t->comm_exit_late_sd_ns = sc->comm_exit_late_sd_us * 1e3;
-    t->compute_wake_late_fraction = sc->compute_wake_late_fraction;
-    t->compute_wake_late_ns = sc->compute_wake_late_us * 1e3;
-    t->compute_wake_late_sd_ns = sc->compute_wake_late_sd_us * 1e3;
-    t->host_wake_ns = sc->host_wake_us * 1e3;
-    t->host_wake_sd_ns = sc->host_wake_sd_us * 1e3;
-    t->host_wake_stall_fraction = sc->host_wake_stall_fraction;
-    t->host_wake_stall_ns = sc->host_wake_stall_us * 1e3;
     t->jitter = sc->jitter;
     t->batch = sc->batch;
     t->has_spare = false;
@@ -119,35 +88,6 @@ void timing_use_cache(timing_model *t, const scenario *sc)
         t->optimizer_bytes_per_ns = sc->cache_optimizer_gbps;
     if (sc->cache_grad_write_gbps > 0)
         t->grad_write_bytes_per_ns = sc->cache_grad_write_gbps;
-    if (sc->cache_op_wakeup_us >= 0)
-        t->op_wakeup_ns = (uint64_t)(sc->cache_op_wakeup_us * 1e3 + 0.5);
-    if (sc->cache_op_wakeup_sd_us >= 0)
-        t->op_wakeup_sd_ns = sc->cache_op_wakeup_sd_us * 1e3;
-    if (sc->cache_op_stall_fraction >= 0)
-        t->stall_fraction = sc->cache_op_stall_fraction;
-    if (sc->cache_op_stall_us >= 0)
-        t->stall_ns = sc->cache_op_stall_us * 1e3;
-    if (sc->cache_host_wake_us >= 0)
-        t->host_wake_ns = sc->cache_host_wake_us * 1e3;
-    if (sc->cache_host_wake_sd_us >= 0)
-        t->host_wake_sd_ns = sc->cache_host_wake_sd_us * 1e3;
-    if (sc->cache_host_wake_stall_fraction >= 0)
-        t->host_wake_stall_fraction = sc->cache_host_wake_stall_fraction;
-    if (sc->cache_host_wake_stall_us >= 0)
-        t->host_wake_stall_ns = sc->cache_host_wake_stall_us * 1e3;
-    if (sc->cache_comm_launch_us >= 0)
-        t->comm_launch_ns = sc->cache_comm_launch_us * 1e3;
-    if (sc->cache_comm_launch_sd_us >= 0)
-        t->comm_launch_sd_ns = sc->cache_comm_launch_sd_us * 1e3;
-    if (sc->cache_comm_launch_per_op_us >= 0)
-        t->comm_launch_per_op_ns = sc->cache_comm_launch_per_op_us * 1e3;
-    if (sc->cache_comm_launch_behind_us >= 0)
-        t->comm_launch_behind_ns = sc->cache_comm_launch_behind_us * 1e3;
-    t->allreduce_stall_fraction = sc->cache_allreduce_stall_fraction;
-    t->allreduce_stall_ns = sc->cache_allreduce_stall_us * 1e3;
-    t->crowded_allreduce_stall_fraction = sc->cache_allreduce_crowded_stall_fraction;
-    t->crowded_allreduce_stall_ns = sc->cache_allreduce_crowded_stall_us * 1e3;
-    set_backward_stalls(t, sc);
 }
 
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)
@@ -166,84 +106,6 @@ uint64_t timing_memory_ns(timing_model *t, span_kind kind, double bytes)
                 : kind == SPAN_OPTIMIZER ? t->optimizer_bytes_per_ns
                                          : t->bytes_per_ns;
     return (uint64_t)(bytes / bw * jitter_factor(t));
-}
-
-/* Whether an event of probability `fraction` happens this time, for an event of size
- * `size` (no draw at all while either is 0, so a model without it keeps its draws). */
-static bool happens(timing_model *t, double fraction, double size)
-{
-    return fraction > 0 && size > 0 && uniform01(&t->rng) < fraction;
-}
-
-/* An exponential draw of mean `mean_ns`. */
-static uint64_t exponential_ns(timing_model *t, double mean_ns)
-{
-    return (uint64_t)(-mean_ns * log(uniform01(&t->rng)) + 0.5);
-}
-
-/* A stall after a wake-up, for `fraction` of them: exponential of mean `mean_ns`. */
-static uint64_t stall_ns(timing_model *t, double fraction, double mean_ns)
-{
-    return happens(t, fraction, mean_ns) ? exponential_ns(t, mean_ns) : 0;
-}
-
-/* A late wake-up of mean m and standard deviation s: a lognormal draw (wake-ups are
- * never early and now and then very late), or m itself without a spread. */
-static uint64_t lognormal_ns(timing_model *t, double m, double s)
-{
-    if (m <= 0 || s <= 0)
-        return m > 0 ? (uint64_t)(m + 0.5) : 0;
-    double var = log(1.0 + s * s / (m * m));
-    return (uint64_t)(exp(log(m) - 0.5 * var + sqrt(var) * standard_normal(t)) + 0.5);
-}
-
-/* One wake-up of a timed op, and now and then a stall after it (a backward's own). */
-static uint64_t wakeup_ns(timing_model *t, span_kind kind)
-{
-    uint64_t wake = lognormal_ns(t, (double)t->op_wakeup_ns, t->op_wakeup_sd_ns);
-    return wake + (kind == SPAN_BACKWARD ? stall_ns(t, t->backward_stall_fraction, t->backward_stall_ns)
-                                         : stall_ns(t, t->stall_fraction, t->stall_ns));
-}
-
-uint64_t timing_gap_stall_ns(timing_model *t)
-{
-    return stall_ns(t, t->gap_stall_fraction, t->gap_stall_ns);
-}
-
-uint64_t timing_comm_launch_ns(timing_model *t)
-{
-    return lognormal_ns(t, t->comm_launch_ns, t->comm_launch_sd_ns);
-}
-
-uint64_t timing_comm_launch_behind_ns(timing_model *t)
-{
-    return t->comm_launch_behind_ns > 0 ? exponential_ns(t, t->comm_launch_behind_ns) : 0;
-}
-
-uint64_t timing_comm_exit_late_ns(timing_model *t)
-{
-    if (!happens(t, t->comm_exit_late_fraction, t->comm_exit_late_ns))
-        return 0;
-    return lognormal_ns(t, t->comm_exit_late_ns, t->comm_exit_late_sd_ns);
-}
-
-uint64_t timing_compute_wake_late_ns(timing_model *t)
-{
-    if (!happens(t, t->compute_wake_late_fraction, t->compute_wake_late_ns))
-        return 0;
-    return lognormal_ns(t, t->compute_wake_late_ns, t->compute_wake_late_sd_ns);
-}
-
-uint64_t timing_host_wake_ns(timing_model *t)
-{
-    uint64_t wake = lognormal_ns(t, t->host_wake_ns, t->host_wake_sd_ns);
-    return wake + stall_ns(t, t->host_wake_stall_fraction, t->host_wake_stall_ns);
-}
-
-uint64_t timing_allreduce_stall_ns(timing_model *t, bool crowded)
-{
-    return crowded ? stall_ns(t, t->crowded_allreduce_stall_fraction, t->crowded_allreduce_stall_ns)
-                   : stall_ns(t, t->allreduce_stall_fraction, t->allreduce_stall_ns);
 }
 
 uint64_t timing_write_ns(const timing_model *t, double work_bytes)
@@ -278,15 +140,4 @@ timing_shares timing_core_shares(double cores, int ops, int sums, double sum_wei
 bool timing_op_sleeps(const timing_model *t, uint64_t model_ns, double work_bytes)
 {
     return timing_write_ns(t, work_bytes) + TIMING_SLEEP_MIN_NS <= model_ns;
-}
-
-uint64_t timing_stream_op_ns(timing_model *t, uint64_t model_ns, double work_bytes, span_kind kind)
-{
-    if (!timing_op_sleeps(t, model_ns, work_bytes)) { /* the work outlasts the model, or the deadline is too
-                                                          * near to sleep to: no wake-up */
-        uint64_t work = timing_write_ns(t, work_bytes);
-        return work > model_ns ? work : model_ns;
-    }
-    bool timed = kind == SPAN_FORWARD || kind == SPAN_BACKWARD;
-    return model_ns + (timed ? wakeup_ns(t, kind) : 0);
 }

@@ -7,7 +7,7 @@
  * 110 at niceness 10 (sched_prio_to_weight in the kernel's kernel/sched/core.c, about
  * 1.25x less per step), so beside a compute worker a comm worker runs
  * CPU_COMM_CFS_WEIGHT as fast: the prior of the sums' weight that calibrate --from
- * learns ([device] comm_core_weight).
+ * learns ([host] comm_core_weight).
  */
 #ifndef DDPPROF_CPU_PRIORITY_H
 #define DDPPROF_CPU_PRIORITY_H

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/ddp/join.h"
+#include "engine/ddp/bucket_plan.h"
+#include "engine/ddp/join_schedule.h"
 #include "common/textcopy.h"
 
 static int fail_dev(reducer *r, char *err, size_t errlen)
@@ -201,7 +202,7 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_
     int n = r->m->nparams;
     bucket_assignment mine = {0};
     if (r->dev->rank == 0) {
-        if (reducer_sized_assignment(r->m, r->sc, r->ready_order, &mine) != 0)
+        if (bucket_plan_sized(r->m, r->sc, r->ready_order, &mine) != 0)
             goto oom;
         /* The buckets are contiguous runs of the ready order: it is their flattening. */
         for (int i = 0; i < n; i++)
@@ -212,7 +213,7 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_
     if (collective(r, WORK_BROADCAST, r->bcast, n + 1, (int64_t)(n + 1) * 4, "rebuild: bucket indices int32", err,
                    errlen) != 0)
         return -1;
-    if (reducer_sized_assignment(r->m, r->sc, r->bcast, out) != 0)
+    if (bucket_plan_sized(r->m, r->sc, r->bcast, out) != 0)
         goto oom;
     int nb = r->bcast[n];
     if (nb != out->nbuckets) {

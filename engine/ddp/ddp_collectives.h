@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "engine/ddp/reducer.h"
+#include "engine/ddp/reducer_state.h"
 
 /* PyTorch's broadcast_bucket_size for module states and buffers. */
 #define DDP_BROADCAST_CHUNK_BYTES ((int64_t)250 * 1024 * 1024)

@@ -17,23 +17,12 @@
 #ifndef DDPPROF_JOIN_H
 #define DDPPROF_JOIN_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 #include "engine/ddp/reducer.h"
 
-bool join_has_data(const scenario *sc, int rank, int iter);
-int join_ranks_training(const scenario *sc, int iter);
-/* The highest rank with data at `iter` (the buffers' source under join). */
-int join_authoritative_rank(const scenario *sc, int iter);
-/* What the gradients are divided by at the reducer's current iteration. */
-float join_div_factor(const reducer *r);
-
-/* In DDP's forward, before the rebuild: the notify / count allreduce. */
-int join_notify(reducer *r, char *err, size_t errlen);
-/* In DDP's forward, after the buffers: the requires-grad-sync allreduce. */
-int join_grad_sync_check(reducer *r, char *err, size_t errlen);
-/* A joined rank's iteration `iter`: the hooks above, then the zero buckets. */
+/* A joined rank's iteration `iter`: the forward's hooks (join_hooks.h), then the zero
+ * buckets. */
 int join_shadow_iteration(reducer *r, int iter, char *err, size_t errlen);
 /* Every rank after the run's last step. */
 int join_finish(reducer *r, char *err, size_t errlen);

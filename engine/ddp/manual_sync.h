@@ -13,7 +13,7 @@
 
 #include <stddef.h>
 
-#include "engine/ddp/reducer.h"
+#include "engine/ddp/reducer_state.h"
 
 /* Enqueues the allreduces and divisions of one synchronised step.  0, or -1 with err. */
 int manual_sync_after_backward(reducer *r, char *err, size_t errlen);

@@ -2,15 +2,15 @@
 #include "common/textcopy.h"
 #include "engine/ddp/reducer.h"
 
+#include "engine/ddp/bucket_plan.h"
 #include "engine/ddp/ddp_collectives.h"
-#include "engine/ddp/join.h"
+#include "engine/ddp/join_hooks.h"
+#include "engine/ddp/join_schedule.h"
 #include "engine/ddp/manual_sync.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MIB (1024.0 * 1024.0)
 
 /* The buckets' table; their memory (the arena) stays for the next assignment. */
 static void free_buckets(reducer *r)
@@ -70,42 +70,6 @@ static float *bucket_view(const reducer *r, int p)
     return buf ? buf + r->param_offset[p] : NULL;
 }
 
-static int assign(const model *m, const int *order, const int64_t *limits, int nlimits,
-                  bucket_assignment *out)
-{
-    int n = m->nparams;
-    int64_t *bytes = malloc((size_t)n * sizeof *bytes);
-    if (!bytes)
-        return -1;
-    for (int p = 0; p < n; p++)
-        bytes[p] = m->params[p].numel * (int64_t)sizeof(float);
-    int rc = bucket_assign(n, bytes, NULL, order, limits, nlimits, out);
-    free(bytes);
-    return rc;
-}
-
-int reducer_sized_assignment(const model *m, const scenario *sc, const int *order, bucket_assignment *out)
-{
-    int64_t limits[2] = {(int64_t)(sc->first_bucket_mb * MIB), (int64_t)(sc->bucket_cap_mb * MIB)};
-    return assign(m, order, limits, 2, out);
-}
-
-int reducer_initial_assignment(const model *m, const scenario *sc, bucket_assignment *out)
-{
-    int rc;
-    if (sc->static_graph || !sc->find_unused_parameters) {
-        /* PyTorch (1.13 and later): the real execution order is unknown before the first
-         * backward, so iteration 1 reduces the whole model as one bucket. */
-        int64_t unlimited = INT64_MAX;
-        rc = assign(m, NULL, &unlimited, 1, out);
-    } else {
-        rc = reducer_sized_assignment(m, sc, NULL, out);
-    }
-    if (rc == 0)
-        bucket_reverse(out);
-    return rc;
-}
-
 int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, timing_model *timing,
                  dev_param *params, char *err, size_t errlen)
 {
@@ -129,7 +93,7 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
         (used_map && !r->local_used))
         goto oom;
 
-    if (reducer_initial_assignment(m, sc, &r->initial) != 0)
+    if (bucket_plan_initial(m, sc, &r->initial) != 0)
         goto oom;
     if (bucket_assignment_copy(&r->initial, &r->current) != 0)
         goto oom;

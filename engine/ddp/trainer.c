@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "engine/ddp/join.h"
+#include "engine/ddp/join_schedule.h"
 #include "engine/workload/real_training.h"
 #include "engine/cost/timing.h"
 

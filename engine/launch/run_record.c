@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/ddp/reducer.h"
+#include "engine/ddp/bucket_plan.h"
 
 static void shape_text(const model_param *p, char *out, size_t outlen)
 {
@@ -47,7 +47,7 @@ static int record_model(store *st, int64_t run_id, const scenario *sc, const mod
             return -1;
     }
     bucket_assignment initial;
-    if (reducer_initial_assignment(m, sc, &initial) != 0) {
+    if (bucket_plan_initial(m, sc, &initial) != 0) {
         snprintf(err, errlen, "out of memory computing the bucket assignment");
         return -1;
     }

@@ -1,5 +1,5 @@
 /* calibrate_weight.h — the weight of the bucket allreduces' sums beside the copies and
- * steps on a host's cores ([device] comm_core_weight), learned from measured runs.
+ * steps on a host's cores ([host] comm_core_weight), learned from measured runs.
  *
  * Each bucket allreduce of the runs gives its time alone on the host (calib_alone_ns) at
  * a weight: its core time beside what ran with it, over its share alone.  At the right

@@ -182,6 +182,9 @@ typedef struct scenario {
     double grad_write_gbps; /* a backward's gradient write, bytes written (0: mem_bw_gbps) */
     double efficiency; /* achieved fraction of peak */
     double op_overhead_us; /* predict only: per stream op, the host to stream hand-off a real stream pays */
+    double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
+
+    /* [host] — ranks sharing one host's cores and cache (the cpu backend's machine), predict only */
     double op_overhead_busy_us; /* predict only: that hand-off behind a copy or step its worker ran (< 0: op_overhead_us) */
     double op_wakeup_us;   /* predict only: per forward/backward op, the wake-up after its modelled deadline */
     double op_wakeup_sd_us; /* predict only: its standard deviation from op to op (seeded lognormal) */
@@ -190,7 +193,6 @@ typedef struct scenario {
     double backward_stall_fraction, backward_stall_us; /* predict only: a backward's own (both 0: op_stall_*) */
     double op_gap_stall_fraction, op_gap_stall_us; /* predict only: stalls of the hand-off before a compute op */
     uint64_t noise_seed;      /* predict only: seed of those draws alone (0: run.seed) */
-    double comm_slowdown;   /* predict only: forwards and backwards 1/(1+this) as fast while the comm stream moves data */
     double comm_wakeup_us;  /* predict only: their wake-up this much later when it falls inside a collective */
     double comm_launch_us;  /* predict only: an idle comm stream's late start after the compute stream's event */
     double comm_launch_sd_us; /* predict only: its standard deviation (seeded lognormal) */

@@ -271,58 +271,6 @@ const key_def scn_keys[] = {
      "from the host to the stream's worker, as `ddpprof calibrate` measures it on a backend; 0 "
      "starts each op as soon as its stream and its inputs are ready",
      AT(op_overhead_us), 0, 0},
-    {"device", "op_overhead_busy_us", K_DOUBLE, -1, 1e6, NULL, "-1",
-     "predict only: microseconds of idle compute-stream time before an op queued behind a copy "
-     "or optimizer step, whose worker ran it on its core and takes the next op without sleeping "
-     "(the cpu backend: about 1 us at the median where a forward's hand-off takes 10-35); "
-     "`ddpprof calibrate --from` learns it as the mean gap behind a rank's copies and steps, the "
-     "last copy in aside (after it the stream waits for the last allreduce); -1 = op_overhead_us",
-     AT(op_overhead_busy_us), 0, 0},
-    {"device", "op_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: microseconds added to every forward and backward op that a real stream sleeps "
-     "to its modelled deadline and wakes from late (one whose gradient write outlasts the model is "
-     "busy to its end and has none), as "
-     "`ddpprof calibrate` measures it; 0 leaves each op its model",
-     AT(op_wakeup_us), 0, 0},
-    {"device", "op_wakeup_sd_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: standard deviation of op_wakeup_us from op to op: each wake-up is then a "
-     "lognormal draw of that mean and deviation, seeded by run.seed and the rank, so equal "
-     "ranks drift apart as on a real machine; `ddpprof calibrate --from` learns it; 0 = every "
-     "wake-up the same",
-     AT(op_wakeup_sd_us), 0, 0},
-    {"device", "op_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
-     "predict only: the share of wake-ups that stall as well (a thread kept off the cores for "
-     "milliseconds, which a lognormal almost never draws, yet one stalled rank holds every rank at "
-     "the next collective); `ddpprof calibrate --from` learns it; 0 = none",
-     AT(op_stall_fraction), 0, 0},
-    {"device", "op_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: the mean length of such a stall in microseconds (each an exponential draw, "
-     "seeded as the wake-ups are)",
-     AT(op_stall_us), 0, 0},
-    {"device", "backward_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
-     "predict only: the share of backward ops whose wake-up is followed by a stall, where "
-     "backwards stall otherwise than forwards (on the cpu backend other ranks' copies hold "
-     "the cores a waking backward wants); `ddpprof calibrate --from` learns it; 0 with "
-     "backward_stall_us 0 = op_stall_fraction",
-     AT(backward_stall_fraction), 0, 0},
-    {"device", "backward_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: a backward's stall, mean in microseconds (exponential); 0 with "
-     "backward_stall_fraction 0 = op_stall_us",
-     AT(backward_stall_us), 0, 0},
-    {"device", "op_gap_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
-     "predict only: the share of compute-stream ops whose hand-off (op_overhead_us) stalls "
-     "as well, the stream's worker held off its core between two ops; `ddpprof calibrate "
-     "--from` learns it from the gaps between forwards",
-     AT(op_gap_stall_fraction), 0, 0},
-    {"device", "op_gap_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
-     "predict only: such a stall's mean in microseconds (exponential)",
-     AT(op_gap_stall_us), 0, 0},
-    {"device", "noise_seed", K_U64, 0, 0, NULL, "0",
-     "predict only: seed of the draws of the machine's noise alone (the wake-ups' spread, the "
-     "stalls, the order a host's ranks get its cores in), apart from run.seed, which also draws "
-     "the jitter and the skew: predictions of one scenario with seeds 1, 2, 3, ... are draws of "
-     "one model, as repeated runs are measurements of one machine; 0 = from run.seed",
-     AT(noise_seed), 0, 0},
     {"device", "comm_slowdown", K_DOUBLE, 0, 100, NULL, "0",
      "predict only: how much slower a forward or backward runs while its rank's comm stream "
      "moves data (NCCL kernels take SMs and memory bandwidth; the cpu backend's allreduce sums "
@@ -330,31 +278,88 @@ const key_def scn_keys[] = {
      "of its speed; `ddpprof calibrate --from` learns it; 0 = compute and communication never "
      "slow each other",
      AT(comm_slowdown), 0, 0},
-    {"device", "comm_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
+
+    /* [host] — the model of ranks that share one host's cores and cache (the cpu backend's
+     * machine: late wake-ups, stalls, crowding, cache), applied by predict alone
+     * (engine/sim/) and learned by `calibrate --from` (engine/predict/).  A GPU user
+     * leaves it at its defaults, which model none of it. */
+    {"host", "op_overhead_busy_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+     "predict only: microseconds of idle compute-stream time before an op queued behind a copy "
+     "or optimizer step, whose worker ran it on its core and takes the next op without sleeping "
+     "(the cpu backend: about 1 us at the median where a forward's hand-off takes 10-35); "
+     "`ddpprof calibrate --from` learns it as the mean gap behind a rank's copies and steps, the "
+     "last copy in aside (after it the stream waits for the last allreduce); -1 = op_overhead_us",
+     AT(op_overhead_busy_us), 0, 0},
+    {"host", "op_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: microseconds added to every forward and backward op that a real stream sleeps "
+     "to its modelled deadline and wakes from late (one whose gradient write outlasts the model is "
+     "busy to its end and has none), as "
+     "`ddpprof calibrate` measures it; 0 leaves each op its model",
+     AT(op_wakeup_us), 0, 0},
+    {"host", "op_wakeup_sd_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: standard deviation of op_wakeup_us from op to op: each wake-up is then a "
+     "lognormal draw of that mean and deviation, seeded by run.seed and the rank, so equal "
+     "ranks drift apart as on a real machine; `ddpprof calibrate --from` learns it; 0 = every "
+     "wake-up the same",
+     AT(op_wakeup_sd_us), 0, 0},
+    {"host", "op_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of wake-ups that stall as well (a thread kept off the cores for "
+     "milliseconds, which a lognormal almost never draws, yet one stalled rank holds every rank at "
+     "the next collective); `ddpprof calibrate --from` learns it; 0 = none",
+     AT(op_stall_fraction), 0, 0},
+    {"host", "op_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: the mean length of such a stall in microseconds (each an exponential draw, "
+     "seeded as the wake-ups are)",
+     AT(op_stall_us), 0, 0},
+    {"host", "backward_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of backward ops whose wake-up is followed by a stall, where "
+     "backwards stall otherwise than forwards (on the cpu backend other ranks' copies hold "
+     "the cores a waking backward wants); `ddpprof calibrate --from` learns it; 0 with "
+     "backward_stall_us 0 = op_stall_fraction",
+     AT(backward_stall_fraction), 0, 0},
+    {"host", "backward_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: a backward's stall, mean in microseconds (exponential); 0 with "
+     "backward_stall_fraction 0 = op_stall_us",
+     AT(backward_stall_us), 0, 0},
+    {"host", "op_gap_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+     "predict only: the share of compute-stream ops whose hand-off (op_overhead_us) stalls "
+     "as well, the stream's worker held off its core between two ops; `ddpprof calibrate "
+     "--from` learns it from the gaps between forwards",
+     AT(op_gap_stall_fraction), 0, 0},
+    {"host", "op_gap_stall_us", K_DOUBLE, 0, 1e6, NULL, "0",
+     "predict only: such a stall's mean in microseconds (exponential)",
+     AT(op_gap_stall_us), 0, 0},
+    {"host", "noise_seed", K_U64, 0, 0, NULL, "0",
+     "predict only: seed of the draws of the machine's noise alone (the wake-ups' spread, the "
+     "stalls, the order a host's ranks get its cores in), apart from run.seed, which also draws "
+     "the jitter and the skew: predictions of one scenario with seeds 1, 2, 3, ... are draws of "
+     "one model, as repeated runs are measurements of one machine; 0 = from run.seed",
+     AT(noise_seed), 0, 0},
+    {"host", "comm_wakeup_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: microseconds more for a forward or backward whose end falls while its "
      "rank's comm stream moves data (on shared cores the sums hold the cores it wakes on); "
      "`ddpprof calibrate --from` learns it with comm_slowdown; 0 = none",
      AT(comm_wakeup_us), 0, 0},
-    {"device", "comm_launch_us", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "comm_launch_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: microseconds by which a comm stream that sat idle, waiting for the compute "
      "stream's event (a bucket's gradients ready), starts the collective after it late, beyond "
      "op_overhead_us (the cpu backend's comm worker is woken by the event and runs below "
      "compute; a GPU's NCCL kernel is launched), and by which it wakes late from a paced link's "
      "floor; `ddpprof calibrate --from` learns it; 0 = none",
      AT(comm_launch_us), 0, 0},
-    {"device", "comm_launch_sd_us", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "comm_launch_sd_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: standard deviation of comm_launch_us from collective to collective (a "
      "seeded lognormal, as the wake-ups are); `ddpprof calibrate --from` learns it; 0 = every "
      "late start the same",
      AT(comm_launch_sd_us), 0, 0},
-    {"device", "comm_launch_per_op_us", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "comm_launch_per_op_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: on a host whose ranks outnumber host_cores, microseconds more of that late "
      "start for each copy, optimizer step or write-bound backward of the host's other ranks "
      "running when the bucket is ready (the comm worker, below compute, waits for a core they "
      "hold); `ddpprof calibrate --from` learns it with comm_launch_us; 0 = the same late start "
      "however busy the host",
      AT(comm_launch_per_op_us), 0, 0},
-    {"device", "comm_launch_behind_us", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "comm_launch_behind_us", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: with host_cores, an idle comm stream woken while its rank's compute stream "
      "goes straight on with copies or write-bound backwards (its worker never sleeps between "
      "them) starts once that run of ops ends or once it finds a core elsewhere, whichever is "
@@ -362,38 +367,38 @@ const key_def scn_keys[] = {
      "worker, below compute, waits for the core the compute worker holds); `ddpprof calibrate "
      "--from` learns it; 0 = no wait",
      AT(comm_launch_behind_us), 0, 0},
-    {"device", "comm_exit_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
+    {"host", "comm_exit_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: on a host whose ranks outnumber host_cores, the share of the ranks waiting "
      "for a bucket allreduce (nothing else on their compute stream) that leave it late, the "
      "first rank out aside (the cpu backend's comm workers, woken at the end, queue behind "
      "the copies and steps of the ranks already out); `ddpprof calibrate --from` learns it; "
      "0 = none",
      AT(comm_exit_late_fraction), 0, 0},
-    {"device", "comm_exit_late_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "comm_exit_late_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: microseconds by which such a rank leaves late, the mean (a seeded "
      "lognormal with comm_exit_late_sd_us); `ddpprof calibrate --from` learns it",
      AT(comm_exit_late_us), 0, 0},
-    {"device", "comm_exit_late_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "comm_exit_late_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: standard deviation of comm_exit_late_us; `ddpprof calibrate --from` "
      "learns it; 0 = every late exit the same",
      AT(comm_exit_late_sd_us), 0, 0},
-    {"device", "compute_wake_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
+    {"host", "compute_wake_late_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: on a host whose ranks outnumber host_cores, the share of the times a "
      "rank's compute stream, idle until its comm stream's event (the copies out after the "
      "last bucket), starts what follows late (the cpu backend's compute worker, woken, "
      "queues behind the copies and steps of the other ranks); `ddpprof calibrate --from` "
      "learns it; 0 = none",
      AT(compute_wake_late_fraction), 0, 0},
-    {"device", "compute_wake_late_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "compute_wake_late_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: microseconds by which such a compute stream starts late, the mean (a "
      "seeded lognormal with compute_wake_late_sd_us), no later than the host's cores are "
      "free of the other ranks' copies and steps; `ddpprof calibrate --from` learns it",
      AT(compute_wake_late_us), 0, 0},
-    {"device", "compute_wake_late_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "compute_wake_late_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: standard deviation of compute_wake_late_us; `ddpprof calibrate --from` "
      "learns it; 0 = every late start the same",
      AT(compute_wake_late_sd_us), 0, 0},
-    {"device", "host_wake_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "host_wake_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: microseconds by which a rank's host goes on late after a synchronize it "
      "waited in (the end of every step; a buffers' broadcast; not the end of an iteration that "
      "kept its gradients, after which nothing holds the cores), the mean (a seeded lognormal "
@@ -403,20 +408,20 @@ const key_def scn_keys[] = {
      "an iteration and the first op of the next, beyond op_overhead_us (not after an iteration "
      "that ended with a backward); 0 = none",
      AT(host_wake_us), 0, 0},
-    {"device", "host_wake_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "host_wake_sd_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: standard deviation of host_wake_us; `ddpprof calibrate --from` learns "
      "it; 0 = every late start the same",
      AT(host_wake_sd_us), 0, 0},
-    {"device", "host_wake_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+    {"host", "host_wake_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: the share of those wake-ups that stall as well (the host thread kept "
      "off the cores for milliseconds); `ddpprof calibrate --from` learns it as it learns "
      "op_stall_fraction; 0 = none",
      AT(host_wake_stall_fraction), 0, 0},
-    {"device", "host_wake_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "host_wake_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: the mean length of such a stall in microseconds, beyond host_wake_us "
      "(exponential)",
      AT(host_wake_stall_us), 0, 0},
-    {"device", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "host_cores", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: cores that the ranks of one host share for their memory-bound ops (copies "
      "into and out of the buckets, the optimizer step), each op on at most one core: on the cpu "
      "backend every rank is a process of one machine, and after the last allreduce they all copy "
@@ -424,7 +429,7 @@ const key_def scn_keys[] = {
      "is 0; `ddpprof calibrate --from` writes the cores of the machine it learned on and learns "
      "the bandwidths of one op on one core; 0 = every rank has its own memory system (GPUs)",
      AT(host_cores), 0, 0},
-    {"device", "comm_on_host_cores", K_BOOL, 0, 0, NULL, "false",
+    {"host", "comm_on_host_cores", K_BOOL, 0, 0, NULL, "false",
      "predict only: with host_cores, a bucket allreduce among the ranks of one host is work on "
      "its cores too (the cpu backend's comm workers add and copy the buckets): each rank's part "
      "runs from the last arrival at its share of the cores beside the copies and steps, and "
@@ -432,104 +437,104 @@ const key_def scn_keys[] = {
      "`ddpprof calibrate --from` learns the table so and writes this; false = the table's time "
      "whatever else runs",
      AT(comm_on_host_cores), 0, 0},
-    {"device", "comm_core_weight", K_DOUBLE, 0.01, 100, NULL, "1",
+    {"host", "comm_core_weight", K_DOUBLE, 0.01, 100, NULL, "1",
      "predict only: with comm_on_host_cores, how the host's cores are shared out when its "
      "ops outnumber them: a rank's part of the sums (or its copy out of the staging area) gets "
      "this weight, a copy or step weight 1, none more than a core; below 1 the copies and "
      "steps go first (the cpu backend's comm workers run at niceness 10, which Linux weighs "
      "at 110 against 1024); `ddpprof calibrate --from` learns it; 1 = every op alike",
      AT(comm_core_weight), 0, 0},
-    {"device", "cache_mb", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "cache_mb", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: MiB of last-level cache that the ranks of one host share; where their memory "
      "(each rank's parameters, gradients and buckets: 12 bytes per parameter) fits in it, the "
      "copies, optimizer steps and gradient writes move at the cache_*_gbps bandwidths (a small "
      "model on the cpu backend copies out of the caches); `ddpprof calibrate --from` writes the "
      "cache of the machine it learned on; 0 = no cache modelled",
      AT(cache_mb), 0, 0},
-    {"device", "cache_copy_in_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "cache_copy_in_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: mem_bw_gbps (copies into the buckets) where the host's memory fits in "
      "cache_mb; `ddpprof calibrate --from` learns it from runs that fit; 0 = mem_bw_gbps",
      AT(cache_copy_in_gbps), 0, 0},
-    {"device", "cache_copy_out_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "cache_copy_out_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: copy_out_gbps where the host's memory fits in cache_mb; `ddpprof calibrate "
      "--from` learns it from runs that fit; 0 = copy_out_gbps",
      AT(cache_copy_out_gbps), 0, 0},
-    {"device", "cache_optimizer_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "cache_optimizer_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: optimizer_gbps where the host's memory fits in cache_mb; `ddpprof calibrate "
      "--from` learns it from runs that fit; 0 = optimizer_gbps",
      AT(cache_optimizer_gbps), 0, 0},
-    {"device", "cache_grad_write_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
+    {"host", "cache_grad_write_gbps", K_DOUBLE, 0, 1e6, NULL, "0",
      "predict only: grad_write_gbps where the host's memory fits in cache_mb; `ddpprof "
      "calibrate --from` learns it from runs that fit; 0 = grad_write_gbps",
      AT(cache_grad_write_gbps), 0, 0},
-    {"device", "cache_allreduce_factor", K_DOUBLE, 0, 1e3, NULL, "0",
+    {"host", "cache_allreduce_factor", K_DOUBLE, 0, 1e3, NULL, "0",
      "predict only: where the host's memory fits in cache_mb, a bucket allreduce's time from "
      "[network]'s measured table times this (the sums read and write the caches); `ddpprof "
      "calibrate --from` learns it from runs that fit: the median of their collectives' times "
      "over the table's at their size; 0 = 1",
      AT(cache_allreduce_factor), 0, 0},
-    {"device", "cache_allreduce_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+    {"host", "cache_allreduce_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: where the host's memory fits in cache_mb and it has a core per rank, the "
      "share of bucket allreduces that stall (a rank's worker held off its core: a short "
      "allreduce's time is a body at the table's time and now and then milliseconds more); "
      "`ddpprof calibrate --from` learns it from runs that fit",
      AT(cache_allreduce_stall_fraction), 0, 0},
-    {"device", "cache_allreduce_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "cache_allreduce_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: how long such a stall lasts, on average (an exponential draw)",
      AT(cache_allreduce_stall_us), 0, 0},
-    {"device", "cache_allreduce_crowded_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
+    {"host", "cache_allreduce_crowded_stall_fraction", K_DOUBLE, 0, 1, NULL, "0",
      "predict only: cache_allreduce_stall_fraction on a host whose ranks outnumber its cores",
      AT(cache_allreduce_crowded_stall_fraction), 0, 0},
-    {"device", "cache_allreduce_crowded_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
+    {"host", "cache_allreduce_crowded_stall_us", K_DOUBLE, 0, 1e7, NULL, "0",
      "predict only: cache_allreduce_stall_us on a host whose ranks outnumber its cores",
      AT(cache_allreduce_crowded_stall_us), 0, 0},
-    {"device", "cache_op_wakeup_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+    {"host", "cache_op_wakeup_us", K_DOUBLE, -1, 1e6, NULL, "-1",
      "predict only: op_wakeup_us where the host's memory fits in cache_mb (a small model's "
      "sub-microsecond forwards on a host its copies barely load wake sooner and stall less); "
      "`ddpprof calibrate --from` learns it from the forwards of runs that fit; -1 = op_wakeup_us",
      AT(cache_op_wakeup_us), 0, 0},
-    {"device", "cache_op_wakeup_sd_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+    {"host", "cache_op_wakeup_sd_us", K_DOUBLE, -1, 1e6, NULL, "-1",
      "predict only: op_wakeup_sd_us where the host's memory fits in cache_mb; `ddpprof "
      "calibrate --from` learns it from runs that fit; -1 = op_wakeup_sd_us",
      AT(cache_op_wakeup_sd_us), 0, 0},
-    {"device", "cache_op_stall_fraction", K_DOUBLE, -1, 1, NULL, "-1",
+    {"host", "cache_op_stall_fraction", K_DOUBLE, -1, 1, NULL, "-1",
      "predict only: op_stall_fraction where the host's memory fits in cache_mb; `ddpprof "
      "calibrate --from` learns it from runs that fit; -1 = op_stall_fraction",
      AT(cache_op_stall_fraction), 0, 0},
-    {"device", "cache_op_stall_us", K_DOUBLE, -1, 1e6, NULL, "-1",
+    {"host", "cache_op_stall_us", K_DOUBLE, -1, 1e6, NULL, "-1",
      "predict only: op_stall_us where the host's memory fits in cache_mb; `ddpprof calibrate "
      "--from` learns it from runs that fit; -1 = op_stall_us",
      AT(cache_op_stall_us), 0, 0},
-    {"device", "cache_host_wake_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_host_wake_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: host_wake_us where the host's memory fits in cache_mb (the host's "
      "cores are free sooner after a small model's step); `ddpprof calibrate --from` learns "
      "it from runs that fit; -1 = host_wake_us",
      AT(cache_host_wake_us), 0, 0},
-    {"device", "cache_host_wake_sd_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_host_wake_sd_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: host_wake_sd_us where the host's memory fits in cache_mb; -1 = "
      "host_wake_sd_us",
      AT(cache_host_wake_sd_us), 0, 0},
-    {"device", "cache_host_wake_stall_fraction", K_DOUBLE, -1, 1, NULL, "-1",
+    {"host", "cache_host_wake_stall_fraction", K_DOUBLE, -1, 1, NULL, "-1",
      "predict only: host_wake_stall_fraction where the host's memory fits in cache_mb; -1 = "
      "host_wake_stall_fraction",
      AT(cache_host_wake_stall_fraction), 0, 0},
-    {"device", "cache_host_wake_stall_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_host_wake_stall_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: host_wake_stall_us where the host's memory fits in cache_mb; -1 = "
      "host_wake_stall_us",
      AT(cache_host_wake_stall_us), 0, 0},
-    {"device", "cache_comm_launch_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_comm_launch_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: comm_launch_us where the host's memory fits in cache_mb; `ddpprof "
      "calibrate --from` learns it from runs that fit; -1 = comm_launch_us",
      AT(cache_comm_launch_us), 0, 0},
-    {"device", "cache_comm_launch_sd_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_comm_launch_sd_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: comm_launch_sd_us where the host's memory fits in cache_mb; -1 = "
      "comm_launch_sd_us",
      AT(cache_comm_launch_sd_us), 0, 0},
-    {"device", "cache_comm_launch_per_op_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_comm_launch_per_op_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: comm_launch_per_op_us where the host's memory fits in cache_mb; -1 = "
      "comm_launch_per_op_us",
      AT(cache_comm_launch_per_op_us), 0, 0},
-    {"device", "cache_comm_launch_behind_us", K_DOUBLE, -1, 1e7, NULL, "-1",
+    {"host", "cache_comm_launch_behind_us", K_DOUBLE, -1, 1e7, NULL, "-1",
      "predict only: comm_launch_behind_us where the host's memory fits in cache_mb (a small "
      "model's runs of copies are microseconds long: a comm worker woken beside one seldom "
      "waits for it); `ddpprof calibrate --from` learns it from runs that fit, 0 where none "
@@ -564,7 +569,7 @@ _Static_assert(sizeof(compute_mode) == sizeof(int) && sizeof(comm_hook_kind) == 
                "K_ENUM_INT keys are stored as int");
 
 const char *const scn_sections[] = {"run",     "model",  "ddp",   "skew",
-                                       "network", "device", "fault", "record", "sweep"};
+                                       "network", "device", "host",  "fault", "record", "sweep"};
 const size_t scn_nsections = sizeof scn_sections / sizeof scn_sections[0];
 
 bool scn_is_list(const key_def *k)
@@ -604,6 +609,13 @@ static void section_keys(const char *section, char *buf, size_t n)
 
 int scn_unknown_key_msg(const char *section, const char *name, char *err)
 {
+    /* The terms of a host's shared cores were [device] keys before [host] held them: name
+     * the new key to a file or an override written before. */
+    if (strcmp(section, "device") == 0 && scn_find_key("host", name) >= 0)
+        return scn_errf(err,
+                        "device.%s is now host.%s: move it under [host] (the model of ranks that "
+                        "share one host's cores; `ddpprof explain host`)",
+                        name, name);
     char list[400];
     section_keys(section, list, sizeof list);
     return scn_errf(err, "unknown key \"%s\" in [%s] (keys: %s)", name, section, list);

@@ -45,7 +45,7 @@ extern const key_def scn_keys[];
 extern const size_t scn_nkeys;
 extern const char *const scn_sections[];
 extern const size_t scn_nsections;
-#define SCN_SECTION_LIST "run, model, ddp, skew, network, device, fault, record, sweep"
+#define SCN_SECTION_LIST "run, model, ddp, skew, network, device, host, fault, record, sweep"
 
 /* Index of section.name in scn_keys, or -1. */
 int scn_find_key(const char *section, const char *name);

@@ -9,7 +9,7 @@
  */
 #include "engine/scenario/scenario_value.h"
 
-#include "engine/cost/netmodel.h"
+#include "engine/scenario/net_presets.h"
 #include "engine/scenario/scenario_keys.h"
 #include "engine/scenario/scenario_text.h"
 

@@ -21,25 +21,6 @@ struct backend_world {
     sim_world w;
 };
 
-void sim_world_push_work(sim_world *w, int rank)
-{
-    sim_device *d = w->devs[rank];
-    if (!d || d->in_worklist)
-        return;
-    d->in_worklist = true;
-    w->worklist[(w->work_head + w->nwork++) % w->world_size] = rank;
-}
-
-void sim_world_abort(sim_world *w, const char *why)
-{
-    if (w->aborted)
-        return;
-    w->aborted = true;
-    text_copy(w->abort_reason, sizeof w->abort_reason, why);
-    for (int r = 0; r < w->world_size; r++)
-        sim_world_push_work(w, r);
-}
-
 static void hosts_free(sim_world *w)
 {
     for (int h = 0; w->hosts && h < w->nhosts; h++)
@@ -53,7 +34,7 @@ static void hosts_free(sim_world *w)
     w->nhosts = 0;
 }
 
-/* The ranks that share a host's cores ([device] host_cores): a node of
+/* The ranks that share a host's cores ([host] host_cores): a node of
  * network.gpus_per_node ranks, or the whole world. */
 static int hosts_create(sim_world *w, const scenario *sc)
 {
@@ -80,7 +61,7 @@ static int hosts_create(sim_world *w, const scenario *sc)
     return 0;
 }
 
-/* Whether the memory of a host's ranks fits in [device] cache_mb: the model's size,
+/* Whether the memory of a host's ranks fits in [host] cache_mb: the model's size,
  * built once for the world. */
 static int fits_cache(const scenario *sc, bool *fits, char *err, size_t errlen)
 {

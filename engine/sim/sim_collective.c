@@ -118,7 +118,7 @@ static int copy_results_out(sim_world *w, const sim_collective *c, const sim_ent
 }
 
 /* When the sum of a `bytes` allreduce is there after the last arrival, before a paced
- * link's floor: the measured table's time, times [device] cache_allreduce_factor where
+ * link's floor: the measured table's time, times [host] cache_allreduce_factor where
  * the host's memory fits in its cache, or the link's. */
 static double allreduce_data_ns(const sim_world *w, double bytes)
 {
@@ -127,7 +127,7 @@ static double allreduce_data_ns(const sim_world *w, double bytes)
     return w->fits_cache && cache > 0 && w->net.nmeasured > 0 ? ns * cache : ns;
 }
 
-/* Whether collective `e`'s sums are work on the host's cores ([device]
+/* Whether collective `e`'s sums are work on the host's cores ([host]
  * comm_on_host_cores): a bucket allreduce whose ranks are all of one host, with a
  * measured table to give its time alone there. */
 static bool sums_on_host(const sim_world *w, const sim_entry *e)
@@ -158,7 +158,7 @@ static int sum_on_host(sim_world *w, const sim_collective *c, const sim_entry *e
     return 0;
 }
 
-/* How much longer bucket allreduce `e` lasts in cache ([device] cache_allreduce_*stall_*):
+/* How much longer bucket allreduce `e` lasts in cache ([host] cache_allreduce_*stall_*):
  * a short collective's time is its body and, now and then, a rank's worker held off its
  * core for milliseconds.  Drawn by the last rank to arrive, `d`, whose timing model has
  * the terms only in cache (timing_use_cache). */
@@ -166,11 +166,11 @@ static int64_t allreduce_stall_ns(sim_device *d, const sim_entry *e)
 {
     if (!sim_bucket_allreduce(e))
         return 0;
-    return (int64_t)timing_allreduce_stall_ns(&d->timing, sim_device_crowded(d));
+    return (int64_t)sim_host_allreduce_stall_ns(&d->host_terms, &d->timing, sim_device_crowded(d));
 }
 
 /* On a host of fewer cores than ranks, how late each rank but the first of its host out
- * may leave bucket allreduce `e` ([device] comm_exit_late_*): drawn now, in the turning
+ * may leave bucket allreduce `e` ([host] comm_exit_late_*): drawn now, in the turning
  * order, so the order the ranks go on in can follow it; whether the rank waits for the
  * collective at all is known only when it is timed (sim_device.c).  The turning order
  * runs up from `first`, so a host's first rank out is `first` or its lowest rank. */
@@ -186,7 +186,7 @@ static bool draw_late_exits(sim_world *w, const sim_entry *e, int first)
         if (r == host_first || !sim_device_crowded(d))
             continue;
         d->late_seq = e->seq;
-        d->late_ns = (int64_t)timing_comm_exit_late_ns(&d->timing);
+        d->late_ns = (int64_t)sim_host_comm_exit_late_ns(&d->host_terms, &d->timing);
         any |= d->late_ns > 0;
     }
     return any;

@@ -4,7 +4,7 @@
 
 bool sim_contention_modelled(const sim_device *d)
 {
-    return d->timing.comm_slowdown > 0 || d->timing.comm_wakeup_ns > 0;
+    return d->timing.comm_slowdown > 0 || d->host_terms.comm_wakeup_ns > 0;
 }
 
 /* When the host's cores would be free of the work its ranks have submitted and queued
@@ -50,7 +50,7 @@ int64_t sim_compute_wake_late_ns(sim_device *d, int64_t at)
 {
     if (!sim_device_crowded(d))
         return 0;
-    int64_t late = (int64_t)timing_compute_wake_late_ns(&d->timing);
+    int64_t late = (int64_t)sim_host_compute_wake_late_ns(&d->host_terms, &d->timing);
     return late > 0 ? within_held(d, late, at) : 0;
 }
 
@@ -87,14 +87,14 @@ int sim_ends_inside_busy(sim_device *d, const sim_entry *e, int64_t start, int64
     d->comm_busy.count--; /* the interval noted above: the last, and it ends after start */
     if (t >= until)
         return 0;
-    *end = t + (wakes_late ? (int64_t)d->timing.comm_wakeup_ns : 0);
+    *end = t + (wakes_late ? (int64_t)d->host_terms.comm_wakeup_ns : 0);
     return 1;
 }
 
 int64_t sim_comm_launch_crowded_ns(const sim_device *d, int64_t at)
 {
-    if (!d->host || !sim_device_crowded(d) || d->timing.comm_launch_per_op_ns <= 0)
+    if (!d->host || !sim_device_crowded(d) || d->host_terms.comm_launch_per_op_ns <= 0)
         return 0;
     int running = sim_host_ops_running_at(d->host, at, d->host_member * DEV_STREAM_COUNT + DEV_STREAM_COMPUTE);
-    return (int64_t)(d->timing.comm_launch_per_op_ns * running + 0.5);
+    return (int64_t)(d->host_terms.comm_launch_per_op_ns * running + 0.5);
 }

@@ -3,7 +3,7 @@
  *
  * Contract: every function takes a live rank of the world.
  * sim_contention_modelled(): whether its forwards and backwards slow down while its comm
- * stream moves data ([device] comm_slowdown or comm_wakeup_us, sim_contention.h).
+ * stream moves data ([device] comm_slowdown or [host] comm_wakeup_us, sim_contention.h).
  * sim_comm_busy_bound(): while the comm stream's head collective has every rank but this
  * rank's end is not known yet (its part of the sums, or its copy out, still on the host's
  * cores), true with the stream busy from *from to no earlier than *until.  The sums' end
@@ -26,7 +26,7 @@
  * submitted and queued.
  * sim_comm_launch_crowded_ns(): how much later than its drawn late start an idle comm
  * stream starts the collective behind its compute stream's event at `at`, on a host of
- * fewer cores than ranks: [device] comm_launch_per_op_us for each copy, step or
+ * fewer cores than ranks: [host] comm_launch_per_op_us for each copy, step or
  * write-bound backward of the host's other ranks running at `at` (the comm worker runs
  * below compute and waits for a core one of them holds).
  */

@@ -164,11 +164,11 @@ static bool worker_goes_on(const sim_stream *st, const sim_entry *e)
     return st->worker_busy && e->enq_ns <= st->free_ns;
 }
 
-/* The hand-off stall before compute op `e` ([device] op_gap_stall_*): only where the
+/* The hand-off stall before compute op `e` ([host] op_gap_stall_*): only where the
  * stream's worker slept before it. */
 static int64_t hand_off_stall_ns(sim_device *d, const sim_stream *st, const sim_entry *e)
 {
-    return worker_goes_on(st, e) ? 0 : (int64_t)timing_gap_stall_ns(&d->timing);
+    return worker_goes_on(st, e) ? 0 : (int64_t)sim_host_gap_stall_ns(&d->host_terms, &d->timing);
 }
 
 /* Compute op `e`'s hand-off stall, drawn once however often its timing is tried. */
@@ -280,7 +280,7 @@ static bool time_deadline_op(sim_device *d, dev_stream sid, const sim_entry *e, 
     *end = contended ? sim_busy_end(&d->comm_busy, *start, e->dur_ns, d->timing.comm_slowdown)
                      : *start + (int64_t)e->dur_ns;
     if (contended && e->sleeps && sim_busy_covers(&d->comm_busy, *end))
-        *end += (int64_t)d->timing.comm_wakeup_ns; /* only an op that sleeps wakes late */
+        *end += (int64_t)d->host_terms.comm_wakeup_ns; /* only an op that sleeps wakes late */
     return true;
 }
 
@@ -308,8 +308,8 @@ static void release_launch(sim_stream *comm, int64_t t)
 static bool comm_launch_at(sim_device *d, sim_stream *st, int64_t at, int64_t *start)
 {
     if (!st->launch_drawn) {
-        st->launch_at_ns = at + (int64_t)timing_comm_launch_ns(&d->timing) + sim_comm_launch_crowded_ns(d, at);
-        int64_t hold = compute_goes_on(d, at) ? (int64_t)timing_comm_launch_behind_ns(&d->timing) : 0;
+        st->launch_at_ns = at + (int64_t)sim_host_comm_launch_ns(&d->host_terms, &d->timing) + sim_comm_launch_crowded_ns(d, at);
+        int64_t hold = compute_goes_on(d, at) ? (int64_t)sim_host_comm_launch_behind_ns(&d->host_terms, &d->timing) : 0;
         st->launch_behind = hold > 0;
         st->launch_cap_ns = at + hold;
         st->launch_drawn = true;
@@ -350,7 +350,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
          * collective, not part of it. */
         int64_t gap = (int64_t)d->timing.op_overhead_ns;
         if (e->type == SIM_OP && sid == DEV_STREAM_COMPUTE && worker_goes_on(st, e))
-            gap = (int64_t)d->timing.op_overhead_busy_ns;
+            gap = (int64_t)d->host_terms.op_overhead_busy_ns;
         if (e->type == SIM_OP) {
             int64_t start, end;
             if (!time_op(d, sid, e, gap, &start, &end))
@@ -400,7 +400,7 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             /* Held to a paced link's floor, the sum was there before it: the stream
              * sleeps to the floor and wakes late. */
             if (c->hosted ? d->staged_end_ns < c->end_ns : c->data_ns < c->end_ns) {
-                int64_t woke = c->end_ns + (int64_t)timing_comm_launch_ns(&d->timing);
+                int64_t woke = c->end_ns + (int64_t)sim_host_comm_launch_ns(&d->host_terms, &d->timing);
                 if (woke > end)
                     end = woke;
             }
@@ -514,7 +514,7 @@ static int sim_enqueue(device *base, dev_stream s, const dev_op *op)
     double work_bytes = !coll && op->work == WORK_GRAD ? timing_write_bytes((double)op->bytes, op->u.grad.accumulate) : 0.0;
     if (!coll) {
         sleeps = timed && timing_op_sleeps(&d->timing, dur, work_bytes);
-        dur = timing_stream_op_ns(&d->timing, dur, work_bytes, (span_kind)op->kind);
+        dur = sim_host_stream_op_ns(&d->host_terms, &d->timing, dur, work_bytes, (span_kind)op->kind);
     }
     sim_entry e = {.type = coll ? SIM_COLL : SIM_OP,
                    .kind = (uint8_t)op->kind,
@@ -611,7 +611,7 @@ static int sim_synchronize(device *base, dev_stream s)
      * an iteration that kept its gradients, which ends with its last backward: measured on
      * no_sync, 66 us on average from there to the next iteration, 1.1 ms after a step. */
     if (st->free_ns > d->host_ns)
-        d->host_ns = st->free_ns + (st->last_kind == SPAN_BACKWARD ? 0 : (int64_t)timing_host_wake_ns(&d->timing));
+        d->host_ns = st->free_ns + (st->last_kind == SPAN_BACKWARD ? 0 : (int64_t)sim_host_wake_ns(&d->host_terms, &d->timing));
     sim_device_flush(d);
     return 0;
 }
@@ -657,12 +657,13 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     timing_init(&d->timing, w->sc, rank);
     if (w->fits_cache)
         timing_use_cache(&d->timing, w->sc);
+    sim_host_terms_init(&d->host_terms, w->sc, w->fits_cache);
     if (w->hosts) {
         d->host = &w->hosts[rank / w->host_ranks];
         d->host_member = rank % w->host_ranks;
     }
     /* The trainer draws its jitter from a timing model seeded by run.seed: the device's
-     * draws of the machine's noise take a stream of their own, from [device] noise_seed
+     * draws of the machine's noise take a stream of their own, from [host] noise_seed
      * where it is set, so that predictions with other noise seeds keep the jitter and skew. */
     d->timing.rng = timing_rank_seed(sim_noise_seed(w), rank) ^ 0xd1b54a32d192ed03ULL;
     d->timing.has_spare = false;

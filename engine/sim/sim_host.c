@@ -33,7 +33,7 @@ void sim_host_free(sim_host *h)
 }
 
 /* Whether member m is a rank's comm stream: its jobs are parts of allreduce sums, or
- * copies of their results, shared out at [device] comm_core_weight. */
+ * copies of their results, shared out at [host] comm_core_weight. */
 static bool sums_member(int m)
 {
     return m % DEV_STREAM_COUNT == DEV_STREAM_COMM;

@@ -2,16 +2,16 @@
  *
  * On the cpu backend every rank of a run runs on one machine: its copies into and out of
  * the buckets, its copies of a bucket allreduce's result out of the staging area (ranks
- * as processes), its part of a bucket allreduce's sums ([device] comm_on_host_cores),
+ * as processes), its part of a bucket allreduce's sums ([host] comm_on_host_cores),
  * the gradient writes of its backwards (the whole op where the write outlasts its model,
  * the write alone before a backward sleeps out the rest), and its optimizer step are
  * real memory work on the same few cores, and
- * after the last allreduce every rank copies out and steps at once.  [device] host_cores
+ * after the last allreduce every rank copies out and steps at once.  [host] host_cores
  * = C says how many cores a host has.  The ops share them as a kernel's scheduler shares
  * cores among runnable threads: with k ops running, each progresses at min(1, C / k) of
  * a core (processor sharing); when some are a comm stream's (parts of sums, copies out
  * of the staging area), at the shares of timing_core_shares(): the cores shared out in
- * proportion to weights 1 and [device] comm_core_weight, none above a core.  That
+ * proportion to weights 1 and [host] comm_core_weight, none above a core.  That
  * conserves the cores (C cores' worth of work a second, never more) and lets an op that
  * starts while the cores are busy progress at once, at its share, as `calibrate --from`
  * assumes when it learns the bandwidths.
@@ -55,7 +55,7 @@ typedef struct {
 
 typedef struct {
     double cores;
-    double sum_weight; /* [device] comm_core_weight: a comm stream's job beside a copy or step */
+    double sum_weight; /* [host] comm_core_weight: a comm stream's job beside a copy or step */
     sim_host_job *jobs; /* per member */
     sim_host_interval *taken; /* per member: its last op taken back (start = end: none) */
     int members;

@@ -5,16 +5,16 @@
  * contention but a stream's own order, the two give the same times), so most ops are
  * timed the moment they are enqueued.  A stream stops at a wait on an event of the other
  * stream not yet reached, and at a collective not every rank has arrived at; with
- * [device] comm_slowdown or comm_wakeup_us, a forward or backward also waits until the
+ * [device] comm_slowdown or [host] comm_wakeup_us, a forward or backward also waits until the
  * collective ahead of it on its comm stream is timed, since it runs slower inside it
- * (sim_contention.h).  With [device] host_cores, a copy or optimizer step shares its
+ * (sim_contention.h).  With [host] host_cores, a copy or optimizer step shares its
  * host's cores with the others running (sim_host.h), and so does each rank's copy of a
  * bucket allreduce's result out of the staging area (ranks as processes), which ends its
- * collective, or with [device] comm_on_host_cores each rank's part of the sums: such an
+ * collective, or with [host] comm_on_host_cores each rank's part of the sums: such an
  * op's end is known, and its stream goes on, only when nothing else
  * can move and the host runs to it (sim_world_finish_host_ops).  On a host of fewer cores than ranks, a rank waiting for a bucket allreduce
- * may leave it late ([device] comm_exit_late_*): its comm worker queues for cores the
- * ranks already out hold with their copies and steps.  With [device]
+ * may leave it late ([host] comm_exit_late_*): its comm worker queues for cores the
+ * ranks already out hold with their copies and steps.  With [host]
  * comm_launch_behind_us, an idle comm stream woken while its compute stream goes
  * straight on with ops on the host's cores waits for that run to end, or for a drawn
  * hold, whichever is first: it stops at its wait until the compute stream, advancing,
@@ -38,6 +38,7 @@
 #include "engine/sim/sim_fiber.h"
 #include "engine/sim/sim_host.h"
 #include "engine/cost/timing.h"
+#include "engine/sim/sim_host_terms.h"
 
 typedef enum { SIM_OP = 0, SIM_WAIT, SIM_COLL } sim_entry_type;
 
@@ -114,8 +115,9 @@ typedef struct {
     sim_world *w;
     sim_stream streams[DEV_STREAM_COUNT];
     timing_model timing; /* for ops that carry a GEMM shape instead of a duration */
+    sim_host_terms host_terms; /* [host]: this rank's wake-ups, stalls, late starts, drawn from timing's generator */
     sim_busy comm_busy;  /* the comm stream's collectives still ahead of the compute stream */
-    sim_host *host;      /* cores shared with the other ranks of its host ([device] host_cores; NULL: none) */
+    sim_host *host;      /* cores shared with the other ranks of its host ([host] host_cores; NULL: none) */
     int host_member;     /* this rank's index among them (its streams are members index x 2 + stream) */
     int64_t staged_seq, staged_end_ns; /* on a shared host: its end of that bucket allreduce */
     int64_t late_seq, late_ns; /* on a crowded host: how late it may leave that bucket allreduce */
@@ -155,15 +157,15 @@ struct sim_world {
     bool aborted;
     char abort_reason[512];
     int span_rings;
-    sim_host *hosts; /* [device] host_cores > 0: one per host of host_ranks ranks; NULL otherwise */
+    sim_host *hosts; /* [host] host_cores > 0: one per host of host_ranks ranks; NULL otherwise */
     int nhosts, host_ranks;
     sim_host_job *host_scratch; /* a host's members' worth, for looking ahead */
     double *host_more_work;     /* per member of a host */
-    bool fits_cache; /* the memory of a host's ranks fits in [device] cache_mb (timing_fits_cache) */
+    bool fits_cache; /* the memory of a host's ranks fits in [host] cache_mb (timing_fits_cache) */
     sim_fiber *running; /* the fiber the scheduler is running now */
 };
 
-/* The seed of the draws of the machine's noise: [device] noise_seed, or run.seed. */
+/* The seed of the draws of the machine's noise: [host] noise_seed, or run.seed. */
 static inline uint64_t sim_noise_seed(const sim_world *w)
 {
     return w->sc->noise_seed ? w->sc->noise_seed : w->sc->seed;
@@ -209,7 +211,11 @@ bool sim_collective_arrive(sim_device *d, const sim_entry *e, int64_t at);
 void sim_device_advance(sim_device *d);
 /* True when the host of `d` waits in synchronize and may go on now. */
 bool sim_device_host_ready(const sim_device *d);
+/* Puts rank on the world's work list (once) to run when the scheduler next looks
+ * (sim_world.c). */
 void sim_world_push_work(sim_world *w, int rank);
+/* Marks the world aborted with `why` (the first reason wins) and wakes every rank so
+ * that each sees it (sim_world.c). */
 void sim_world_abort(sim_world *w, const char *why);
 /* When nothing else can move: runs the hosts' shared ops to the earliest end of all and
  * puts the ranks whose op ended on the worklist.  false when no op is pending. */
