@@ -14,6 +14,7 @@ enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 int cli_run(int argc, char **argv, const atomic_int *interrupted);
 int cli_report(int argc, char **argv);
+int cli_runs(int argc, char **argv);
 int cli_explain(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_calibrate(int argc, char **argv);

@@ -76,24 +76,29 @@ static int parse_args(int argc, char **argv, export_args *a)
     return EXIT_OK;
 }
 
+/* The last run of db, said on stderr: a default a user did not choose is never silent. */
 static int last_run(sqlite3 *db, const char *db_path, long long *id)
 {
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT MAX(id) FROM run", -1, &s, NULL);
+    int rc = sqlite3_prepare_v2(db, "SELECT id, name, backend FROM run ORDER BY id DESC LIMIT 1", -1, &s, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_step(s);
+    if (rc == SQLITE_DONE) {
+        sqlite3_finalize(s);
+        fprintf(stderr, "ddpprof: %s holds no runs\n", db_path);
+        return EXIT_USAGE;
+    }
     if (rc != SQLITE_ROW) {
         fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
         sqlite3_finalize(s);
         return EXIT_RUNTIME;
     }
-    bool none = sqlite3_column_type(s, 0) == SQLITE_NULL;
     *id = sqlite3_column_int64(s, 0);
+    const unsigned char *name = sqlite3_column_text(s, 1), *backend = sqlite3_column_text(s, 2);
+    fprintf(stderr, "ddpprof: exporting run %lld (%s, %s), the last in %s; --run ID takes another (ddpprof runs %s)\n",
+            *id, name ? (const char *)name : "unnamed", backend ? (const char *)backend : "no backend", db_path,
+            db_path);
     sqlite3_finalize(s);
-    if (none) {
-        fprintf(stderr, "ddpprof: %s holds no runs\n", db_path);
-        return EXIT_USAGE;
-    }
     return EXIT_OK;
 }
 

@@ -27,6 +27,7 @@ static const char *const usage =
     "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
     "  predict FILE [-o DB] [-s section.key=value]...\n"
     "                     the same run in virtual time (sim backend): thousands of ranks in seconds\n"
+    "  runs DB [--json]   the runs DB holds: id, name, backend, status, step, overlap\n"
     "  report DB [--run ID] [--json | --html] [-o FILE]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
     "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
@@ -74,6 +75,8 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1, &interrupted);
     if (!strcmp(cmd, "predict"))
         return cli_predict(argc - 1, argv + 1, &interrupted);
+    if (!strcmp(cmd, "runs"))
+        return cli_runs(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <math.h>
 
 #include <cmocka.h>
 #include <jansson.h>
@@ -359,6 +360,56 @@ static void test_predict(void **state)
     sqlite3_close(h);
 }
 
+/* `runs` lists every run with its figures (text and JSON, the step of each run as report
+ * --json gives it), a missing database is a usage error, and export without --run names
+ * the run it took on stderr. */
+static void test_runs_listed(void **state)
+{
+    (void)state;
+    result r;
+    char db[300], scen[300], trace[300];
+    path_in_tmp(db, sizeof db, "runs.sqlite");
+    path_in_tmp(trace, sizeof trace, "runs.json");
+    snprintf(scen, sizeof scen, "%s/skewed.ini", getenv("SCENARIOS"));
+    unlink(db);
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.iterations=2", NULL});
+    assert_int_equal(r.status, 0);
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.iterations=2", "-s", "run.name=second",
+                                  NULL});
+    assert_int_equal(r.status, 0);
+    ddpprof(&r, (const char *[]){"runs", db, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "step ms"));
+    assert_non_null(strstr(r.out, "    1  skewed"));
+    assert_non_null(strstr(r.out, "    2  second"));
+    ddpprof(&r, (const char *[]){"runs", db, "--json", NULL});
+    assert_int_equal(r.status, 0);
+    json_error_t je;
+    json_t *doc = json_loads(r.out, 0, &je);
+    assert_non_null(doc);
+    json_t *list = json_object_get(doc, "runs");
+    assert_int_equal(json_array_size(list), 2);
+    json_t *second = json_array_get(list, 1);
+    assert_string_equal(json_string_value(json_object_get(second, "name")), "second");
+    assert_string_equal(json_string_value(json_object_get(second, "backend")), "sim");
+    assert_int_equal(json_integer_value(json_object_get(second, "world_size")), 4);
+    double step = json_real_value(json_object_get(second, "step_ms"));
+    json_decref(doc);
+    ddpprof(&r, (const char *[]){"report", db, "--run", "2", "--json", NULL});
+    assert_int_equal(r.status, 0);
+    doc = json_loads(r.out, 0, &je);
+    assert_non_null(doc);
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    double mean = json_real_value(json_object_get(run, "step_ms_mean"));
+    assert_true(step > 0 && fabs(step - mean) < 1e-6 * mean);
+    json_decref(doc);
+    ddpprof(&r, (const char *[]){"export", db, "-o", trace, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "exporting run 2 (second, sim), the last in"));
+    ddpprof(&r, (const char *[]){"runs", "/nonexistent/none.sqlite", NULL});
+    assert_int_equal(r.status, 2);
+}
+
 static void test_bench_allreduce(void **state)
 {
     (void)state;
@@ -414,6 +465,7 @@ int main(void)
         cmocka_unit_test(test_failed_run_is_recorded),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_predict),
+        cmocka_unit_test(test_runs_listed),
         cmocka_unit_test(test_bench_allreduce),
         cmocka_unit_test(test_shipped_scenarios_load),
     };

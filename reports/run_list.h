@@ -1,0 +1,23 @@
+/* run_list.h — the runs a results database holds, one line each: what `ddpprof runs`
+ * prints, so a user picks the --run of report, export, compare and calibrate --from.
+ *
+ * Contract: run_list_write() loads every run (analysis.h, ascending id) and prints, per
+ * run, its id, name, backend, status, world size, start time, mean job step (ms, the
+ * slowest rank's per measured iteration) and DDP's gradient overlap (%, the mean over
+ * ranks of each rank's overlap of bucket allreduces with compute); a figure a run lacks
+ * is "-" in text and null in JSON ({"runs": [{"id": ..., "step_ms": ..., ...}]}).
+ * A database without runs gives the header alone (an empty list in JSON).  Returns 0,
+ * or -1 with err (nothing printed on a failure to load).
+ */
+#ifndef DDPPROF_RUN_LIST_H
+#define DDPPROF_RUN_LIST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <sqlite3.h>
+
+int run_list_write(sqlite3 *db, bool json, FILE *out, char *err, size_t errlen);
+
+#endif
