@@ -846,3 +846,17 @@ int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char
     analysis_free(runs, n);
     return rc;
 }
+
+/* The mean over ranks of each rank's overlap; NAN when no rank communicated. */
+double analysis_mean_overlap_pct(const analysis_run *r)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t k = 0; k < r->nranks; k++) {
+        if (!isnan(r->ranks[k].overlap_pct)) {
+            sum += r->ranks[k].overlap_pct;
+            n++;
+        }
+    }
+    return n ? sum / n : NAN;
+}

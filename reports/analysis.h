@@ -108,4 +108,8 @@ int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nrun
 
 void analysis_free(analysis_run *runs, size_t nruns);
 
+/* DDP's overlap of a run: the mean over ranks of each rank's overlap_pct; NAN when no
+ * rank communicated. */
+double analysis_mean_overlap_pct(const analysis_run *r);
+
 #endif

@@ -8,20 +8,6 @@
 
 #include "reports/analysis.h"
 
-/* The mean over ranks of each rank's overlap; NAN when no rank communicated. */
-static double mean_overlap_pct(const analysis_run *r)
-{
-    double sum = 0;
-    int n = 0;
-    for (size_t k = 0; k < r->nranks; k++) {
-        if (!isnan(r->ranks[k].overlap_pct)) {
-            sum += r->ranks[k].overlap_pct;
-            n++;
-        }
-    }
-    return n ? sum / n : NAN;
-}
-
 static double step_ms(const analysis_run *r) { return r->steps > 0 ? r->step_ms_mean : NAN; }
 
 static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
@@ -32,7 +18,7 @@ static void write_text(const analysis_run *runs, size_t n, FILE *out)
             "started (UTC)", "step ms", "overlap %");
     for (size_t i = 0; i < n; i++) {
         const analysis_run *r = &runs[i];
-        double step = step_ms(r), overlap = mean_overlap_pct(r);
+        double step = step_ms(r), overlap = analysis_mean_overlap_pct(r);
         fprintf(out, "%5lld  %-32.32s  %-14.14s  %-9.9s  %5d  %-19.19s  ", (long long)r->id, or_dash(r->name),
                 or_dash(r->backend), or_dash(r->status), r->world_size, or_dash(r->started_at));
         if (isnan(step))
@@ -65,7 +51,7 @@ static int write_json(const analysis_run *runs, size_t n, FILE *out, char *err, 
                                    "name", text_or_null(r->name), "backend", text_or_null(r->backend), "status",
                                    text_or_null(r->status), "world_size", r->world_size, "started_at",
                                    text_or_null(r->started_at), "step_ms", num(step_ms(r)), "overlap_pct",
-                                   num(mean_overlap_pct(r)));
+                                   num(analysis_mean_overlap_pct(r)));
         if (!row || json_array_append_new(list, row) != 0) {
             snprintf(err, errlen, "building the JSON list: %s", row ? "out of memory" : je.text);
             json_decref(doc);

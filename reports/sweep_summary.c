@@ -2,9 +2,20 @@
 #include "reports/sweep_summary.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "reports/analysis.h"
+
+static bool has_step(const analysis_run *r) { return r->steps > 0 && !isnan(r->step_ms_mean); }
+
+static void print_or_dash(FILE *out, const char *fmt, const char *dash_fmt, double v)
+{
+    if (isnan(v))
+        fprintf(out, dash_fmt, "-");
+    else
+        fprintf(out, fmt, v);
+}
 
 int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen)
 {
@@ -19,37 +30,45 @@ int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *ou
         rc = analysis_load(db, run_ids[i], &runs[i], &got, err, errlen);
     }
     if (rc == 0) {
-        fprintf(out, "\nsweep: step time per point (mean over measured iterations, slowest rank)\n");
-        fprintf(out, "  run  %-60s  step ms  overlap %%  max wait ms\n", "point");
-        size_t best = n;
+        fprintf(out, "\nsweep: per point, the job's step (the slowest rank's, per measured iteration: mean, and min-max\n"
+                     "over iterations), DDP's overlap (mean over ranks) and the longest wait (the most-waiting rank)\n");
+        fprintf(out, "  run  %-60s  %9s  %19s  %9s  %11s\n", "point", "step ms", "min-max ms", "overlap %", "max wait ms");
+        size_t best = n, second = n;
         for (size_t i = 0; i < n; i++) {
             const analysis_run *r = runs[i];
-            double overlap = NAN, wait = NAN;
-            if (r->nranks > 0) {
-                overlap = r->ranks[0].overlap_pct;
-                for (size_t k = 0; k < r->nranks; k++)
-                    if (isnan(wait) || r->ranks[k].wait_ms > wait)
-                        wait = r->ranks[k].wait_ms;
-            }
+            double wait = NAN;
+            for (size_t k = 0; k < r->nranks; k++)
+                if (isnan(wait) || r->ranks[k].wait_ms > wait)
+                    wait = r->ranks[k].wait_ms;
             fprintf(out, "%5lld  %-60.60s", (long long)r->id, r->name);
-            if (r->steps > 0 && !isnan(r->step_ms_mean)) {
-                fprintf(out, "  %7.3f", r->step_ms_mean);
-                if (best == n || r->step_ms_mean < runs[best]->step_ms_mean)
+            if (has_step(r)) {
+                char range[32];
+                snprintf(range, sizeof range, "%.3f-%.3f", r->step_ms_min, r->step_ms_max);
+                fprintf(out, "  %9.3f  %19s", r->step_ms_mean, range);
+                if (best == n || r->step_ms_mean < runs[best]->step_ms_mean) {
+                    second = best;
                     best = i;
+                } else if (second == n || r->step_ms_mean < runs[second]->step_ms_mean) {
+                    second = i;
+                }
             } else {
-                fprintf(out, "  %7s", "-");
+                fprintf(out, "  %9s  %19s", "-", "-");
             }
-            if (isnan(overlap))
-                fprintf(out, "  %9s", "-");
-            else
-                fprintf(out, "  %9.1f", overlap);
-            if (isnan(wait))
-                fprintf(out, "  %11s\n", "-");
-            else
-                fprintf(out, "  %11.3f\n", wait);
+            print_or_dash(out, "  %9.1f", "  %9s", analysis_mean_overlap_pct(r));
+            print_or_dash(out, "  %11.3f\n", "  %11s\n", wait);
         }
-        if (best < n)
-            fprintf(out, "best: %s (%.3f ms per step)\n", runs[best]->name, runs[best]->step_ms_mean);
+        /* A point is named best only when even its slowest iteration beats the next point's
+         * fastest: within the spread over iterations, the points are not told apart. */
+        if (best < n && second == n)
+            fprintf(out, "best: %s (%.3f ms per step), the only point with a step time\n", runs[best]->name,
+                    runs[best]->step_ms_mean);
+        else if (best < n && runs[best]->step_ms_max < runs[second]->step_ms_min)
+            fprintf(out, "best: %s (%.3f ms per step; its slowest iteration beats the next point's fastest)\n",
+                    runs[best]->name, runs[best]->step_ms_mean);
+        else if (best < n)
+            fprintf(out, "best: none beyond the spread over iterations (fastest mean %s, %.3f ms; %s's iterations "
+                         "overlap its range)\n",
+                    runs[best]->name, runs[best]->step_ms_mean, runs[second]->name);
     }
     for (size_t i = 0; i < n; i++)
         if (runs[i])

@@ -22,9 +22,13 @@
 #include "reports/sweep_summary.h"
 
 static const char *const usage =
-    "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--backend NAME] [--verify] [--no-record]\n"
+    "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
+    "                        [--backend NAME] [--verify] [--no-record]\n"
     "  -o DB            results database (default ddpprof.sqlite; created if missing)\n"
-    "  -s KEY=VALUE     override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable)\n"
+    "  -s KEY=VALUE     override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable); a key the\n"
+    "                   file's [sweep] varies is then not swept (said on stderr)\n"
+    "  --sweep KEY=A,B,...  sweep a key from the command line (repeatable; list keys: A1,A2|B1,B2);\n"
+    "                   replaces the file's sweep of that key (said on stderr)\n"
     "  --backend NAME   auto, cpu or cuda (default: the scenario's run.backend); cuda fails\n"
     "                   at once where it cannot run (no GPU), auto says what it passed over\n"
     "  --verify         check after every synchronised step that each rank's gradients are\n"
@@ -141,12 +145,14 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         return EXIT_OK;
     const char *file = NULL, *db_path = "ddpprof.sqlite", *backend = NULL;
     const char **overrides = calloc((size_t)argc, sizeof *overrides);
+    const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
     /* The command each rank process runs when ddpprof starts them: this one. */
     char **self_argv = calloc((size_t)argc + 2, sizeof *self_argv);
-    int noverrides = 0;
+    int noverrides = 0, nsweeps = 0;
     bool verify = false, record = true, json = false, quiet = false;
-    if (!overrides || !self_argv) {
+    if (!overrides || !sweeps || !self_argv) {
         free(overrides);
+        free(sweeps);
         free(self_argv);
         return EXIT_RUNTIME;
     }
@@ -156,7 +162,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     int status = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--backend")) && i + 1 >= argc) {
+        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend")) &&
+            i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
         }
@@ -164,6 +171,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             db_path = argv[++i];
         else if (!strcmp(a, "-s"))
             overrides[noverrides++] = argv[++i];
+        else if (!strcmp(a, "--sweep"))
+            sweeps[nsweeps++] = argv[++i];
         else if (!strcmp(a, "--backend"))
             backend = argv[++i];
         else if (!strcmp(a, "--verify"))
@@ -205,11 +214,27 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         goto out_sc;
     }
     for (int i = 0; i < noverrides; i++) {
-        if (scenario_override(sc, overrides[i], err) != 0) {
+        char was[SCENARIO_ERR];
+        int unswept = scenario_unsweep(sc, overrides[i], was, sizeof was, err);
+        if (unswept < 0 || scenario_override(sc, overrides[i], err) != 0) {
+            fprintf(stderr, "-s %s: %s\n", overrides[i], err);
+            status = EXIT_USAGE;
+            goto out_sc;
+        }
+        /* Said once, by the command the user typed, not again by each rank process. */
+        if (unswept && !getenv("DDPPROF_COORDINATOR"))
+            fprintf(stderr, "ddpprof: -s %s replaces the sweep of %s: %s is not swept\n", overrides[i], file, was);
+    }
+    for (int i = 0; i < nsweeps; i++) {
+        char was[SCENARIO_ERR];
+        int replaced = scenario_sweep_override(sc, sweeps[i], was, sizeof was, err);
+        if (replaced < 0) {
             fprintf(stderr, "%s\n", err);
             status = EXIT_USAGE;
             goto out_sc;
         }
+        if (replaced && !getenv("DDPPROF_COORDINATOR"))
+            fprintf(stderr, "ddpprof: --sweep %s replaces the sweep of %s: %s\n", sweeps[i], file, was);
     }
     if (backend && scenario_set(sc, "run.backend", backend, err) != 0) {
         fprintf(stderr, "--backend %s: %s\n", backend, err);
@@ -362,6 +387,7 @@ out_sc:
     free(point);
 out:
     free(overrides);
+    free(sweeps);
     free(self_argv);
     return status;
 }

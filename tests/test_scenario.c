@@ -343,6 +343,40 @@ static void test_error_moved_host_key(void **state)
     free(sc);
 }
 
+/* The command line against the file's [sweep]: an override of a swept key removes that
+ * axis (saying what it was), --sweep adds an axis or replaces the file's, each value
+ * checked, and a malformed or bad one is refused. */
+static void test_sweep_from_command_line(void **state)
+{
+    scenario *sc = calloc(1, sizeof *sc);
+    assert_non_null(sc);
+    load_ok(state, "clisweep.ini", "[run]\nworld_size = 2\n[sweep]\nddp.bucket_cap_mb = 1, 5, 25\nrun.world_size = 2, 4\n",
+            sc);
+    assert_int_equal(scenario_sweep_count(sc), 6);
+    char was[SCENARIO_ERR], err[SCENARIO_ERR];
+    assert_int_equal(scenario_unsweep(sc, "ddp.first_bucket_mb=2", was, sizeof was, err), 0);
+    assert_int_equal(scenario_sweep_count(sc), 6);
+    assert_int_equal(scenario_unsweep(sc, "ddp.bucket_cap_mb=10", was, sizeof was, err), 1);
+    assert_string_equal(was, "ddp.bucket_cap_mb = 1, 5, 25");
+    assert_int_equal(scenario_sweep_count(sc), 2);
+    assert_int_equal(scenario_unsweep(sc, "no_equals_sign", was, sizeof was, err), -1);
+    assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,50", was, sizeof was, err), 0);
+    assert_int_equal(scenario_sweep_count(sc), 4);
+    assert_int_equal(scenario_sweep_override(sc, "run.world_size=8,16,32", was, sizeof was, err), 1);
+    assert_string_equal(was, "run.world_size = 2, 4");
+    assert_int_equal(scenario_sweep_count(sc), 6);
+    scenario *point = calloc(1, sizeof *point);
+    assert_non_null(point);
+    assert_int_equal(scenario_sweep_point(sc, 5, point, err), 0);
+    assert_true(point->bucket_cap_mb == 50 && point->world_size == 32);
+    assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,x", was, sizeof was, err), -1);
+    assert_non_null(strstr(err, "--sweep ddp.bucket_cap_mb: \"x\" is not a number"));
+    assert_int_equal(scenario_sweep_override(sc, "ddp.nokey=1,2", was, sizeof was, err), -1);
+    assert_int_equal(scenario_sweep_count(sc), 6); /* refusals change nothing */
+    free(point);
+    free(sc);
+}
+
 static void test_error_unknown_section(void **state)
 {
     /* Reported even though the section has no keys at all. */
@@ -1118,6 +1152,7 @@ int main(void)
         cmocka_unit_test(test_error_list_element),
         cmocka_unit_test(test_error_unknown_key),
         cmocka_unit_test(test_error_moved_host_key),
+        cmocka_unit_test(test_sweep_from_command_line),
         cmocka_unit_test(test_error_unknown_section),
         cmocka_unit_test(test_error_key_outside_section),
         cmocka_unit_test(test_error_duplicate_key),

@@ -2254,7 +2254,8 @@ static void test_phase_detail_keeps_the_figures(void **state)
 }
 
 /* The sweep summary lists each run's step and names the fastest: the equal-rank step of
- * test_equal_ranks_by_hand (18000 ns) beats the same with rank 1 twice as slow. */
+ * test_equal_ranks_by_hand (18000 ns) beats the same with rank 1 twice as slow; two equal
+ * points are not told apart (no best beyond the spread over iterations). */
 static void test_sweep_summary_names_the_best(void **state)
 {
     (void)state;
@@ -2271,9 +2272,18 @@ static void test_sweep_summary_names_the_best(void **state)
     assert_non_null(out);
     assert_int_equal(report_sweep_summary(store_db(st), ids, 2, out, err, sizeof err), 0);
     fclose(out);
-    assert_non_null(strstr(text, "best: fast (0.018 ms per step)"));
+    assert_non_null(strstr(text, "best: fast (0.018 ms per step; its slowest iteration beats the next point's fastest)"));
     assert_non_null(strstr(text, "slow"));
     free(text);
+    scenario *twin = hand_scenario((const char *[]){"run.name=twin", "run.warmup=1", "run.iterations=2", NULL});
+    int64_t tied[2] = {ids[1], run_sim(st, twin)};
+    out = open_memstream(&text, &len);
+    assert_non_null(out);
+    assert_int_equal(report_sweep_summary(store_db(st), tied, 2, out, err, sizeof err), 0);
+    fclose(out);
+    assert_non_null(strstr(text, "best: none beyond the spread over iterations"));
+    free(text);
+    free(twin);
     free(slow);
     free(fast);
     store_close(st);

@@ -306,63 +306,21 @@ static char *read_line(char *str, int num, void *stream)
 
 /* ---------------------------------------------------------------- [sweep] */
 
-static int find_axis(const scenario *sc, const char *key)
-{
-    for (int a = 0; a < sc->nsweep; a++)
-        if (strcmp(sc->sweep[a].key, key) == 0)
-            return a;
-    return -1;
-}
-
-/* Adds the values of one [sweep] line to axis `a`, trying each on a scratch scenario so
+/* Adds the values of one [sweep] line to `axis`, trying each on a scratch scenario so
  * that a bad value is reported at its line rather than when the point runs, and notes
  * the line that takes the sweep past SCENARIO_MAX_SWEEP_POINTS (nothing is expanded). */
 static int add_sweep_values(load_state *st, sweep_axis *axis, int ki, const char *value,
                             bool continuation)
 {
-    const key_def *k = &scn_keys[ki];
-    char sep = scn_is_list(k) ? '|' : ',';
-    if (scn_is_list(k) && !continuation && strchr(value, '|') == NULL &&
-        strchr(value, ',') != NULL)
-        return fail_at(st,
-                       "[sweep] %s is a list key: separate its values with '|' (each value is a "
-                       "comma-separated list), e.g. %s = 1, 2 | 3",
-                       axis->key, axis->key);
     if (st->scratch == NULL) {
         st->scratch = malloc(sizeof *st->scratch);
         if (st->scratch == NULL)
             return fail_at(st, "out of memory");
         scenario_defaults(st->scratch);
     }
-    if (continuation && *value == sep) /* "    , next": the separator starts the line */
-        value++;
-    scn_splitter s = {value, sep, 0};
-    char item[SCENARIO_STR];
-    int r;
-    if (*value == '\0')
-        return fail_at(st, "[sweep] %s: no values (give 1 to %d values separated by '%c')",
-                       axis->key, SCENARIO_MAX_SWEEP_VALUES, sep);
-    while ((r = scn_next_item(&s, item, sizeof item)) != 0) {
-        int vi = axis->nvalues + 1;
-        if (r == -1)
-            return fail_at(st, "[sweep] %s: value %d is empty (values are separated by '%c')",
-                           axis->key, vi, sep);
-        if (r == -2)
-            return fail_at(st, "[sweep] %s: value %d is longer than %d characters", axis->key,
-                           vi, SCENARIO_STR - 1);
-        if (axis->nvalues >= SCENARIO_MAX_SWEEP_VALUES)
-            return fail_at(st, "[sweep] %s: more than %d values", axis->key,
-                           SCENARIO_MAX_SWEEP_VALUES);
-        for (int j = 0; j < axis->nvalues; j++)
-            if (strcmp(axis->values[j], item) == 0)
-                return fail_at(st, "[sweep] %s: value \"%s\" is given twice", axis->key, item);
-        char msg[SCENARIO_ERR];
-        if (scn_set_key(st->scratch, ki, item, false, msg) != 0)
-            return fail_at(st, "[sweep] %s", msg);
-        memcpy(axis->values[axis->nvalues], item, strlen(item) + 1);
-        axis->nvalues++;
-    }
     char msg[SCENARIO_ERR];
+    if (scn_axis_add_values(axis, ki, value, continuation, st->scratch, msg) != 0)
+        return fail_at(st, "%s", msg);
     int over = 0;
     if (st->sweep_over_line == 0 && scn_sweep_over_limit(st->sc, msg, sizeof msg, &over) != 0)
         st->sweep_over_line = st->line;
@@ -373,7 +331,7 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
 {
     scenario *sc = st->sc;
     if (continuation) {
-        int a = find_axis(sc, name);
+        int a = scn_find_axis(sc, name);
         int ki = -1;
         if (a < 0 || scn_find_dotted(name, &ki, NULL) != 0)
             return fail_at(st, "[sweep] %s: continuation of an unknown axis", name);
@@ -392,7 +350,7 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
                        msg);
     char dotted[64];
     scn_dotted_name(&scn_keys[ki], dotted, sizeof dotted);
-    int a = find_axis(sc, dotted);
+    int a = scn_find_axis(sc, dotted);
     if (a >= 0)
         return fail_at(st, "duplicate key %s in [sweep] (first given on line %d)", dotted,
                        sc->sweep[a].line);

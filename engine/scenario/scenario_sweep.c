@@ -9,6 +9,7 @@
 #include "engine/scenario/scenario_value.h"
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 int scn_sweep_shape(const scenario *sc, char *err)
@@ -111,4 +112,153 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
         out->swept[ki] = true;
     }
     return 0;
+}
+
+int scn_find_axis(const scenario *sc, const char *key)
+{
+    for (int a = 0; a < sc->nsweep; a++)
+        if (strcmp(sc->sweep[a].key, key) == 0)
+            return a;
+    return -1;
+}
+
+int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool continuation, scenario *scratch,
+                        char msg[SCENARIO_ERR])
+{
+    const key_def *k = &scn_keys[ki];
+    char sep = scn_is_list(k) ? '|' : ',';
+    if (scn_is_list(k) && !continuation && strchr(value, '|') == NULL &&
+        strchr(value, ',') != NULL)
+        return scn_errf(msg,
+                        "[sweep] %s is a list key: separate its values with '|' (each value is a "
+                       "comma-separated list), e.g. %s = 1, 2 | 3",
+                       axis->key, axis->key);
+    if (continuation && *value == sep) /* "    , next": the separator starts the line */
+        value++;
+    scn_splitter s = {value, sep, 0};
+    char item[SCENARIO_STR];
+    int r;
+    if (*value == '\0')
+        return scn_errf(msg, "[sweep] %s: no values (give 1 to %d values separated by '%c')",
+                       axis->key, SCENARIO_MAX_SWEEP_VALUES, sep);
+    while ((r = scn_next_item(&s, item, sizeof item)) != 0) {
+        int vi = axis->nvalues + 1;
+        if (r == -1)
+            return scn_errf(msg, "[sweep] %s: value %d is empty (values are separated by '%c')",
+                           axis->key, vi, sep);
+        if (r == -2)
+            return scn_errf(msg, "[sweep] %s: value %d is longer than %d characters", axis->key,
+                           vi, SCENARIO_STR - 1);
+        if (axis->nvalues >= SCENARIO_MAX_SWEEP_VALUES)
+            return scn_errf(msg, "[sweep] %s: more than %d values", axis->key,
+                           SCENARIO_MAX_SWEEP_VALUES);
+        for (int j = 0; j < axis->nvalues; j++)
+            if (strcmp(axis->values[j], item) == 0)
+                return scn_errf(msg, "[sweep] %s: value \"%s\" is given twice", axis->key, item);
+        char why[SCENARIO_ERR];
+        if (scn_set_key(scratch, ki, item, false, why) != 0)
+            return scn_errf(msg, "[sweep] %s", why);
+        memcpy(axis->values[axis->nvalues], item, strlen(item) + 1);
+        axis->nvalues++;
+    }
+    return 0;
+}
+
+/* The key an assignment "section.key=..." names, as the table spells it, and its index. */
+static int assignment_key(const char *assignment, char *dotted, size_t n, int *ki, const char **value,
+                          char err[SCENARIO_ERR])
+{
+    const char *eq = strchr(assignment, '=');
+    if (eq == NULL)
+        return scn_errf(err, "\"%s\": expected section.key=value", assignment);
+    char key[64];
+    size_t len = (size_t)(eq - assignment);
+    while (len > 0 && (assignment[len - 1] == ' ' || assignment[len - 1] == '\t'))
+        len--;
+    if (len == 0 || len >= sizeof key)
+        return scn_errf(err, "\"%s\": expected section.key=value", assignment);
+    memcpy(key, assignment, len);
+    key[len] = '\0';
+    if (scn_find_dotted(key, ki, err) != 0)
+        return -1;
+    scn_dotted_name(&scn_keys[*ki], dotted, n);
+    *value = eq + 1;
+    while (**value == ' ' || **value == '\t')
+        (*value)++;
+    return 0;
+}
+
+/* "a, b, c" (or "a | b" for a list key): the values of an axis as a file writes them. */
+static void axis_text(const sweep_axis *axis, int ki, char *out, size_t n)
+{
+    const char *sep = scn_is_list(&scn_keys[ki]) ? " | " : ", ";
+    size_t at = 0;
+    out[0] = '\0';
+    for (int v = 0; v < axis->nvalues && at < n; v++) {
+        int w = snprintf(out + at, n - at, "%s%s", v ? sep : "", axis->values[v]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+}
+
+int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR])
+{
+    char dotted[64];
+    int ki;
+    const char *value;
+    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, err) != 0)
+        return -1;
+    int a = scn_find_axis(sc, dotted);
+    if (a < 0)
+        return 0;
+    if (was && n > 0) {
+        char values[SCENARIO_ERR];
+        axis_text(&sc->sweep[a], ki, values, sizeof values);
+        snprintf(was, n, "%s = %s", dotted, values);
+    }
+    memmove(&sc->sweep[a], &sc->sweep[a + 1], (size_t)(sc->nsweep - a - 1) * sizeof sc->sweep[0]);
+    sc->nsweep--;
+    return 1;
+}
+
+int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR])
+{
+    char dotted[64];
+    int ki;
+    const char *value;
+    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, err) != 0)
+        return -1;
+    if (strcmp(scn_keys[ki].section, "run") == 0 && strcmp(scn_keys[ki].name, "name") == 0)
+        return scn_errf(err, "--sweep %s: the run's name is made from the sweep's points; sweep another key", dotted);
+    sweep_axis axis;
+    memset(&axis, 0, sizeof axis);
+    memcpy(axis.key, dotted, strlen(dotted) + 1);
+    axis.line = -1;
+    scenario *scratch = malloc(sizeof *scratch);
+    if (scratch == NULL)
+        return scn_errf(err, "out of memory");
+    scenario_defaults(scratch);
+    char msg[SCENARIO_ERR];
+    int rc = scn_axis_add_values(&axis, ki, value, false, scratch, msg);
+    free(scratch);
+    if (rc != 0) /* msg says "[sweep] KEY: ...": this sweep is the command line's */
+        return scn_errf(err, "--sweep %s", strncmp(msg, "[sweep] ", 8) == 0 ? msg + 8 : msg);
+    int a = scn_find_axis(sc, dotted), replaced = a >= 0;
+    if (replaced) {
+        if (was && n > 0) {
+            char values[SCENARIO_ERR];
+            axis_text(&sc->sweep[a], ki, values, sizeof values);
+            snprintf(was, n, "%s = %s", dotted, values);
+        }
+    } else {
+        if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS)
+            return scn_errf(err, "--sweep %s: more than %d sweep axes", dotted, SCENARIO_MAX_SWEEP_KEYS);
+        a = sc->nsweep++;
+    }
+    sc->sweep[a] = axis;
+    int over = 0;
+    if (scn_sweep_over_limit(sc, msg, sizeof msg, &over) != 0)
+        return scn_errf(err, "--sweep %s: %s", dotted, msg);
+    return replaced;
 }

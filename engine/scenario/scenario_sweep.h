@@ -10,6 +10,7 @@
 
 #include "engine/scenario/scenario.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* 0 when the axis and value counts are within their arrays; else -1 with err. */
@@ -27,5 +28,14 @@ int scn_sweep_over_limit(const scenario *sc, char *msg, size_t n, int *axis);
  * an earlier point of it): every swept key gets its value, key_line[] the axis line and
  * swept[] true; the axes themselves stay.  0 or -1 with err (with location). */
 int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err);
+
+/* Index of the axis that sweeps `key` (section.key as the table spells it), or -1. */
+int scn_find_axis(const scenario *sc, const char *key);
+
+/* Appends to `axis` (of key index ki) the values of `value`, separated by ',' or, for a
+ * list key, by '|' (a continuation line may start with the separator), each tried on
+ * `scratch`: 0, or -1 with msg ("[sweep] KEY: ...", no location). */
+int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool continuation, scenario *scratch,
+                        char msg[SCENARIO_ERR]);
 
 #endif
