@@ -5,7 +5,8 @@
  * Files: store_schema.c (view SQL, schema, migrations, recognising a ddpprof file),
  * store_stats.c (a run's statistics, stored when it ends),
  * store_open.c (opening read-write or read-only, the handle's life), store.c (the
- * writes of a run), store_liveness.c (who wrote a run, and whether it still lives).
+ * writes of a run), store_liveness.c (who wrote a run, and whether it still lives),
+ * store_sqlite.c (the SQLite wrappers they all use).
  * Every helper returns 0 or -1 with the reason in (err, errlen), like the public API.
  */
 #ifndef DDPPROF_STORE_INTERNAL_H
@@ -54,6 +55,9 @@ int store_migrate(sqlite3 *db, char *err, size_t errlen);
 int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen);
 int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen);
 
+/* SQLite wrappers (store_sqlite.c).  store_db_fail puts "what: SQLite's message" in err
+ * and returns -1, for its caller to return; store_exec runs SQL that returns no rows:
+ * 0, or -1 with "what: SQLite's message". */
 int store_db_fail(sqlite3 *db, char *err, size_t errlen, const char *what);
 int store_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen);
 

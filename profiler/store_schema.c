@@ -332,23 +332,6 @@ static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_
 
 /* ---- recognising a file ------------------------------------------------------------ */
 
-int store_db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
-{
-    set_err(err, errlen, "%s: %s", what, db ? sqlite3_errmsg(db) : "out of memory");
-    return -1;
-}
-
-int store_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        set_err(err, errlen, "%s: %s", what, msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
-
 /* The first failure on a file that is not a database is at the first read, not at
  * open (SQLite opens lazily); that is where the message becomes a plain one. */
 static int read_fail(sqlite3 *db, char *err, size_t errlen, const char *what)

@@ -6,6 +6,7 @@
 #include <jansson.h>
 
 #include "reports/compare.h"
+#include "reports/compare_match.h"
 #include "common/errmsg.h"
 
 static json_t *num(double v) { return isnan(v) || isinf(v) ? json_null() : json_real(v); }

@@ -10,59 +10,18 @@
  * stream, each allreduce split at the last rank's arrival into wait and transfer),
  * each rank's step split into compute / exposed transfer / straggler wait / other,
  * the rank table, and each bucket's ready, launch delay, arrival skew and transfer.
- * Every figure carries its --json path (report_html_internal.h).
+ * Every figure carries its --json path (report_html_fig.h).
  */
 #include "common/errmsg.h"
 #include "reports/report.h"
-#include "reports/report_html_internal.h"
+#include "reports/report_html_fig.h"
+#include "reports/report_html_svg.h"
 #include "reports/timeline.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- shared pieces ------------------------------------------------------------------ */
-
-void html_esc(FILE *out, const char *s)
-{
-    for (const char *p = s ? s : ""; *p; p++) {
-        switch (*p) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default: putc(*p, out);
-        }
-    }
-}
-
-void html_fig_attrs(FILE *out, const char *path, double v)
-{
-    fprintf(out, " data-json=\"%s\" data-value=\"", path);
-    if (isnan(v) || isinf(v))
-        fputs("null\"", out);
-    else
-        fprintf(out, "%.17g\"", v);
-}
-
-void html_fig(FILE *out, const char *tag, const char *path, double v, int decimals)
-{
-    fprintf(out, "<%s class=\"num\"", tag);
-    html_fig_attrs(out, path, v);
-    if (isnan(v) || isinf(v))
-        fprintf(out, ">-</%s>", tag);
-    else
-        fprintf(out, ">%.*f</%s>", decimals, v, tag);
-}
-
-void html_legend(FILE *out, const char *const *colours, const char *const *labels, size_t n)
-{
-    fputs("<div class=\"legend\">", out);
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "<span><i style=\"background:%s\"></i>%s</span>", colours[i], labels[i]);
-    fputs("</div>\n", out);
-}
 
 static const char CSS[] =
     "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;"

@@ -1,12 +1,15 @@
 /* report_html_svg.c — the HTML report's drawings as inline SVG (no script, no
  * fetch): the timeline of one iteration, each rank's step split into its four parts,
  * each bucket's way from ready to reduced, and line charts for sweeps.  Contract:
- * report_html_internal.h; bars that stand for a figure carry its data-json path. */
-#include "reports/report_html_internal.h"
+ * report_html_svg.h; bars that stand for a figure carry its data-json path
+ * (report_html_fig.h). */
+#include "reports/report_html_svg.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
+
+#include "reports/report_html_fig.h"
 
 #define SVG_W 1120
 #define LABEL_W 140

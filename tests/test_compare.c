@@ -1,6 +1,6 @@
-/* test_compare.c — `ddpprof compare` (reports/compare.c, compare_json.c,
- * src/cli_compare.c) on runs written span by span through the store, so that every
- * figure is known by hand.
+/* test_compare.c — `ddpprof compare` (reports/compare_match.c, compare.c,
+ * compare_json.c, src/cli_compare.c) on runs written span by span through the store,
+ * so that every figure is known by hand.
  *
  * Run A is DESIGN.md's worked example (2 ranks, one bucket, times in µs): rank 0 step
  * 32, C 22, M 18, overlap 8/18, exposed 10, wait 13; rank 1 step 32, C 30, M 5, overlap

@@ -1,30 +1,14 @@
 /* cuda_bench.c — the cuda backend's allreduce benchmark (see cuda_bench.h): ranks as the
- * GPUs of this process, or, beyond the GPUs, as processes (cuda_bench_procs.c). */
+ * GPUs of this process, or, beyond the GPUs, as processes (cuda_bench_procs.c); both
+ * timed by cuda_bench_measure.c. */
 #include "engine/cuda/cuda_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine/cuda/cuda_bench_internal.h"
+#include "engine/cuda/cuda_bench_measure.h"
+#include "engine/cuda/cuda_bench_procs.h"
 #include "engine/cuda/cuda_kernels.h"
-
-#define TRY_CUDA(call)                                                                                        \
-    do {                                                                                                      \
-        cudaError_t rc_ = (call);                                                                             \
-        if (rc_ != cudaSuccess) {                                                                             \
-            snprintf(err, errlen, "%s: %s", #call, cudaGetErrorString(rc_));                                  \
-            return -1;                                                                                        \
-        }                                                                                                     \
-    } while (0)
-
-#define TRY_NCCL(call)                                                                                        \
-    do {                                                                                                      \
-        ncclResult_t rc_ = (call);                                                                            \
-        if (rc_ != ncclSuccess) {                                                                             \
-            snprintf(err, errlen, "%s: %s", #call, ncclGetErrorString(rc_));                                  \
-            return -1;                                                                                        \
-        }                                                                                                     \
-    } while (0)
 
 static int setup(bench_state *b, char *err, size_t errlen)
 {
@@ -40,41 +24,6 @@ static int setup(bench_state *b, char *err, size_t errlen)
         TRY_CUDA(cudaEventCreate(&b->start[r]));
         TRY_CUDA(cudaEventCreate(&b->end[r]));
     }
-    return 0;
-}
-
-static int round_of(bench_state *b, int n, char *err, size_t errlen)
-{
-    for (int i = 0; i < n; i++) {
-        TRY_NCCL(ncclGroupStart());
-        for (int r = 0; r < b->ranks; r++)
-            TRY_NCCL(ncclAllReduce(b->buf[r], b->buf[r], (size_t)b->count, ncclFloat32, ncclSum, b->comm[r],
-                                   b->stream[r]));
-        TRY_NCCL(ncclGroupEnd());
-    }
-    return 0;
-}
-
-int cuda_bench_measure(bench_state *b, int iters, int warmup, double *us, char *err, size_t errlen)
-{
-    if (round_of(b, warmup, err, errlen) != 0)
-        return -1;
-    for (int r = 0; r < b->ranks; r++) {
-        TRY_CUDA(cudaSetDevice(r));
-        TRY_CUDA(cudaEventRecord(b->start[r], b->stream[r]));
-    }
-    if (round_of(b, iters, err, errlen) != 0)
-        return -1;
-    double sum_ms = 0;
-    for (int r = 0; r < b->ranks; r++) {
-        TRY_CUDA(cudaSetDevice(r));
-        TRY_CUDA(cudaEventRecord(b->end[r], b->stream[r]));
-        TRY_CUDA(cudaEventSynchronize(b->end[r]));
-        float ms;
-        TRY_CUDA(cudaEventElapsedTime(&ms, b->start[r], b->end[r]));
-        sum_ms += ms;
-    }
-    *us = sum_ms / b->ranks / iters * 1e3;
     return 0;
 }
 

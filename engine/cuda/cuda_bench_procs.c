@@ -2,6 +2,8 @@
  * GPUs, so ranks share GPUs): this executable run again per rank for the one size, with
  * CUDA_BENCH_CHILD_ENV naming its rank, the fd it answers on and the NCCL id (see
  * cuda_bench.h). */
+#include "engine/cuda/cuda_bench_procs.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -12,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "engine/cuda/cuda_bench_internal.h"
+#include "engine/cuda/cuda_bench_measure.h"
 #include "engine/cuda/cuda_kernels.h"
 #include "engine/cuda/cuda_plan.h"
 #include "engine/cuda/nccl_id.h"

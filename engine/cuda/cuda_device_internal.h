@@ -1,7 +1,8 @@
 /* cuda_device_internal.h — the cuda device's state, shared by its files only:
- * cuda_device.c (device.h entry points, memory), cuda_device_life.c (creation, abort,
- * destroy), cuda_launch.c (an op's GPU work), cuda_poller.c (retiring ops into spans,
- * the watchdog). */
+ * cuda_device.c (the host clock, failing the device: what the others lean on),
+ * cuda_device_ops.c (device.h entry points, memory), cuda_device_life.c (creation,
+ * abort, destroy), cuda_launch.c (an op's GPU work), cuda_poller.c (retiring ops into
+ * spans, the watchdog). */
 #ifndef DDPPROF_CUDA_DEVICE_INTERNAL_H
 #define DDPPROF_CUDA_DEVICE_INTERNAL_H
 

@@ -1,19 +1,17 @@
-/* report_html_internal.h — what the HTML report's files share: escaped text, figure
- * cells that carry their --json path, and the SVG drawings.  Nothing outside
- * reports/report_html*.c includes it; the public contract is report.h.
+/* report_html_fig.h — what the HTML report's pages and drawings are written with:
+ * escaped text, figure cells that carry their --json path, legends, and the colours of
+ * the kinds of time.  Nothing outside reports/report_html*.c includes it; the public
+ * contract is report.h.
  *
  * Every figure shown is an element with data-json="<path into the --json report>"
  * (e.g. "runs.0.ranks.2.attribution.compute_ms") and data-value="<the number, full
  * precision>" or "null", so a reader (or a test) can check the page against the JSON
  * report figure by figure. */
-#ifndef DDPPROF_REPORT_HTML_INTERNAL_H
-#define DDPPROF_REPORT_HTML_INTERNAL_H
+#ifndef DDPPROF_REPORT_HTML_FIG_H
+#define DDPPROF_REPORT_HTML_FIG_H
 
 #include <stddef.h>
 #include <stdio.h>
-
-#include "reports/analysis.h"
-#include "reports/timeline.h"
 
 /* Colours of the drawings and legends, one per kind of time. */
 #define COL_FORWARD "#4e79a7"
@@ -37,21 +35,5 @@ void html_fig_attrs(FILE *out, const char *path, double v);
 
 /* A legend of (colour, label) pairs, n of them. */
 void html_legend(FILE *out, const char *const *colours, const char *const *labels, size_t n);
-
-/* Run `idx` of the report (its index in runs[]), drawn with the figures of `r`. */
-void svg_timeline(FILE *out, const analysis_run *r, const timeline *tl);
-void svg_attribution(FILE *out, const analysis_run *r, size_t idx);
-void svg_buckets(FILE *out, const analysis_run *r, size_t idx);
-
-/* A line chart of y against x for several series sharing the x values. */
-typedef struct {
-    const char *label;
-    const char *colour;
-    const double *y;
-    char (*paths)[96]; /* data-json of each point */
-} chart_series;
-
-void svg_line_chart(FILE *out, const char *title, const char *xlabel, const char *ylabel,
-                    const double *x, size_t nx, const chart_series *series, size_t nseries);
 
 #endif
