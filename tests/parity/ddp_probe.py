@@ -3,14 +3,16 @@
 tests (tests/test_parity.c): the buckets (initial, from
 torch.distributed._compute_bucket_assignment_by_size, and rebuilt, from the reducer's
 logged bucket info), every collective DDP issues at construction and in each iteration
-(op, dtype, bytes; seen through a process group that wraps gloo's and logs each call),
-and the DDP logger's fields.  Writes JSON to --out.  Exits 77 when torch is missing.
+(op, dtype, bytes and the host time of the call, which on gloo is the launch; seen
+through a process group that wraps gloo's and logs each call), and the DDP logger's
+fields, those of each iteration as the logger holds them at the next forward.  Writes JSON to --out.  Exits 77 when torch is missing.
 """
 import argparse
 import json
 import os
 import socket
 import sys
+import time
 
 try:
     import torch
@@ -31,9 +33,11 @@ class LoggingGroup(dist.ProcessGroup):
         self.inner, self.log = inner, log
 
     def _rec(self, op, tensors):
+        # The clock of the logger's CPU timer (CLOCK_REALTIME, ns).
+        now = time.time_ns()
         for t in tensors:
             self.log.append({"op": op, "dtype": str(t.dtype).replace("torch.", ""),
-                             "bytes": t.numel() * t.element_size()})
+                             "bytes": t.numel() * t.element_size(), "t_ns": now})
 
     def allreduce(self, tensors, opts=dist.AllreduceOptions()):
         self._rec("allreduce", tensors)
@@ -73,6 +77,18 @@ def batch(a):
     return torch.randn(a.batch, a.width)
 
 
+def logger_ints(ddp):
+    """The logger's runtime figures as they stand (an iteration's, taken at the next
+    forward)."""
+    data = ddp._get_ddp_logging_data()
+    keys = ("forward_compute_time", "backward_compute_time", "backward_comm_time",
+            "backward_compute_comm_overlap_time", "forward_compute_time_start",
+            "backward_compute_time_start", "backward_compute_time_end", "backward_comm_time_start",
+            "backward_comm_time_end", "avg_forward_compute_time", "avg_backward_compute_time",
+            "avg_backward_comm_time", "avg_backward_compute_comm_overlap_time", "iteration")
+    return {k: int(data[k]) for k in keys if k in data}
+
+
 def worker(rank, a):
     torch.set_num_threads(1)
     torch.manual_seed(rank)
@@ -109,12 +125,17 @@ def worker(rank, a):
         dist.barrier()
         sys.stdout.flush()
         os._exit(0)
+    per_iter = []
     for it in range(a.iters):
         del log[:]
-        ddp(batch(a)).sum().backward()
+        out = ddp(batch(a))
+        if it > 0:
+            per_iter.append(logger_ints(ddp))
+        out.sum().backward()
         phases.append({"phase": "iteration %d" % it, "collectives": list(log)})
     # The logger takes its figures (and the rebuilt buckets) at the next forward.
     ddp(batch(a))
+    per_iter.append(logger_ints(ddp))
     data = ddp._get_ddp_logging_data()
     if rank == 0:
         out = {
@@ -127,6 +148,7 @@ def worker(rank, a):
                                                  if b.strip()],
             "logging": {k: v for k, v in data.items() if isinstance(v, (int, float, str))},
             "phases": phases,
+            "logging_per_iter": per_iter,
         }
         with open(a.out, "w") as f:
             json.dump(out, f, indent=1)
