@@ -262,8 +262,10 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     assert_non_null(mkdtemp(dir));
     snprintf(out, sizeof out, "%s/probe.json", dir);
     const char *pdir = getenv("PARITY_DIR") ? getenv("PARITY_DIR") : "tests/parity";
-    snprintf(cmd, sizeof cmd, PYTHON_RUN " %s/ddp_probe.py --world 2 --iters %d %s --out %s", pdir, ITERS, pc->probe_args,
-             out);
+    char params_file[160];
+    snprintf(params_file, sizeof params_file, "%s/params.txt", dir);
+    snprintf(cmd, sizeof cmd, PYTHON_RUN " %s/ddp_probe.py --world 2 --iters %d %s --params-file %s --out %s", pdir,
+             ITERS, pc->probe_args, params_file, out);
     int st = system(cmd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
         rmdir(dir);
@@ -274,7 +276,6 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     json_t *root = json_load_file(out, 0, &jerr);
     assert_non_null(root);
     unlink(out);
-    rmdir(dir);
 
     scenario *sc = malloc(sizeof *sc);
     assert_non_null(sc);
@@ -287,9 +288,15 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     for (int i = 0; pc->set[i]; i += 2)
         if (scenario_set(sc, pc->set[i], pc->set[i + 1], err) != 0)
             fail_msg("%s: %s", pc->set[i], err);
+    /* A custom model: PyTorch's own module, written as a parameter-list file. */
+    if (strcmp(sc->preset, "custom") == 0)
+        assert_int_equal(scenario_set(sc, "model.params_file", params_file, err), 0);
     assert_int_equal(scenario_validate(sc, err), 0);
     model m;
-    assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
+    if (model_build(sc, &m, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    unlink(params_file);
+    rmdir(dir);
     char dbpath[128];
     store *db = NULL;
     assert_int_equal(open_tmp_store(dbpath, sizeof dbpath, "ddpprof_timeline_", &db, err, sizeof err), 0);
@@ -445,9 +452,30 @@ static void test_mlp_fp16_hook(void **state)
     (void)mlp_keys;
 }
 
+/* The same models described by hand (model.preset = custom, the parameter-list file
+ * the probe writes from PyTorch's module): shapes, buffers and autograd's ready order
+ * give PyTorch's construction broadcasts, buffer broadcasts and rebuilt buckets. */
+static void test_custom_mlp_bn(void **state)
+{
+    (void)state;
+    const char *keys[] = {"model.preset", "custom", "ddp.bucket_cap_mb", "0.005", NULL};
+    parity_case pc = {"--model mlp_bn --batch 2 --bucket-cap-mb 0.005", keys};
+    check(&pc, "float32");
+}
+
+static void test_custom_resnet18(void **state)
+{
+    (void)state;
+    const char *keys[] = {"model.preset", "custom", NULL};
+    parity_case pc = {"--model resnet18 --batch 2", keys};
+    check(&pc, "float32");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_custom_mlp_bn),
+        cmocka_unit_test(test_custom_resnet18),
         cmocka_unit_test(test_mlp_static_graph),
         cmocka_unit_test(test_mlp_find_unused),
         cmocka_unit_test(test_mlp_fp16_hook),

@@ -66,9 +66,33 @@ def build(a):
     mods = []
     for i in range(a.layers):
         mods.append(torch.nn.Linear(a.width, a.width))
+        if a.model == "mlp_bn":
+            mods.append(torch.nn.BatchNorm1d(a.width))
         if i < a.layers - 1:
             mods.append(torch.nn.ReLU())
     return torch.nn.Sequential(*mods)
+
+
+def write_params_file(model, path):
+    """The model as ddpprof's parameter-list file (docs/custom_model.md): each module's
+    parameters, then its buffers, with the kind its module type gives them."""
+    kinds = ((torch.nn.Linear, "linear"), (torch.nn.modules.batchnorm._NormBase, "norm"),
+             (torch.nn.LayerNorm, "norm"), (torch.nn.GroupNorm, "norm"),
+             (torch.nn.modules.conv._ConvNd, "conv"))
+    with open(path, "w") as f:
+        for mname, mod in model.named_modules():
+            kind = next((k for t, k in kinds if isinstance(mod, t)), None)
+            for pname, p in mod.named_parameters(recurse=False):
+                if isinstance(mod, torch.nn.Embedding):
+                    k = "embedding"
+                else:
+                    k = "%s.%s" % (kind, pname) if kind and pname in ("weight", "bias") else "param"
+                f.write("%s %s %s\n" % ((mname + "." if mname else "") + pname, k,
+                                        "x".join(map(str, p.shape)) or "()"))
+            for bname, b in mod.named_buffers(recurse=False):
+                k = "buffer.int64" if b.dtype == torch.int64 else "buffer"
+                f.write("%s %s %s\n" % ((mname + "." if mname else "") + bname, k,
+                                        "x".join(map(str, b.shape)) or "()"))
 
 
 def batch(a):
@@ -102,6 +126,8 @@ def worker(rank, a):
     c10d._pg_group_ranks[group] = {i: i for i in range(a.world)}
     c10d._pg_map[group] = c10d._pg_map[c10d._get_default_group()]
     model = build(a)
+    if rank == 0 and a.params_file:
+        write_params_file(model, a.params_file)
     params = list(model.parameters())
     cap = int(a.bucket_cap_mb * 1024 * 1024)
     initial, _ = dist._compute_bucket_assignment_by_size(
@@ -162,7 +188,8 @@ def worker(rank, a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--model", choices=["mlp", "resnet18"], default="mlp")
+    p.add_argument("--model", choices=["mlp", "mlp_bn", "resnet18"], default="mlp")
+    p.add_argument("--params-file", help="also write the model as ddpprof's parameter-list file")
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--width", type=int, default=32)
     p.add_argument("--batch", type=int, default=2)
