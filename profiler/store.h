@@ -29,7 +29,7 @@
 
 #include "profiler/span.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 
 typedef struct store store;
 

@@ -116,46 +116,67 @@
  *   backward compute start prepare_for_backward, at the end of forward;
  *   backward compute end   the last gradient copied into its bucket (the backward's end
  *                          where no copy is needed);
- *   backward comm start    the first bucket launched (static_graph's first iteration: its
- *                          used-parameter bitmap, launched first);
+ *   backward comm start    bucket 0 launched: the point of the compute stream the comm
+ *                          stream waits on, the end of bucket 0's last copy-in (its
+ *                          allreduce's start where the gradients are views and a hook
+ *                          divides, so nothing is copied).  The allreduce itself may
+ *                          start later, when the comm stream gets to it;
  *   backward comm end      finalize_backward, after the gradients are copied back out
  *                          of the buckets (the last allreduce's end where they are views).
+ * static_graph's first synchronised iteration (its used-parameter bitmap sent before any
+ * bucket): delay_all_reduce() records compute end and comm start together when the
+ * backward has ended, before it copies the gradients into the buckets, so both are the
+ * backward's end and the overlap is 0.
  * forward_compute_time = backward compute start - forward start; backward_compute_time =
  * compute end - compute start; backward_comm_time = comm end - comm start;
- * backward_compute_comm_overlap_time = compute end - comm start (0 at least). */
+ * backward_compute_comm_overlap_time = compute end - comm start.  A duration whose end
+ * comes before its start has no value (NULL), as the logger's timer gives none. */
 #define DDPL_CONSTRUCTION "(name LIKE 'verify params%' OR name LIKE 'sync module states%')"
 #define DDPL_BUCKET "(kind = 'allreduce' AND bucket IS NOT NULL)"
+#define DDPL_DELAYED                                                                     \
+    "(MIN(seq) FILTER (WHERE name = 'local_used_map int32')"                            \
+    " < MIN(seq) FILTER (WHERE " DDPL_BUCKET "))"
+#define DDPL_BACKWARD_END "MAX(end_ns) FILTER (WHERE kind = 'backward')"
 #define DDPL_FWD_START                                                                   \
     "MIN(start_ns) FILTER (WHERE kind = 'forward' OR (kind = 'broadcast' AND NOT "      \
     DDPL_CONSTRUCTION "))"
 #define DDPL_BWD_START "MAX(end_ns) FILTER (WHERE kind = 'forward')"
 #define DDPL_BWD_END                                                                     \
-    "MAX(COALESCE(MAX(end_ns) FILTER (WHERE kind = 'copy_in'), 0),"                     \
-    " MAX(end_ns) FILTER (WHERE kind = 'backward'))"
+    "CASE WHEN " DDPL_DELAYED " THEN " DDPL_BACKWARD_END                                \
+    " ELSE MAX(COALESCE(MAX(end_ns) FILTER (WHERE kind = 'copy_in'), 0),"               \
+    " " DDPL_BACKWARD_END ") END"
 #define DDPL_COMM_START                                                                  \
-    "MIN(start_ns) FILTER (WHERE " DDPL_BUCKET " OR name = 'local_used_map int32')"
+    "CASE WHEN " DDPL_DELAYED " THEN " DDPL_BACKWARD_END                                \
+    " ELSE COALESCE(MAX(end_ns) FILTER (WHERE kind = 'copy_in' AND bucket = 0),"        \
+    " MIN(start_ns) FILTER (WHERE " DDPL_BUCKET " AND bucket = 0)) END"
 #define DDPL_COMM_END                                                                    \
     "COALESCE(MAX(end_ns) FILTER (WHERE kind = 'copy_out'),"                            \
     " MAX(end_ns) FILTER (WHERE " DDPL_BUCKET "))"
+/* The logger's duration: none where the end comes first. */
+#define DDPL_SPAN(END, START) "CASE WHEN " END " >= " START " THEN " END " - " START " END"
 #define SQL_DDP_LOGGING(RUN)                                                             \
     "SELECT run_id, rank, iter,"                                                        \
-    " " DDPL_BWD_START " - " DDPL_FWD_START " AS forward_compute_time,"                 \
-    " " DDPL_BWD_END " - " DDPL_BWD_START " AS backward_compute_time,"                  \
-    " " DDPL_COMM_END " - " DDPL_COMM_START " AS backward_comm_time,"                   \
-    " MAX(" DDPL_BWD_END " - " DDPL_COMM_START ", 0)"                                   \
-    "  AS backward_compute_comm_overlap_time,"                                          \
-    " " DDPL_FWD_START " AS forward_compute_time_start,"                                \
-    " " DDPL_BWD_START " AS backward_compute_time_start,"                               \
-    " " DDPL_BWD_END " AS backward_compute_time_end,"                                   \
-    " " DDPL_COMM_START " AS backward_comm_time_start,"                                 \
-    " " DDPL_COMM_END " AS backward_comm_time_end"                                      \
-    " FROM span WHERE 1" RUN " GROUP BY run_id, rank, iter"                             \
-    " HAVING COUNT(*) FILTER (WHERE " DDPL_BUCKET ") > 0"
+    " " DDPL_SPAN("bs", "fs") " AS forward_compute_time,"                               \
+    " " DDPL_SPAN("be", "bs") " AS backward_compute_time,"                              \
+    " " DDPL_SPAN("ce", "cs") " AS backward_comm_time,"                                 \
+    " " DDPL_SPAN("be", "cs") " AS backward_compute_comm_overlap_time,"                 \
+    " fs AS forward_compute_time_start, bs AS backward_compute_time_start,"             \
+    " be AS backward_compute_time_end, cs AS backward_comm_time_start,"                 \
+    " ce AS backward_comm_time_end"                                                     \
+    " FROM (SELECT run_id, rank, iter,"                                                 \
+    "  " DDPL_FWD_START " AS fs, " DDPL_BWD_START " AS bs, " DDPL_BWD_END " AS be,"     \
+    "  " DDPL_COMM_START " AS cs, " DDPL_COMM_END " AS ce"                              \
+    "  FROM span WHERE 1" RUN " GROUP BY run_id, rank, iter"                            \
+    "  HAVING COUNT(*) FILTER (WHERE " DDPL_BUCKET ") > 0)"
 
 /* The logger's avg_* fields per (run, rank).  It samples synchronised iterations k = 1,
  * 2, ... (1-based) with k <= 10 or k % 100 = 0, and takes iteration k's figures at the
  * next synchronised forward (so never the last one's); each avg_ is its running integer
- * mean, avg = (t + avg * (n - 1)) / n in int64, reproduced here step by step. */
+ * mean, avg = (t + avg * (n - 1)) / n in int64, reproduced here step by step.  A sample
+ * whose duration has no value (NULL) still counts in n but leaves that average as it was
+ * (Logger::calculate_avg_time returns before updating it); the averages start at 0. */
+#define DDPL_AVG(F, A)                                                                   \
+    "CASE WHEN s." F " IS NULL THEN a." A " ELSE (s." F " + a." A " * (s.n - 1)) / s.n END"
 #define SQL_DDP_LOGGING_AVG(RUN)                                                         \
     "WITH RECURSIVE l AS ("                                                             \
     "  SELECT *, ROW_NUMBER() OVER (PARTITION BY run_id, rank ORDER BY iter) AS k,"    \
@@ -165,15 +186,15 @@
     "  SELECT *, ROW_NUMBER() OVER (PARTITION BY run_id, rank ORDER BY iter) AS n"      \
     "  FROM l WHERE k < nsync AND (k <= 10 OR k % 100 = 0)"                             \
     "), a AS ("                                                                         \
-    "  SELECT run_id, rank, n, iter, forward_compute_time AS f,"                        \
-    "   backward_compute_time AS b, backward_comm_time AS c,"                           \
-    "   backward_compute_comm_overlap_time AS o FROM s WHERE n = 1"                     \
+    "  SELECT run_id, rank, n, iter, COALESCE(forward_compute_time, 0) AS f,"           \
+    "   COALESCE(backward_compute_time, 0) AS b, COALESCE(backward_comm_time, 0) AS c," \
+    "   COALESCE(backward_compute_comm_overlap_time, 0) AS o FROM s WHERE n = 1"        \
     "  UNION ALL"                                                                       \
     "  SELECT s.run_id, s.rank, s.n, s.iter,"                                           \
-    "   (s.forward_compute_time + a.f * (s.n - 1)) / s.n,"                              \
-    "   (s.backward_compute_time + a.b * (s.n - 1)) / s.n,"                             \
-    "   (s.backward_comm_time + a.c * (s.n - 1)) / s.n,"                                \
-    "   (s.backward_compute_comm_overlap_time + a.o * (s.n - 1)) / s.n"                 \
+    "   " DDPL_AVG("forward_compute_time", "f") ","                                     \
+    "   " DDPL_AVG("backward_compute_time", "b") ","                                    \
+    "   " DDPL_AVG("backward_comm_time", "c") ","                                       \
+    "   " DDPL_AVG("backward_compute_comm_overlap_time", "o")                           \
     "  FROM a JOIN s ON s.run_id = a.run_id AND s.rank = a.rank AND s.n = a.n + 1"     \
     ")"                                                                                 \
     " SELECT run_id, rank, n AS iterations_logged, iter AS last_logged_iter,"          \
@@ -327,8 +348,18 @@ static const char MIGRATE_V4[] =
     "DROP INDEX IF EXISTS span_run_seq;"
     "CREATE INDEX span_run_seq ON span(run_id, seq) WHERE seq IS NOT NULL;";
 
+/* Version 5: the DDP logger's views take comm start at bucket 0's launch (not its
+ * allreduce's start), static_graph's first iteration as delay_all_reduce() times it,
+ * and leave a duration without value (end before start) out of the averages; views
+ * are text in the file, so an older file gets the new ones here. */
+static const char MIGRATE_V5[] =
+    "DROP VIEW IF EXISTS ddp_logging_avg;"
+    "DROP VIEW IF EXISTS ddp_logging;"
+    "CREATE VIEW ddp_logging AS " SQL_DDP_LOGGING(RUN_ALL) ";"
+    "CREATE VIEW ddp_logging_avg AS " SQL_DDP_LOGGING_AVG(RUN_ALL) ";";
+
 static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2, MIGRATE_V3,
-                                                             MIGRATE_V4};
+                                                             MIGRATE_V4, MIGRATE_V5};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 

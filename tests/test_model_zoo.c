@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/workload/model_zoo.h"
 
@@ -550,7 +551,7 @@ static void test_errors(void **state)
 
     snprintf(sc->preset, sizeof sc->preset, "%s", "custom");
     sc->ncustom = 0;
-    expect_error(sc, "custom_params");
+    expect_error(sc, "model.params");
     sc->ncustom = 2;
     sc->custom_params[0] = 5;
     sc->custom_params[1] = 0;
@@ -615,9 +616,65 @@ static void test_free_safe(void **state)
     free(sc);
 }
 
+/* A parameter-list file: shapes, one layer per module, autograd's ready order per kind,
+ * buffers counted; a bad line named by file and line. */
+static void test_custom_params_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/ddpprof_params_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "# an mlp with batch norm\n"
+                       "0.weight linear.weight 32x16\n0.bias linear.bias 32\n\n"
+                       "1.weight norm.weight 32\n1.bias norm.bias 32\n1.running_mean buffer 32\n"
+                       "1.running_var buffer 32\n1.num_batches_tracked buffer.int64 ()\n"
+                       "emb.weight embedding 100x8   # a comment\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(close(fd), 0);
+    scenario *sc = new_scenario("custom");
+    snprintf(sc->params_file, sizeof sc->params_file, "%s", path);
+    model m;
+    char err[512];
+    assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
+    assert_int_equal(m.nparams, 5);
+    assert_int_equal(m.nlayers, 3);
+    assert_int_equal(m.params[0].ndims, 2);
+    assert_int_equal(m.params[0].shape[0], 32);
+    assert_int_equal(m.params[0].shape[1], 16);
+    assert_false(m.layers[0].grads_in_registration_order); /* Linear: bias first */
+    assert_true(m.layers[1].grads_in_registration_order);  /* norm: weight first */
+    assert_string_equal(m.layers[1].name, "1");
+    assert_int_equal(m.buffer_f32_numel, 64);
+    assert_int_equal(m.buffer_i64_count, 1);
+    assert_int_equal(m.total_numel, 32 * 16 + 32 + 64 + 800);
+    assert_true(m.layers[0].fwd_flops == 2.0 * 32 * 16);
+    model_free(&m);
+
+    const char *bad[][2] = {
+        {"a.weight linear.weight 32\n", ":1: a linear.weight has 2 dimensions, not 1"},
+        {"# x\na.weight dense 3\n", ":2: unknown kind \"dense\""},
+        {"a.weight param 3x0\n", ":1: bad shape \"3x0\""},
+        {"a.weight param\n", ":1: expected three fields"},
+        {"a.w param 3\na.w param 3\n", ":2: a.w is listed twice"},
+        {"a.running_mean buffer 3\n", "has no parameter"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        assert_true(fputs(bad[i][0], f) >= 0);
+        assert_int_equal(fclose(f), 0);
+        assert_int_equal(model_build(sc, &m, err, sizeof err), -1);
+        if (!strstr(err, bad[i][1]) || strncmp(err, path, strlen(path)) != 0)
+            fail_msg("error \"%s\" lacks \"%s\"", err, bad[i][1]);
+    }
+    unlink(path);
+    free(sc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_custom_params_file),
         cmocka_unit_test(test_preset_names),
         cmocka_unit_test(test_totals_and_consistency),
         cmocka_unit_test(test_resnet18),

@@ -934,7 +934,7 @@ static void test_validation_errors(void **state)
                       "2: fault.rank 9 is not a rank of run.world_size 4 (ranks are 0..3)");
     expect_load_error(state, "val6.ini", "[model]\nbatch = 4\npreset = custom\n",
                       "3: model.preset = custom needs model.params (the element count of each "
-                      "parameter)");
+                      "parameter) or model.params_file (each parameter's name, kind and shape)");
     expect_load_error(state, "val7.ini", "[model]\nparams = 10, 20\n",
                       "2: model.params is only used with model.preset = custom (preset is "
                       "resnet18)");

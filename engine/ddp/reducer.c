@@ -267,7 +267,14 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
     if (r->sc->sync == SYNC_MANUAL)
         return manual_sync_after_backward(r, err, errlen);
     if (r->delay_all) {
-        /* PyTorch's delay_all_reduce(): the used-parameter bitmap first, then every bucket. */
+        /* PyTorch's delay_all_reduce(): the used-parameter bitmap first, then every bucket.
+         * It runs as the autograd engine's final callback, so the bitmap's allreduce is
+         * launched only once the backward has ended: the comm stream waits for it. */
+        dev_event bwd = dev_record(r->dev, DEV_STREAM_COMPUTE);
+        if (dev_wait(r->dev, DEV_STREAM_COMM, bwd) != 0) {
+            text_copy(err, errlen, dev_error(r->dev));
+            return -1;
+        }
         if (ddp_used_map(r, err, errlen) != 0)
             return -1;
         for (int b = 0; b < r->current.nbuckets; b++)

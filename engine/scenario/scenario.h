@@ -121,6 +121,7 @@ typedef struct scenario {
     compute_mode compute;
     int ncustom;
     int64_t custom_params[SCENARIO_MAX_CUSTOM_PARAMS]; /* elements, registration order */
+    char params_file[256]; /* custom: parameter-list file (custom_model.h), "" for none */
     int global_batch;   /* compute = real: samples per step over all ranks (0 = batch x world) */
     loss_fn_kind loss;  /* compute = real, mlp: mse | cross_entropy */
     double lr;          /* SGD learning rate */

@@ -181,9 +181,17 @@ static void rule_fault_iter_reached(const scenario *sc, result *r)
 
 static void rule_custom_needs_params(const scenario *sc, result *r)
 {
-    if (strcmp(sc->preset, "custom") == 0 && sc->ncustom == 0)
+    bool custom = strcmp(sc->preset, "custom") == 0;
+    if (custom && sc->ncustom == 0 && sc->params_file[0] == '\0')
         report(r, RES_ERROR, sc, K("model", "preset"),
-               "model.preset = custom needs model.params (the element count of each parameter)");
+               "model.preset = custom needs model.params (the element count of each parameter) or "
+               "model.params_file (each parameter's name, kind and shape)");
+    else if (custom && sc->ncustom > 0 && sc->params_file[0] != '\0')
+        report(r, RES_ERROR, sc, K("model", "params_file"),
+               "model.params and model.params_file both describe the custom model: keep one");
+    else if (!custom && sc->params_file[0] != '\0')
+        report(r, RES_ERROR, sc, K("model", "params_file"),
+               "model.params_file describes a custom model, but model.preset is %s", sc->preset);
 }
 
 static void rule_custom_device(const scenario *sc, result *r)

@@ -85,7 +85,7 @@ const key_def scn_keys[] = {
 
     /* [model] */
     {"model", "preset", K_ENUM_STR, 0, 0, model_choices, "resnet18",
-     "model whose gradients are synchronised (custom: parameter sizes from model.params)",
+     "model whose gradients are synchronised (custom: from model.params or model.params_file)",
      AT(preset), 0, 0},
     {"model", "layers", K_INT, 0, 1000, NULL, "0",
      "layers of mlp, bert-large or gpt2 (0 = the preset's own depth)", AT(layers), 0, 0},
@@ -110,6 +110,13 @@ const key_def scn_keys[] = {
      "element counts of a custom model's parameters, in registration order (needs "
      "model.preset = custom)",
      LIST_AT(custom_params, ncustom)},
+    {"model", "params_file", K_STRING, 0, 0, NULL, "",
+     "a custom model's parameter-list file (relative to the scenario file), one tensor a "
+     "line in registration order: NAME KIND SHAPE, KIND linear.weight|linear.bias|"
+     "norm.weight|norm.bias|conv.weight|conv.bias|embedding|param|buffer|buffer.int64, "
+     "SHAPE like 64x3x7x7 or () (a scalar); shapes, autograd's ready order and buffers as "
+     "PyTorch's (docs/custom_model.md; needs model.preset = custom, instead of model.params)",
+     AT(params_file), 0, 0},
     {"model", "global_batch", K_INT, 0, 1048576, NULL, "0",
      "compute = real: samples per step over all ranks, split as DistributedSampler does "
      "(0 = model.batch per rank)",

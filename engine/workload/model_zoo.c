@@ -20,6 +20,8 @@
  */
 #include "engine/workload/model_zoo.h"
 
+#include "engine/workload/custom_model.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -377,6 +379,68 @@ static void build_custom(builder *b, const scenario *sc)
     }
 }
 
+/* The module a tensor belongs to: its name up to the last '.' (the whole name when it
+ * has none). */
+static size_t module_len(const char *name)
+{
+    const char *dot = strrchr(name, '.');
+    return dot ? (size_t)(dot - name) : strlen(name);
+}
+
+/* A parameter-list file (custom_model.h): consecutive parameters of one module make a
+ * layer, costed by its weight as the presets cost theirs (a linear layer as its GEMM of
+ * one row, a norm at 4 FLOPs per element, an embedding as a gather, anything else at 2
+ * FLOPs per element); buffers are counted for DDP's broadcasts.  A layer makes its
+ * gradients ready as PyTorch's autograd does: a Linear's bias before its weight, a
+ * norm's or a convolution's weight before its bias. */
+static void build_custom_file(builder *b, const custom_tensor *t, int n)
+{
+    for (int i = 0; i < n && !b->failed; i++) {
+        if (t[i].kind == CT_BUFFER) {
+            b->m->buffer_f32_numel += t[i].numel;
+            continue;
+        }
+        if (t[i].kind == CT_BUFFER_I64) {
+            b->m->buffer_i64_count += (int)t[i].numel;
+            continue;
+        }
+        size_t ml = module_len(t[i].name);
+        const model_layer *last = b->m->nlayers ? &b->m->layers[b->m->nlayers - 1] : NULL;
+        bool same_module = last && last->nparams > 0 && strlen(last->name) == ml &&
+                           strncmp(last->name, t[i].name, ml) == 0 &&
+                           last->first_param + last->nparams == b->m->nparams;
+        if (!same_module) {
+            double flops = 2.0 * (double)t[i].numel;
+            int64_t gm = 1, gn = t[i].numel, gk = 1;
+            if (t[i].kind == CT_LINEAR_WEIGHT || t[i].kind == CT_LINEAR_BIAS) {
+                /* the bias alone (a weight-less linear) costs what a 1-wide one would */
+                gn = t[i].shape[0];
+                gk = t[i].kind == CT_LINEAR_WEIGHT ? t[i].shape[1] : 1;
+                flops = 2.0 * (double)gn * (double)gk;
+            } else if (t[i].kind == CT_NORM_WEIGHT || t[i].kind == CT_NORM_BIAS) {
+                flops = 4.0 * (double)t[i].numel, gm = gn = gk = 0;
+            } else if (t[i].kind == CT_EMBEDDING) {
+                flops = 0.0, gm = gn = gk = 0;
+            }
+            add_layer(b, flops, gm, gn, gk, "%.*s", (int)ml, t[i].name);
+            if (!b->failed)
+                b->m->layers[b->m->nlayers - 1].grads_in_registration_order =
+                    t[i].kind != CT_LINEAR_WEIGHT && t[i].kind != CT_LINEAR_BIAS;
+        }
+        add_param_named(b, t[i].name, t[i].ndims, t[i].shape);
+    }
+}
+
+/* model.params_file, relative to the scenario file's folder unless absolute. */
+static void custom_file_path(const scenario *sc, char *out, size_t n)
+{
+    const char *f = sc->params_file, *slash = strrchr(sc->source, '/');
+    if (f[0] == '/' || !slash)
+        snprintf(out, n, "%s", f);
+    else
+        snprintf(out, n, "%.*s/%s", (int)(slash - sc->source), sc->source, f);
+}
+
 /* ---- entry points ------------------------------------------------------------- */
 
 static const char *const preset_names[] = {"mlp", "resnet18", "resnet50", "bert-large", "gpt2", "custom", NULL};
@@ -432,9 +496,19 @@ int model_build(const scenario *sc, model *m, char *err, size_t errlen)
         build_bert(&b, layers, d_model, vocab, seq_len);
     } else if (strcmp(p, "gpt2") == 0) {
         build_gpt2(&b, layers, d_model, vocab, seq_len);
+    } else if (strcmp(p, "custom") == 0 && sc->params_file[0] != '\0') {
+        char path[sizeof sc->source + sizeof sc->params_file + 1];
+        custom_file_path(sc, path, sizeof path);
+        custom_tensor *t = NULL;
+        int n = 0;
+        if (custom_model_read(path, &t, &n, err, errlen) != 0)
+            b.failed = 1; /* err says which line */
+        else
+            build_custom_file(&b, t, n);
+        free(t);
     } else if (strcmp(p, "custom") == 0) {
         if (sc->ncustom <= 0) {
-            fail(&b, "model: preset custom needs at least one entry in model.custom_params");
+            fail(&b, "model: preset custom needs at least one entry in model.params, or model.params_file");
         } else if (sc->ncustom > SCENARIO_MAX_CUSTOM_PARAMS) {
             fail(&b, "model: model.custom_params has %d entries (at most %d)", sc->ncustom,
                  SCENARIO_MAX_CUSTOM_PARAMS);

@@ -3,14 +3,16 @@
 tests (tests/test_parity.c): the buckets (initial, from
 torch.distributed._compute_bucket_assignment_by_size, and rebuilt, from the reducer's
 logged bucket info), every collective DDP issues at construction and in each iteration
-(op, dtype, bytes; seen through a process group that wraps gloo's and logs each call),
-and the DDP logger's fields.  Writes JSON to --out.  Exits 77 when torch is missing.
+(op, dtype, bytes and the host time of the call, which on gloo is the launch; seen
+through a process group that wraps gloo's and logs each call), and the DDP logger's
+fields, those of each iteration as the logger holds them at the next forward.  Writes JSON to --out.  Exits 77 when torch is missing.
 """
 import argparse
 import json
 import os
 import socket
 import sys
+import time
 
 try:
     import torch
@@ -31,9 +33,11 @@ class LoggingGroup(dist.ProcessGroup):
         self.inner, self.log = inner, log
 
     def _rec(self, op, tensors):
+        # The clock of the logger's CPU timer (CLOCK_REALTIME, ns).
+        now = time.time_ns()
         for t in tensors:
             self.log.append({"op": op, "dtype": str(t.dtype).replace("torch.", ""),
-                             "bytes": t.numel() * t.element_size()})
+                             "bytes": t.numel() * t.element_size(), "t_ns": now})
 
     def allreduce(self, tensors, opts=dist.AllreduceOptions()):
         self._rec("allreduce", tensors)
@@ -62,15 +66,51 @@ def build(a):
     mods = []
     for i in range(a.layers):
         mods.append(torch.nn.Linear(a.width, a.width))
+        if a.model == "mlp_bn":
+            mods.append(torch.nn.BatchNorm1d(a.width))
         if i < a.layers - 1:
             mods.append(torch.nn.ReLU())
     return torch.nn.Sequential(*mods)
+
+
+def write_params_file(model, path):
+    """The model as ddpprof's parameter-list file (docs/custom_model.md): each module's
+    parameters, then its buffers, with the kind its module type gives them."""
+    kinds = ((torch.nn.Linear, "linear"), (torch.nn.modules.batchnorm._NormBase, "norm"),
+             (torch.nn.LayerNorm, "norm"), (torch.nn.GroupNorm, "norm"),
+             (torch.nn.modules.conv._ConvNd, "conv"))
+    with open(path, "w") as f:
+        for mname, mod in model.named_modules():
+            kind = next((k for t, k in kinds if isinstance(mod, t)), None)
+            for pname, p in mod.named_parameters(recurse=False):
+                if isinstance(mod, torch.nn.Embedding):
+                    k = "embedding"
+                else:
+                    k = "%s.%s" % (kind, pname) if kind and pname in ("weight", "bias") else "param"
+                f.write("%s %s %s\n" % ((mname + "." if mname else "") + pname, k,
+                                        "x".join(map(str, p.shape)) or "()"))
+            for bname, b in mod.named_buffers(recurse=False):
+                k = "buffer.int64" if b.dtype == torch.int64 else "buffer"
+                f.write("%s %s %s\n" % ((mname + "." if mname else "") + bname, k,
+                                        "x".join(map(str, b.shape)) or "()"))
 
 
 def batch(a):
     if a.model == "resnet18":
         return torch.randn(a.batch, 3, 32, 32)
     return torch.randn(a.batch, a.width)
+
+
+def logger_ints(ddp):
+    """The logger's runtime figures as they stand (an iteration's, taken at the next
+    forward)."""
+    data = ddp._get_ddp_logging_data()
+    keys = ("forward_compute_time", "backward_compute_time", "backward_comm_time",
+            "backward_compute_comm_overlap_time", "forward_compute_time_start",
+            "backward_compute_time_start", "backward_compute_time_end", "backward_comm_time_start",
+            "backward_comm_time_end", "avg_forward_compute_time", "avg_backward_compute_time",
+            "avg_backward_comm_time", "avg_backward_compute_comm_overlap_time", "iteration")
+    return {k: int(data[k]) for k in keys if k in data}
 
 
 def worker(rank, a):
@@ -86,6 +126,8 @@ def worker(rank, a):
     c10d._pg_group_ranks[group] = {i: i for i in range(a.world)}
     c10d._pg_map[group] = c10d._pg_map[c10d._get_default_group()]
     model = build(a)
+    if rank == 0 and a.params_file:
+        write_params_file(model, a.params_file)
     params = list(model.parameters())
     cap = int(a.bucket_cap_mb * 1024 * 1024)
     initial, _ = dist._compute_bucket_assignment_by_size(
@@ -109,12 +151,17 @@ def worker(rank, a):
         dist.barrier()
         sys.stdout.flush()
         os._exit(0)
+    per_iter = []
     for it in range(a.iters):
         del log[:]
-        ddp(batch(a)).sum().backward()
+        out = ddp(batch(a))
+        if it > 0:
+            per_iter.append(logger_ints(ddp))
+        out.sum().backward()
         phases.append({"phase": "iteration %d" % it, "collectives": list(log)})
     # The logger takes its figures (and the rebuilt buckets) at the next forward.
     ddp(batch(a))
+    per_iter.append(logger_ints(ddp))
     data = ddp._get_ddp_logging_data()
     if rank == 0:
         out = {
@@ -127,6 +174,7 @@ def worker(rank, a):
                                                  if b.strip()],
             "logging": {k: v for k, v in data.items() if isinstance(v, (int, float, str))},
             "phases": phases,
+            "logging_per_iter": per_iter,
         }
         with open(a.out, "w") as f:
             json.dump(out, f, indent=1)
@@ -140,7 +188,8 @@ def worker(rank, a):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--model", choices=["mlp", "resnet18"], default="mlp")
+    p.add_argument("--model", choices=["mlp", "mlp_bn", "resnet18"], default="mlp")
+    p.add_argument("--params-file", help="also write the model as ddpprof's parameter-list file")
     p.add_argument("--layers", type=int, default=3)
     p.add_argument("--width", type=int, default=32)
     p.add_argument("--batch", type=int, default=2)
