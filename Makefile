@@ -92,9 +92,10 @@ ifeq ($(NVTX_INC),)
 	@CUDA_HOME="$(CUDA_HOME)" ./scripts/install-nsys.sh || echo "ddpprof: Nsight Systems could not be installed (above); building without NVTX" >&2
 endif
 
-# Every test binary, then a bounded 20 s of fuzzing the scenario reader.
+# Every test binary, every command README.md shows, then a bounded 20 s of fuzzing the scenario reader.
 test: deps
 	@$(MAKE) --no-print-directory run-tests
+	@DDPPROF=$(CURDIR)/$(DDPPROF_BIN) sh tests/readme_commands.sh
 	@$(MAKE) --no-print-directory fuzz-short
 
 # Every test binary runs even when an earlier one fails; the exit status says if any did,
