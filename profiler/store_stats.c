@@ -174,8 +174,7 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
     int rank = sqlite3_column_int(q, 0), iter = sqlite3_column_int(q, 1);
     if (s->open && (rank != s->rank || iter != s->iter) && close_group(s) < 0)
         return -1;
-    const char *stream = (const char *)sqlite3_column_text(q, 2);
-    const char *kind = (const char *)sqlite3_column_text(q, 3);
+    int stream = sqlite3_column_int(q, 2), kind = sqlite3_column_int(q, 3);
     int64_t start = sqlite3_column_int64(q, 6), end = sqlite3_column_int64(q, 7);
     bool bucket_null = sqlite3_column_type(q, 4) == SQLITE_NULL;
     int bucket = sqlite3_column_int(q, 4);
@@ -191,23 +190,22 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
         s->min_start = start;
     if (end > s->max_end)
         s->max_end = end;
-    kind = kind ? kind : "";
-    if (!strcmp(kind, "forward") && (!s->has_fwd || start < s->fwd_start)) {
+    if (kind == SPAN_FORWARD && (!s->has_fwd || start < s->fwd_start)) {
         s->fwd_start = start;
         s->has_fwd = true;
     }
-    if (!strcmp(kind, "optimizer") && (!s->has_opt || end > s->opt_end)) {
+    if (kind == SPAN_OPTIMIZER && (!s->has_opt || end > s->opt_end)) {
         s->opt_end = end;
         s->has_opt = true;
     }
-    int flags = (stream && !strcmp(stream, "compute") ? IS_C : 0) | (!strcmp(kind, "allreduce") ? IS_M : 0);
+    int flags = (stream == STREAM_COMPUTE ? IS_C : 0) | (kind == SPAN_ALLREDUCE ? IS_M : 0);
     if (flags) {
         ival *v = vec_push(&s->group);
         if (!v)
             return -1;
         *v = (ival){start, end, flags};
     }
-    if (!strcmp(kind, "allreduce") && sqlite3_column_type(q, 5) != SQLITE_NULL) {
+    if (kind == SPAN_ALLREDUCE && sqlite3_column_type(q, 5) != SQLITE_NULL) {
         coll_rec *c = vec_push(&s->colls);
         if (!c)
             return -1;
@@ -215,7 +213,7 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
                         .bucket = bucket_null ? -1 : bucket, .arrival = start, .end = end,
                         .bytes = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8)};
     }
-    if (!strcmp(kind, "copy_in") && !bucket_null) {
+    if (kind == SPAN_COPY_IN && !bucket_null) {
         ready_rec *r = vec_push(&s->group_ready);
         if (!r)
             return -1;
@@ -381,8 +379,8 @@ static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspan
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db,
-                           "SELECT rank, iter, stream, kind, bucket, seq, start_ns, end_ns, bytes FROM span"
-                           " WHERE run_id = ?1 ORDER BY rank, iter",
+                           "SELECT rank, iter, stream, kind, bucket, seq, start_ns, start_ns + dur_ns,"
+                           " bytes FROM span_data WHERE run_id = ?1 ORDER BY rank, iter",
                            -1, &q, NULL) != SQLITE_OK ||
         sqlite3_bind_int64(q, 1, run_id) != SQLITE_OK) {
         sqlite3_finalize(q);

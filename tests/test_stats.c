@@ -199,7 +199,7 @@ static void test_running_run_has_none(void **state)
 static void downgrade_to_v3(sqlite3 *db)
 {
     assert_int_equal(sqlite3_exec(db,
-                                  "BEGIN;"
+                                  "BEGIN;" STORE_DOWNGRADE_V5_TO_V4
                                   "DROP TABLE run_stats; DROP TABLE iteration_stat; DROP TABLE collective_stat;"
                                   "DROP TABLE bucket_ready_stat; DROP INDEX span_run_seq;"
                                   "CREATE INDEX span_run_seq ON span(run_id, seq);"
