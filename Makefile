@@ -9,7 +9,7 @@ BUILD   ?= build
 DDPPROF_BIN ?= ddpprof
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -MMD -MP
-CPPFLAGS += -Iengine -Iprofiler -Ireports -Isrc
+CPPFLAGS += -Iengine -Iprofiler -Iprofiler/import -Ireports -Isrc
 
 # NVTX is header-only. The NVTX3 headers come from the CUDA toolkit when there is one,
 # else from Debian's nsight-systems-target (`make deps` installs it when neither is
@@ -25,7 +25,7 @@ else
   $(BUILD)/profiler/nvtx_ranges.o: CPPFLAGS += $(info ddpprof: note: no NVTX3 headers (neither $(CUDA_HOME)/include/nvtx3 nor nsight-systems-target's): NVTX ranges compiled out, runs will not show in Nsight Systems)
 endif
 
-PKGS    := sqlite3 inih openblas jansson
+PKGS    := sqlite3 inih openblas jansson yajl zlib libcrypto
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
@@ -50,7 +50,7 @@ $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
 	$(NVCC) $(NVCCFLAGS) -std=c++17 $(CUDA_ARCHS) -Iengine -Iprofiler -MMD -MP \
 	  -Xcompiler -Wall,-Wextra,-Werror,-fPIC -c -o $@ $<
 
-LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c engine/sim/*.c profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
+LIB_SRC := $(wildcard engine/*.c engine/cpu/*.c engine/sim/*.c profiler/*.c profiler/import/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard engine/cuda/*.cu)))
 TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c tests/test_cuda_plan.c tests/test_cuda_backend.c tests/test_cuda_gpu.c),$(wildcard tests/test_*.c))

@@ -217,7 +217,7 @@ static char *param_list(const store_bucket *b)
         return NULL;
     size_t len = 0;
     txt[0] = '\0';
-    for (int i = 0; i < b->nparams; i++)
+    for (int i = 0; b->params && i < b->nparams; i++)
         len += (size_t)snprintf(txt + len, cap - len, i ? ",%d" : "%d", b->params[i]);
     return txt;
 }
@@ -232,7 +232,7 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
         return -1;
     }
     for (int b = 0; b < nbuckets; b++)
-        if (buckets[b].nparams < 0 || (buckets[b].nparams > 0 && !buckets[b].params)) {
+        if (buckets[b].nparams < 0) {
             set_err(err, errlen, "store_write_buckets: bucket %d has no parameter list", b);
             return -1;
         }
@@ -289,7 +289,7 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
     sqlite3_clear_bindings(s);
     if (version == latest) {
         for (int b = 0; b < nbuckets; b++)
-            for (int p = 0; p < buckets[b].nparams; p++) {
+            for (int p = 0; buckets[b].params && p < buckets[b].nparams; p++) {
                 s = st->upd_param_bucket;
                 if (sqlite3_bind_int(s, 1, b) || sqlite3_bind_int64(s, 2, run_id) ||
                     sqlite3_bind_int(s, 3, buckets[b].params[p])) {
@@ -409,6 +409,28 @@ int store_write_source_file(store *st, int64_t run_id, const store_source_file *
     return rc == SQLITE_OK ? 0 : -1;
 }
 
+int store_write_hta_stat(store *st, int64_t run_id, const store_hta_stat *h, char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO hta_stat(run_id, rank, steps, kernel_us, idle_us, compute_us,"
+                           " non_compute_us, comm_us, comm_overlap_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return store_db_fail(st->db, err, errlen, "preparing HTA figures");
+    int rc = sqlite3_bind_int64(s, 1, run_id) || sqlite3_bind_int(s, 2, h->rank) || bind_text(s, 3, h->steps) ||
+             sqlite3_bind_int64(s, 4, h->kernel_us) || sqlite3_bind_int64(s, 5, h->idle_us) ||
+             sqlite3_bind_int64(s, 6, h->compute_us) || sqlite3_bind_int64(s, 7, h->non_compute_us) ||
+             sqlite3_bind_int64(s, 8, h->comm_us) || sqlite3_bind_int64(s, 9, h->comm_overlap_us);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    if (rc != SQLITE_OK)
+        store_db_fail(st->db, err, errlen, "writing HTA figures");
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 int store_set_run_source(store *st, int64_t run_id, const char *clock_sync, const int64_t *time_base_unix_ns,
                          const char *notes, char *err, size_t errlen)
 {
@@ -487,8 +509,13 @@ int store_finish_run(store *st, int64_t run_id, const char *error, char *err, si
     /* Before the status: a run that ended has its statistics.  Without them (a full
      * disk, a lock held too long) reports aggregate the spans instead, so the run's
      * end still matters more. */
-    char stats_err[256];
-    if (store_run_stats(st, run_id, stats_err, sizeof stats_err) < 0)
+    char stats_err[256] = "";
+    if (store_run_stats(st, run_id, stats_err, sizeof stats_err) < 0 && st->bulk) {
+        /* Inside a bulk transaction the statements so far may be half done: the
+         * whole transaction is to be rolled back. */
+        set_err(err, errlen, "run %" PRId64 ": statistics: %s", run_id, stats_err);
+        return -1;
+    } else if (stats_err[0] && !st->bulk)
         fprintf(stderr, "ddpprof: run %" PRId64 ": statistics not stored (%s); reports will"
                         " compute them from the spans\n", run_id, stats_err);
     const char *status = error ? "failed" : "complete";
