@@ -31,6 +31,7 @@
 
 #include "errmsg.h"
 #include "event_names.h"
+#include "hta_figures.h"
 
 /* µs since the epoch beyond this (2001-09-09) are wall-clock times, not times since the
  * profiler started. */
@@ -424,86 +425,6 @@ static int align_clocks(rank_result *rr, int n, const coll_key *k, size_t m, boo
 
 /* ---- HTA's figures ---------------------------------------------------------------------- */
 
-typedef struct {
-    int64_t ts, end;
-} us_ival;
-
-static int cmp_us(const void *a, const void *b)
-{
-    const us_ival *x = a, *y = b;
-    return (x->ts > y->ts) - (x->ts < y->ts);
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    return a / b - (a % b != 0 && ((a < 0) != (b < 0)));
-}
-
-/* HTA's merge_kernel_intervals: sorted by start, a new group where a start is after
- * every earlier end; each group from its first start to its last end.  Merges v in place
- * and returns the groups' count. */
-static size_t hta_merge(us_ival *v, size_t n)
-{
-    if (n > 1)
-        qsort(v, n, sizeof *v, cmp_us);
-    size_t g = 0;
-    int64_t cummax = 0; /* of the ends before v[i] */
-    for (size_t i = 0; i < n; i++) {
-        int64_t end = v[i].end;
-        if (i == 0 || v[i].ts > cummax) {
-            v[g++] = v[i];
-        } else if (end > v[g - 1].end) {
-            v[g - 1].end = end;
-        }
-        cummax = i == 0 || end > cummax ? end : cummax;
-    }
-    return g;
-}
-
-static int64_t sum_len(const us_ival *v, size_t n)
-{
-    int64_t s = 0;
-    for (size_t i = 0; i < n; i++)
-        s += v[i].end - v[i].ts;
-    return s;
-}
-
-typedef struct {
-    int64_t t;
-    int delta;
-} us_edge;
-
-static int cmp_edge(const void *a, const void *b)
-{
-    const us_edge *x = a, *y = b;
-    return (x->t > y->t) - (x->t < y->t);
-}
-
-/* get_comm_comp_overlap: +1/-1 at comm starts/ends, +2/-2 at computation's; time where
- * the running sum is 3 overlaps. */
-static int64_t hta_overlap(const us_ival *comm, size_t nc, const us_ival *comp, size_t np, us_edge *e)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < nc; i++) {
-        e[n++] = (us_edge){comm[i].ts, 1};
-        e[n++] = (us_edge){comm[i].end, -1};
-    }
-    for (size_t i = 0; i < np; i++) {
-        e[n++] = (us_edge){comp[i].ts, 2};
-        e[n++] = (us_edge){comp[i].end, -2};
-    }
-    if (n > 1)
-        qsort(e, n, sizeof *e, cmp_edge);
-    int64_t total = 0;
-    int running = 0;
-    for (size_t i = 0; i < n; i++) {
-        running += e[i].delta;
-        if (running == 3 && i + 1 < n)
-            total += e[i + 1].t - e[i].t;
-    }
-    return total;
-}
-
 /* One rank's figures, as HTA computes them from the trace: the device ops it keeps
  * (launched by a host event before the last ProfilerStep starts; with
  * include_last_profiler_step=False, its default), times in whole µs (start rounded up,
@@ -515,54 +436,37 @@ static int hta_rank(store *st, int64_t run_id, int rank, const rank_result *rr, 
         n += rr->sp[i].on_device;
     if (n == 0)
         return 0;
-    us_ival *all = malloc(n * sizeof *all), *comp = malloc(n * sizeof *comp), *comm = malloc(n * sizeof *comm);
-    us_edge *edges = malloc(4 * n * sizeof *edges);
-    if (!all || !comp || !comm || !edges) {
-        free(all);
-        free(comp);
-        free(comm);
-        free(edges);
+    hta_op *ops = malloc(n * sizeof *ops);
+    if (!ops) {
         set_err(err, errlen, "out of memory");
         return -1;
     }
     int64_t last = rr->nsteps ? rr->step_n[rr->nsteps - 1] : -1;
-    size_t na = 0, np = 0, nc = 0;
+    size_t k = 0;
     for (size_t i = 0; i < rr->nsp; i++) {
         const pspan *p = &rr->sp[i];
         if (!p->on_device || (rr->nsteps && (!p->launched || p->iter == last)))
             continue;
-        us_ival v = {-floor_div(-p->start, 1000), floor_div(p->end, 1000)};
-        all[na++] = v;
-        if (p->hta == HTA_COMPUTATION)
-            comp[np++] = v;
-        else if (p->hta == HTA_COMMUNICATION)
-            comm[nc++] = v;
+        ops[k++] = (hta_op){hta_us_up(p->start), hta_us_down(p->end),
+                            p->hta == HTA_COMMUNICATION ? HTA_OP_COMMUNICATION
+                            : p->hta == HTA_MEMORY      ? HTA_OP_MEMORY
+                            : p->hta == HTA_OTHER       ? HTA_OP_OTHER
+                                                        : HTA_OP_COMPUTATION};
     }
-    int ret = 0;
-    if (na > 0) {
-        size_t ga = hta_merge(all, na);
-        int64_t kernel = all[ga - 1].end - all[0].ts, run = sum_len(all, ga);
-        size_t gp = hta_merge(comp, np), gc = hta_merge(comm, nc);
-        int64_t compute = sum_len(comp, gp), comm_us = sum_len(comm, gc);
-        int64_t overlap = hta_overlap(comm, gc, comp, gp, edges);
-        char steps[160];
-        if (rr->nsteps > 1)
-            snprintf(steps, sizeof steps, "ProfilerStep#%" PRId64 "-#%" PRId64 " (the last, #%" PRId64 ", left out as HTA does)",
-                     rr->step_n[0], rr->step_n[rr->nsteps - 2], last);
-        else if (rr->nsteps == 1)
-            snprintf(steps, sizeof steps, "none: the trace's one ProfilerStep is its last, which HTA leaves out");
-        else
-            snprintf(steps, sizeof steps, "every device op (no ProfilerStep#N, where HTA itself would keep none)");
-        store_hta_stat h = {.rank = rank, .steps = steps, .kernel_us = kernel, .idle_us = kernel - run,
-                            .compute_us = compute, .non_compute_us = kernel - compute - (kernel - run),
-                            .comm_us = comm_us, .comm_overlap_us = overlap};
-        ret = store_write_hta_stat(st, run_id, &h, err, errlen);
+    char steps[160];
+    if (rr->nsteps > 1)
+        snprintf(steps, sizeof steps, "ProfilerStep#%" PRId64 "-#%" PRId64 " (the last, #%" PRId64 ", left out as HTA does)",
+                 rr->step_n[0], rr->step_n[rr->nsteps - 2], last);
+    else
+        snprintf(steps, sizeof steps, "every device op (no ProfilerStep#N but the last, where HTA itself would keep none)");
+    store_hta_stat h = {.rank = rank, .steps = steps};
+    int rc = hta_figures_compute(ops, k, &h);
+    free(ops);
+    if (rc < 0) {
+        set_err(err, errlen, "out of memory");
+        return -1;
     }
-    free(all);
-    free(comp);
-    free(comm);
-    free(edges);
-    return ret;
+    return rc == 0 ? store_write_hta_stat(st, run_id, &h, err, errlen) : 0;
 }
 
 /* ---- writing ---------------------------------------------------------------------------- */
