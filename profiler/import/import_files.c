@@ -138,9 +138,9 @@ static import_status read_one(const char *path, int idx, const trace_limits *lim
         bool sqlite = got >= 4 && !memcmp(head, "SQLi", 4);
         if (!gz && !sqlite) {
             set_err(err, errlen,
-                    "%s: %.1f GB: larger than the %.1f GB a trace may be (profile fewer steps, or"
+                    "%s: %lld bytes: larger than the %lld bytes a trace may be (profile fewer steps, or"
                     " raise --max-size)",
-                    path, (double)sb.st_size / 1e9, (double)lim->max_file_bytes / 1e9);
+                    path, (long long)sb.st_size, (long long)lim->max_file_bytes);
             return IMPORT_BAD_INPUT;
         }
     }

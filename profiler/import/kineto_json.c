@@ -291,7 +291,8 @@ static int finish_event(parser *p)
              .pg = -1,
              .coll = -1,
              .device = -1,
-             .type = (uint8_t)type};
+             .type = (uint8_t)type,
+             .kind = -1};
     if (type == TEV_KERNEL || type == TEV_MEMCPY || type == TEV_MEMSET) {
         /* A device event's pid is the GPU and its tid the stream; args say both too. */
         t.device = (int32_t)(e->device.set ? e->device.v : e->pid.set ? e->pid.v : 0);

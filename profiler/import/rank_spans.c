@@ -31,7 +31,6 @@ typedef struct {
     int8_t gloo;        /* -1, or a span_kind */
     uint8_t step;       /* ProfilerStep#N */
     uint8_t launch;     /* c10d:: or record_param_comms */
-    uint8_t accumulate; /* a gradient made ready: AccumulateGrad's node, or mul_out */
     uint8_t c10d_allreduce;
     uint8_t nccl;
     uint8_t hta;
@@ -59,6 +58,26 @@ static const char *nm(const trace_rank *tr, int32_t i)
 static bool has_info(const tev *e)
 {
     return e->coll >= 0 || e->pg >= 0 || e->seq >= 0 || e->bytes >= 0;
+}
+
+/* The phase of a host event (-1 for none): what its reader said, else its name's. */
+static int event_phase(const ctx *c, const tev *e)
+{
+    if (e->kind >= 0)
+        return e->kind == SPAN_FORWARD || e->kind == SPAN_BACKWARD || e->kind == SPAN_COPY_IN ||
+                       e->kind == SPAN_COPY_OUT || e->kind == SPAN_OPTIMIZER
+                   ? e->kind
+                   : -1;
+    return c->ni[e->name].phase;
+}
+
+/* The collective of a host event that is communication itself (gloo's, or one its
+ * reader knows), or -1. */
+static int event_comm(const ctx *c, const tev *e)
+{
+    if (e->kind >= 0)
+        return span_kind_is_comm((span_kind)e->kind) ? e->kind : -1;
+    return c->ni[e->name].gloo;
 }
 
 /* ---- steps ------------------------------------------------------------------------------ */
@@ -196,8 +215,7 @@ static int nest_host(ctx *c, char *err, size_t errlen)
             depth--;
         int32_t p = depth > 0 ? stack[depth - 1] : -1;
         c->parent[i] = p;
-        const name_info *ni = &c->ni[e->name];
-        bool is_phase = e->type == TEV_CPU && ni->phase >= 0;
+        bool is_phase = e->type == TEV_CPU && event_phase(c, e) >= 0;
         c->phase_op[i] = is_phase ? i : p >= 0 ? c->phase_op[p] : -1;
         c->info_op[i] = e->type == TEV_CPU && has_info(e) ? i : p >= 0 ? c->info_op[p] : -1;
         if (p >= 0 && ((c->flags[p] & F_NESTED) || !c->ni[tr->ev[p].name].step))
@@ -309,7 +327,7 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
         return 0;
     }
     p->stream = STREAM_COMPUTE;
-    int ph = rt >= 0 && c->phase_op[rt] >= 0 ? c->ni[tr->ev[c->phase_op[rt]].name].phase : -1;
+    int ph = rt >= 0 && c->phase_op[rt] >= 0 ? event_phase(c, &tr->ev[c->phase_op[rt]]) : -1;
     p->kind = (uint8_t)(ph >= 0                  ? ph
                         : e->type == TEV_KERNEL ? SPAN_KERNEL
                         : e->type == TEV_MEMCPY ? SPAN_MEMCPY
@@ -327,16 +345,17 @@ static int host_span(ctx *c, size_t i, bool device_job, char *err, size_t errlen
     if (ni->step)
         return 0;
     int kind = -1, stream = device_job ? STREAM_HOST : STREAM_COMPUTE;
-    if (ni->gloo >= 0) {
+    int comm = event_comm(c, e), phase = event_phase(c, e);
+    if (comm >= 0) {
         if (device_job)
             return 0; /* NCCL's kernels are the communication there */
-        kind = ni->gloo;
+        kind = comm;
         stream = STREAM_COMM;
         c->rr->has_comm = true;
-    } else if (ni->phase >= 0) {
+    } else if (phase >= 0) {
         if (c->parent[i] >= 0 && c->phase_op[c->parent[i]] >= 0)
             return 0; /* inside another phase op, whose span covers it */
-        kind = ni->phase;
+        kind = phase;
     } else if (!device_job && !(c->flags[i] & (F_NESTED | F_PHASE_BELOW)) &&
                (c->phase_op[i] < 0)) {
         kind = SPAN_CPU_OP; /* host work of a CPU-only job outside the phases */
@@ -454,7 +473,7 @@ static int ddp_buckets(ctx *c, char *err, size_t errlen)
     size_t *order = malloc((n ? n : 1) * sizeof *order);
     size_t nm_ = 0;
     for (size_t i = 0; i < tr->nev; i++)
-        nm_ += tr->ev[i].type == TEV_CPU && c->ni[tr->ev[i].name].accumulate;
+        nm_ += tr->ev[i].type == TEV_CPU && event_phase(c, &tr->ev[i]) == SPAN_COPY_IN;
     marker *mk = malloc((nm_ ? nm_ : 1) * sizeof *mk);
     ddp_bucket *cur = malloc((n ? n : 1) * sizeof *cur);
     if (!order || !mk || !cur) {
@@ -473,11 +492,11 @@ static int ddp_buckets(ctx *c, char *err, size_t errlen)
     size_t k = 0;
     for (size_t i = 0; i < tr->nev; i++) {
         const tev *e = &tr->ev[i];
-        if (e->type != TEV_CPU || !c->ni[e->name].accumulate)
+        if (e->type != TEV_CPU || event_phase(c, e) != SPAN_COPY_IN)
             continue;
         bool inner = false;
         for (int32_t a = c->parent[i]; a >= 0 && !inner; a = c->parent[a])
-            inner = c->ni[tr->ev[a].name].accumulate;
+            inner = event_phase(c, &tr->ev[a]) == SPAN_COPY_IN;
         if (!inner)
             mk[k++] = (marker){iter_of(rr, e->ts_ns), e->ts_ns};
     }
@@ -558,7 +577,6 @@ static int classify_names(ctx *c, char *err, size_t errlen)
         ni->gloo = name_gloo(s, &gk) ? (int8_t)gk : -1;
         ni->step = name_profiler_step(s, &num);
         ni->launch = name_is_collective_launch(s);
-        ni->accumulate = (ni->phase == SPAN_COPY_IN);
         ni->c10d_allreduce = !strcmp(s, "c10d::allreduce_");
         ni->nccl = name_is_nccl_kernel(s);
         ni->hta = (uint8_t)name_hta_class(s);

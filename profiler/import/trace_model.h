@@ -38,6 +38,8 @@ typedef struct {
     int32_t coll;        /* collective name the trace gives in args (names index); -1 */
     int32_t device;      /* device events: the GPU; -1 */
     uint8_t type;        /* tev_type */
+    int8_t kind;         /* host events: -1, classified by name (event_names.h); else the
+                          * span_kind the reader knows it to be (a phase, or a collective) */
 } tev;
 
 /* How much an import may hold: events over all ranks, and bytes of text per file. */

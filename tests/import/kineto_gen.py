@@ -127,6 +127,116 @@ def hta_figures(kernels, rounding):
             "comm_overlap_pct": round(100 * ov / commt, 2) if commt else None}
 
 
+NSYS_SCHEMA = """
+CREATE TABLE StringIds(id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ENUM_NSYS_EVENT_TYPE(id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INT, utcTime TEXT, localTime TEXT);
+CREATE TABLE TARGET_INFO_GPU(id INTEGER NOT NULL, name TEXT, busLocation TEXT, uuid TEXT,
+  totalMemory INTEGER, smCount INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,
+  mangledName INTEGER, launchType INTEGER, gridX INTEGER, gridY INTEGER, gridZ INTEGER,
+  blockX INTEGER, blockY INTEGER, blockZ INTEGER, registersPerThread INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
+  srcKind INTEGER, dstKind INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, streamId INTEGER NOT NULL,
+  correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL);
+CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME(start INTEGER NOT NULL, end INTEGER NOT NULL,
+  eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
+  returnValue INTEGER NOT NULL, callchainId INTEGER);
+CREATE TABLE NVTX_EVENTS(start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+  rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
+  endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER,
+  doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER,
+  jsonText TEXT);
+"""
+
+
+def write_nsys(ranks, a, expected):
+    """Nsight Systems' SQLite export schema (the tables and columns the importer reads,
+    as `nsys export --type sqlite` names them): one file per rank, or one for all."""
+    import sqlite3
+    session_ns = 1711964646000000000 + 123456789012  # the session's start on the wall clock
+    dbs = {}
+
+    def db_for(r):
+        key = 0 if a.format == "nsys-one" else r
+        if key not in dbs:
+            name = "job.sqlite" if a.format == "nsys-one" else "rank%d.sqlite" % r
+            path = os.path.join(a.out, name)
+            if os.path.exists(path):
+                os.remove(path)
+            c = sqlite3.connect(path)
+            c.executescript(NSYS_SCHEMA)
+            c.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)",
+                          [(59, "NvtxPushPopRange", "NVTX PushPop Range"),
+                           (60, "NvtxStartEndRange", "NVTX StartEnd Range"),
+                           (75, "NvtxDomainCreate", "NVTX Domain Create")])
+            c.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '', '')", (session_ns,))
+            dbs[key] = [c, {}]
+        return dbs[key]
+
+    def sid(d, text):
+        c, ids = d
+        if text not in ids:
+            ids[text] = len(ids) + 1
+            c.execute("INSERT INTO StringIds VALUES (?, ?)", (ids[text], text))
+        return ids[text]
+
+    for rk in ranks:
+        d = db_for(rk.r)
+        c = d[0]
+        pid = 4000 + rk.r
+        gpid = pid << 24
+        kern = []
+        last_start = max(e["ts"] for e in rk.ev if e["name"].startswith("ProfilerStep#"))
+        last_ns = int(round(last_start * 1000)) + 1000000
+        corr_ok = set()
+        for e in rk.ev:
+            ts = int(round(e["ts"] * 1000)) + 1000000
+            end = ts + int(round(e["dur"] * 1000))
+            cat = e.get("cat")
+            if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
+                corr = e["args"]["correlation"]
+                stream = e["args"]["stream"]
+                if cat == "kernel":
+                    n = sid(d, e["name"])
+                    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, contextId, streamId,"
+                              " correlationId, globalPid, demangledName, shortName) VALUES (?,?,?,?,?,?,?,?,?)",
+                              (ts, end, rk.r, 1, stream, corr, gpid, n, n))
+                elif cat == "gpu_memcpy":
+                    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY(start, end, deviceId, contextId, streamId,"
+                              " correlationId, globalPid, bytes, copyKind) VALUES (?,?,?,?,?,?,?,?,8)",
+                              (ts, end, rk.r, 1, stream, corr, gpid, e["args"]["bytes"]))
+                else:
+                    c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET(start, end, deviceId, contextId, streamId,"
+                              " correlationId, globalPid, value, bytes) VALUES (?,?,?,?,?,?,?,0,?)",
+                              (ts, end, rk.r, 1, stream, corr, gpid, e["args"]["bytes"]))
+                # whole µs on the wall clock as the importer rounds them: start up, end down
+                kern.append((corr, -((-(session_ns + ts)) // 1000), (session_ns + end) // 1000,
+                             hta_class(e["name"] if cat == "kernel" else
+                                       ("Memcpy DtoD" if cat == "gpu_memcpy" else "Memset"))))
+            elif cat == "cuda_runtime":
+                c.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,0,NULL)",
+                          (ts, end, 1, gpid + e["tid"], e["args"]["correlation"], sid(d, e["name"])))
+                if -((-(session_ns + ts)) // 1000) < -((-(session_ns + last_ns)) // 1000):
+                    corr_ok.add(e["args"]["correlation"])
+            else:
+                # host ops as PyTorch's NVTX ranges (emit_nvtx appends the sequence number)
+                text = e["name"] if e["name"].startswith("ProfilerStep") else e["name"] + ", seq = 7"
+                c.execute("INSERT INTO NVTX_EVENTS(start, end, eventType, text, globalTid, domainId)"
+                          " VALUES (?,?,59,?,?,0)", (ts, end, text, gpid + e["tid"]))
+        kern = [(t, e_, k) for corr, t, e_, k in kern if corr in corr_ok]
+        expected["ranks"][str(rk.r)] = hta_figures(kern, False)
+    for c, ids in dbs.values():
+        c.commit()
+        c.close()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
@@ -145,6 +255,9 @@ def main():
     p.add_argument("--gz", action="store_true")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--name-fmt", default="rank{r}.json")
+    p.add_argument("--format", default="kineto", choices=["kineto", "nsys", "nsys-one"],
+                   help="nsys: an Nsight Systems SQLite export per rank (rank{r}.sqlite); nsys-one: one"
+                        " export holding every rank's process (job.sqlite)")
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
     random.seed(a.seed)
@@ -255,6 +368,12 @@ def main():
             rk.launch(1500.0 + 100 * k, 1, 7, "void orphan_kernel(int)", 10.0, orphan=True)
     expected = {"world": a.world, "steps": steps, "buckets": len(buckets), "nparams_per_bucket": 4,
                 "bucket_bytes": None if a.no_args else 2 * (param_numel + 256) * 4, "ranks": {}}
+    if a.format != "kineto":
+        write_nsys(ranks, a, expected)
+        with open(os.path.join(a.out, "expected.txt"), "w") as f:
+            json.dump(expected, f, indent=1)
+        print(json.dumps({"out": a.out, "expected": expected}))
+        return
     for rk in ranks:
         evs = []
         for e in sorted(rk.ev, key=lambda e: (e["ts"], -e["dur"])):
