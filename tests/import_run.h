@@ -45,7 +45,7 @@ static inline int imp_teardown(void)
 
 static inline void imp_path(char *out, size_t n, const char *name)
 {
-    snprintf(out, n, "%s/%s", imp_tmp, name);
+    snprintf(out, n, "%s/%.*s", imp_tmp, (int)(n > 210 ? n - 210 : 1), name);
 }
 
 /* The repository's root: the parent of $SCENARIOS. */

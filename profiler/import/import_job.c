@@ -641,7 +641,8 @@ import_status import_traces(store *st, const import_options *o, import_summary *
         text_add(&notes, "no ProfilerStep#N in the trace%s: the whole trace is one iteration (0)\n",
                  nranks > 1 ? "s" : "");
     if (!device_job)
-        text_add(&notes, "CPU-only trace: the host ops are the compute, gloo's the communication\n");
+        text_add(&notes, "no device work in the trace: its host ops are the compute, its collectives (gloo's,"
+                         " or ranges naming them) the communication\n");
     if (!any_comm)
         text_add(&notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
     bool any_bytes = false;
