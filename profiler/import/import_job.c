@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sqlite3.h>
+
 #include "errmsg.h"
 #include "event_names.h"
 #include "hta_figures.h"
@@ -610,9 +612,15 @@ import_status import_traces(store *st, const import_options *o, import_summary *
         set_err(err, errlen, "out of memory");
         goto out;
     }
-    for (int i = 0; i < nranks; i++)
+    for (int i = 0; i < nranks; i++) {
         if (rank_spans_build(&rr[i], ranks[i], device_job, err, errlen) < 0)
             goto out;
+        /* The spans hold what is needed from here on (with the names): the events'
+         * memory goes back before the next rank is analysed. */
+        free(ranks[i]->ev);
+        ranks[i]->ev = NULL;
+        ranks[i]->nev = ranks[i]->cap = 0;
+    }
     qsort(rr, (size_t)nranks, sizeof *rr, cmp_rank_ptr);
 
     bool any_comm = false, any_steps = false;
@@ -681,6 +689,13 @@ import_status import_traces(store *st, const import_options *o, import_summary *
                            .world_size = world,
                            .iterations = iter_hi - iter_lo + 1,
                            .warmup = 0};
+    /* One transaction holds every page it writes until it commits, in the page cache
+     * up to its size (the store's is large, for recording): a smaller one lets SQLite
+     * spill to the WAL instead, so memory stays bounded whatever the trace's size. */
+    if (sqlite3_exec(store_db(st), "PRAGMA cache_size = -32768", NULL, NULL, NULL) != SQLITE_OK) {
+        set_err(err, errlen, "setting the page cache: %s", sqlite3_errmsg(store_db(st)));
+        goto out;
+    }
     if (store_begin_bulk(st, err, errlen) < 0)
         goto out;
     bulk = true;
