@@ -42,7 +42,7 @@ typedef struct {
     int iterations;
     size_t spans;
     char backend[32];
-    char clock_sync[256];
+    char clock_sync[512];
 } import_summary;
 
 import_status import_traces(store *st, const import_options *o, import_summary *sum, char *err,

@@ -520,6 +520,8 @@ static int write_spans(store *st, int64_t run_id, const rank_result *rr, int64_t
 static int write_buckets(store *st, int64_t run_id, const ddp_bucket *b, int n, int version, char *err,
                          size_t errlen)
 {
+    if (n <= 0)
+        return 0;
     store_bucket *sb = calloc((size_t)n, sizeof *sb);
     if (!sb) {
         set_err(err, errlen, "out of memory");
@@ -554,7 +556,7 @@ static void run_name(const import_options *o, char *out, size_t n)
     size_t len = strlen(p);
     while (len > 1 && p[len - 1] == '/')
         p[--len] = '\0';
-    snprintf(out, n, "%s%s", base_name(p), o->npaths > 1 ? " ..." : "");
+    snprintf(out, n, "%.200s%s", base_name(p), o->npaths > 1 ? " ..." : "");
 }
 
 static bool imported_backend_nsys(const trace_rank *const *ranks, int n)
@@ -607,7 +609,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
             t->abs_clock = true;
         wall &= t->abs_clock;
     }
-    rr = calloc((size_t)nranks, sizeof *rr);
+    rr = nranks > 0 ? calloc((size_t)nranks, sizeof *rr) : NULL;
     if (!rr) {
         set_err(err, errlen, "out of memory");
         goto out;
@@ -682,7 +684,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
     run_name(o, name, sizeof name);
     bool nsys = imported_backend_nsys((const trace_rank *const *)ranks, nranks);
     snprintf(sum->backend, sizeof sum->backend, "%s", nsys ? "nsys" : "pytorch-trace");
-    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%s", how.s ? how.s : "");
+    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", how.s ? how.s : "");
     store_run_info info = {.name = name,
                            .source = o->paths[0],
                            .backend = sum->backend,
