@@ -619,9 +619,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
             goto out;
         /* The spans hold what is needed from here on (with the names): the events'
          * memory goes back before the next rank is analysed. */
-        free(ranks[i]->ev);
-        ranks[i]->ev = NULL;
-        ranks[i]->nev = ranks[i]->cap = 0;
+        trace_rank_drop_events(ranks[i]);
     }
     qsort(rr, (size_t)nranks, sizeof *rr, cmp_rank_ptr);
 

@@ -282,7 +282,7 @@ static int finish_event(parser *p)
     if (!e->has_name)
         return stop(p, "%s", "an event without \"name\"");
     trace_rank *r = p->r;
-    tev t = {.ts_ns = e->ts_ns,
+    tev_in t = {.ts_ns = e->ts_ns,
              .dur_ns = e->dur_ns.set ? e->dur_ns.v : 0,
              .tid = e->tid.set ? e->tid.v : 0,
              .correlation = e->correlation.set ? e->correlation.v : -1,

@@ -113,7 +113,7 @@ static proc *proc_of_pid(reader *rd, int64_t pid)
     return proc_of(rd, pid, label);
 }
 
-static int push(reader *rd, proc *p, tev *e, const char *name)
+static int push(reader *rd, proc *p, tev_in *e, const char *name)
 {
     if (!p) {
         set_err(rd->err, rd->errlen, "out of memory");
@@ -186,7 +186,7 @@ static int read_device(reader *rd, const char *table, int type)
                     (long long)end, (long long)start);
             return -1;
         }
-        tev e = {.ts_ns = start, .dur_ns = end - start, .tid = sqlite3_column_int64(s, 3),
+        tev_in e = {.ts_ns = start, .dur_ns = end - start, .tid = sqlite3_column_int64(s, 3),
                  .correlation = sqlite3_column_int64(s, 4), .bytes = -1, .seq = -1, .pg = -1, .coll = -1,
                  .device = sqlite3_column_int(s, 2), .type = (uint8_t)type, .kind = -1};
         proc *p = proc_of_pid(rd, pid_of(sqlite3_column_int64(s, 5)));
@@ -224,7 +224,7 @@ static int read_runtime(reader *rd)
     int rc;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
         int64_t start = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1), gt = sqlite3_column_int64(s, 2);
-        tev e = {.ts_ns = start, .dur_ns = end > start ? end - start : 0, .tid = gt & 0xffffff,
+        tev_in e = {.ts_ns = start, .dur_ns = end > start ? end - start : 0, .tid = gt & 0xffffff,
                  .correlation = sqlite3_column_int64(s, 3), .bytes = -1, .seq = -1, .pg = -1, .coll = -1,
                  .device = -1, .type = TEV_RUNTIME, .kind = -1};
         const char *name = (const char *)sqlite3_column_text(s, 4);
@@ -323,7 +323,7 @@ static int read_nvtx(reader *rd)
         const char *text = (const char *)sqlite3_column_text(s, 3);
         if (!text || end < start)
             continue;
-        tev e = {.ts_ns = start, .dur_ns = end - start, .tid = gt & 0xffffff, .correlation = -1, .bytes = -1,
+        tev_in e = {.ts_ns = start, .dur_ns = end - start, .tid = gt & 0xffffff, .correlation = -1, .bytes = -1,
                  .seq = -1, .pg = -1, .coll = -1, .device = -1, .type = TEV_CPU, .kind = -1};
         int rank, kind;
         bool phase_begin;
@@ -375,7 +375,7 @@ static int add_ddpprof_steps(reader *rd)
             int64_t end = k + 1 < p->nfwd ? p->fwd[k + 1] : p->last_end;
             char name[48];
             snprintf(name, sizeof name, "ProfilerStep#%zu", k);
-            tev e = {.ts_ns = p->fwd[k], .dur_ns = end - p->fwd[k], .tid = -1, .correlation = -1, .bytes = -1,
+            tev_in e = {.ts_ns = p->fwd[k], .dur_ns = end - p->fwd[k], .tid = -1, .correlation = -1, .bytes = -1,
                      .seq = -1, .pg = -1, .coll = -1, .device = -1, .type = TEV_CPU, .kind = -1};
             if (push(rd, p, &e, name) < 0)
                 return -1;

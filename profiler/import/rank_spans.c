@@ -57,7 +57,7 @@ static const char *nm(const trace_rank *tr, int32_t i)
 
 static bool has_info(const tev *e)
 {
-    return e->coll >= 0 || e->pg >= 0 || e->seq >= 0 || e->bytes >= 0;
+    return e->info >= 0;
 }
 
 /* The phase of a host event (-1 for none): what its reader said, else its name's. */
@@ -312,17 +312,14 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
     if (e->type == TEV_KERNEL && ni->nccl) {
         /* The kernel's own collective arguments (Kineto copies them from
          * record_param_comms), else those of the host op that launched it. */
-        const tev *info = has_info(e) ? e : NULL;
-        if (!info && rt >= 0 && c->info_op[rt] >= 0)
-            info = &tr->ev[c->info_op[rt]];
-        int k = info && info->coll >= 0 ? name_coll_kind(nm(tr, info->coll)) : -1;
+        const tev *src = has_info(e) ? e : rt >= 0 && c->info_op[rt] >= 0 ? &tr->ev[c->info_op[rt]] : NULL;
+        tev_info info = src ? tev_extra(tr, src) : (tev_info){-1, -1, -1, -1};
+        int k = info.coll >= 0 ? name_coll_kind(nm(tr, info.coll)) : -1;
         p->kind = (uint8_t)(k >= 0 ? k : (int)name_nccl_kind(nm(tr, e->name)));
         p->stream = STREAM_COMM;
-        if (info) {
-            p->bytes = info->bytes;
-            p->pg = info->pg;
-            p->coll_seq = info->seq;
-        }
+        p->bytes = info.bytes;
+        p->pg = info.pg;
+        p->coll_seq = info.seq;
         c->rr->has_comm = true;
         return 0;
     }
@@ -333,7 +330,7 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
                         : e->type == TEV_MEMCPY ? SPAN_MEMCPY
                                                 : SPAN_MEMSET);
     if (e->type != TEV_KERNEL)
-        p->bytes = e->bytes;
+        p->bytes = tev_extra(tr, e).bytes;
     return 0;
 }
 
@@ -372,9 +369,10 @@ static int host_span(ctx *c, size_t i, bool device_job, char *err, size_t errlen
     p->kind = (uint8_t)kind;
     p->stream = (uint8_t)stream;
     if (stream == STREAM_COMM) {
-        p->bytes = e->bytes;
-        p->pg = e->pg;
-        p->coll_seq = e->seq;
+        tev_info info = tev_extra(tr, e);
+        p->bytes = info.bytes;
+        p->pg = info.pg;
+        p->coll_seq = info.seq;
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 /* trace_model.c — see trace_model.h. */
 #include "trace_model.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,15 +20,22 @@ void trace_rank_init(trace_rank *r, const char *path, int file_idx, const char *
     strtab_init(&r->names);
 }
 
+void trace_rank_drop_events(trace_rank *r)
+{
+    free(r->ev);
+    free(r->info);
+    r->ev = NULL;
+    r->info = NULL;
+    r->nev = r->cap = r->ninfo = r->capinfo = 0;
+}
+
 void trace_rank_free(trace_rank *r)
 {
     strtab_free(&r->names);
-    free(r->ev);
-    r->ev = NULL;
-    r->nev = r->cap = 0;
+    trace_rank_drop_events(r);
 }
 
-int trace_rank_push(trace_rank *r, const tev *e, char *err, size_t errlen)
+int trace_rank_push(trace_rank *r, const tev_in *e, char *err, size_t errlen)
 {
     if (r->limits && r->limits->events_used) {
         if (*r->limits->events_used >= r->limits->max_events) {
@@ -49,7 +57,23 @@ int trace_rank_push(trace_rank *r, const tev *e, char *err, size_t errlen)
         r->ev = grown;
         r->cap = cap;
     }
-    r->ev[r->nev++] = *e;
+    int32_t info = -1;
+    if (e->bytes >= 0 || e->seq >= 0 || e->pg >= 0 || e->coll >= 0) {
+        if (r->ninfo == r->capinfo) {
+            size_t cap = r->capinfo ? 2 * r->capinfo : 256;
+            tev_info *grown = cap <= INT32_MAX ? realloc(r->info, cap * sizeof *grown) : NULL;
+            if (!grown) {
+                set_err(err, errlen, "out of memory for %zu trace events' arguments", cap);
+                return -1;
+            }
+            r->info = grown;
+            r->capinfo = cap;
+        }
+        r->info[r->ninfo] = (tev_info){e->bytes, e->seq, e->pg, e->coll};
+        info = (int32_t)r->ninfo++;
+    }
+    r->ev[r->nev++] = (tev){.ts_ns = e->ts_ns, .dur_ns = e->dur_ns, .tid = e->tid, .correlation = e->correlation,
+                            .name = e->name, .info = info, .device = e->device, .type = e->type, .kind = e->kind};
     return 0;
 }
 

@@ -27,6 +27,7 @@ typedef enum {
     TEV_MEMSET,
 } tev_type;
 
+/* An event as a reader gives it. */
 typedef struct {
     int64_t ts_ns, dur_ns;
     int64_t tid;         /* host events: the thread; device events: the stream */
@@ -40,6 +41,21 @@ typedef struct {
     uint8_t type;        /* tev_type */
     int8_t kind;         /* host events: -1, classified by name (event_names.h); else the
                           * span_kind the reader knows it to be (a phase, or a collective) */
+} tev_in;
+
+/* What few events have (copies, collectives), kept apart so that the many do not pay. */
+typedef struct {
+    int64_t bytes, seq;
+    int32_t pg, coll;
+} tev_info;
+
+/* An event as kept: 48 bytes, the fields of tev_in but those of tev_info, which `info`
+ * indexes (-1: none; see tev_extra). */
+typedef struct {
+    int64_t ts_ns, dur_ns, tid, correlation;
+    int32_t name, info, device;
+    uint8_t type;
+    int8_t kind;
 } tev;
 
 /* How much an import may hold: events over all ranks, and bytes of text per file. */
@@ -62,6 +78,8 @@ typedef struct {
     strtab names;
     tev *ev;
     size_t nev, cap;
+    tev_info *info;
+    size_t ninfo, capinfo;
     const trace_limits *limits;
 } trace_rank;
 
@@ -69,7 +87,16 @@ void trace_rank_init(trace_rank *r, const char *path, int file_idx, const char *
                      const trace_limits *limits);
 void trace_rank_free(trace_rank *r);
 /* Appends an event; -1 with err when the import's event budget is spent or memory is out. */
-int trace_rank_push(trace_rank *r, const tev *e, char *err, size_t errlen);
+int trace_rank_push(trace_rank *r, const tev_in *e, char *err, size_t errlen);
+/* An event's copy size and collective arguments (all -1 when it has none). */
+static inline tev_info tev_extra(const trace_rank *r, const tev *e)
+{
+    if (e->info >= 0)
+        return r->info[e->info];
+    return (tev_info){-1, -1, -1, -1};
+}
+/* Frees the events (not the names) once a rank's spans are made. */
+void trace_rank_drop_events(trace_rank *r);
 /* Interns a name; -1 when out of memory. */
 int32_t trace_rank_name(trace_rank *r, const char *s, size_t len);
 
