@@ -26,7 +26,7 @@ else
   $(BUILD)/profiler/nvtx_ranges.o: CPPFLAGS += $(info ddpprof: note: no NVTX3 headers (neither $(CUDA_HOME)/include/nvtx3 nor nsight-systems-target's): NVTX ranges compiled out, runs will not show in Nsight Systems)
 endif
 
-PKGS    := sqlite3 inih openblas jansson
+PKGS    := sqlite3 inih openblas jansson yajl zlib libcrypto
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -ldl -lm
 CPPFLAGS += $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 
@@ -53,7 +53,7 @@ $(BUILD)/engine/cuda/%.o: engine/cuda/%.cu
 
 # engine/ keeps the contracts at its root; each folder below it is one concern.
 ENGINE_DIRS := scenario ddp workload launch cost predict cpu sim
-LIB_SRC := $(wildcard common/*.c engine/*.c $(ENGINE_DIRS:%=engine/%/*.c) profiler/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
+LIB_SRC := $(wildcard common/*.c engine/*.c $(ENGINE_DIRS:%=engine/%/*.c) profiler/*.c profiler/import/*.c reports/*.c) $(filter-out src/main.c,$(wildcard src/*.c)) \
            $(if $(HAVE_CUDA),$(wildcard engine/cuda/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(if $(HAVE_CUDA),$(patsubst %.cu,$(BUILD)/%.o,$(wildcard engine/cuda/*.cu)))
 TEST_SRC := $(filter-out $(if $(HAVE_CUDA),,tests/test_cupti_decode.c tests/test_nccl_id.c tests/test_cuda_plan.c tests/test_cuda_backend.c tests/test_cuda_gpu.c),$(wildcard tests/test_*.c))
@@ -155,10 +155,33 @@ $(FUZZ_DIR)/fuzz_scenario: $(FUZZ_SRC) $(wildcard engine/scenario/*.h) tests/fuz
 	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags inih 2>/dev/null) -o $@ $(FUZZ_SRC) \
 	  $(shell pkg-config --libs inih 2>/dev/null || echo -linih)
 
-fuzz: $(FUZZ_DIR)/fuzz_scenario
+# The importer's readers (profiler/import/) likewise, each input read as a trace and
+# analysed into spans: PyTorch profiler JSON (seeds: tests/fuzz/seeds_trace_json/ and a
+# small job kineto_gen.py writes) and Nsight Systems SQLite (seeds: the same job as nsys
+# exports).  Crashes go to $(FUZZ_DIR)/import-.
+FUZZ_IMPORT_SRC := $(filter-out profiler/import/import_job.c profiler/import/import_files.c,$(wildcard profiler/import/*.c)) \
+                   profiler/strtab.c profiler/span.c common/errmsg.c
+$(FUZZ_DIR)/fuzz_trace_json $(FUZZ_DIR)/fuzz_nsys_sqlite: $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_IMPORT_SRC) \
+    $(wildcard profiler/import/*.h) tests/fuzz/fuzz_import.h
+	@mkdir -p $(FUZZ_DIR)/corpus_$*
+	$(FUZZ_CC) $(FUZZ_FLAGS) $(shell pkg-config --cflags yajl 2>/dev/null) -o $@ $< \
+	  $(FUZZ_IMPORT_SRC) $(shell pkg-config --libs yajl zlib libcrypto sqlite3 2>/dev/null || echo -lyajl -lz -lcrypto -lsqlite3)
+$(FUZZ_DIR)/seeds_import/made: tests/import/kineto_gen.py
+	@rm -rf $(FUZZ_DIR)/seeds_import && mkdir -p $(FUZZ_DIR)/seeds_import
+	/usr/bin/python3 tests/import/kineto_gen.py --out $(FUZZ_DIR)/seeds_import/json --world 1 --steps 2 --layers 2 --orphans 1 >/dev/null
+	/usr/bin/python3 tests/import/kineto_gen.py --out $(FUZZ_DIR)/seeds_import/nsys --world 1 --steps 2 --layers 2 --format nsys >/dev/null
+	rm -f $(FUZZ_DIR)/seeds_import/*/expected.txt && touch $@
+
+fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_trace_json $(FUZZ_DIR)/fuzz_nsys_sqlite $(FUZZ_DIR)/seeds_import/made
 	$< -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
 	  -print_final_stats=1 -dict=tests/fuzz/scenario.dict -artifact_prefix=$(FUZZ_DIR)/ \
 	  $(FUZZ_DIR)/corpus tests/fuzz/seeds
+	$(FUZZ_DIR)/fuzz_trace_json -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/import- \
+	  $(FUZZ_DIR)/corpus_fuzz_trace_json tests/fuzz/seeds_trace_json $(FUZZ_DIR)/seeds_import/json
+	$(FUZZ_DIR)/fuzz_nsys_sqlite -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -max_len=262144 \
+	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/import- \
+	  $(FUZZ_DIR)/corpus_fuzz_nsys_sqlite $(FUZZ_DIR)/seeds_import/nsys
 
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20

@@ -5,6 +5,8 @@
  * (span_stream_name / span_kind_name) are what the database stores and users query.
  * layer, bucket and seq are -1 where they do not apply; seq numbers the collectives of
  * a run in launch order, the same on every rank.
+ * Kinds after SPAN_BROADCAST only come from imported traces; their stream is the class
+ * of work (compute or comm), and device_stream the stream the trace named.
  */
 #ifndef DDPPROF_SPAN_H
 #define DDPPROF_SPAN_H
@@ -22,6 +24,19 @@ typedef enum {
     SPAN_OPTIMIZER,
     SPAN_WAIT,      /* host blocked on a stream (end of the step) */
     SPAN_BROADCAST, /* bucket rebuild: rank 0's assignment sent to all */
+    /* The kinds below come from imported traces (profiler/import/): other collectives,
+     * each its own kind, and device or host work that no DDP phase claims. */
+    SPAN_ALL_GATHER,
+    SPAN_REDUCE_SCATTER,
+    SPAN_ALL_TO_ALL,
+    SPAN_SEND_RECV,   /* NCCL's SendRecv kernels: send, recv, and what all_to_all runs as */
+    SPAN_REDUCE,
+    SPAN_BARRIER,
+    SPAN_COLLECTIVE,  /* a communication kernel whose collective the trace does not say */
+    SPAN_KERNEL,      /* a device compute kernel outside forward, backward and optimizer */
+    SPAN_MEMCPY,
+    SPAN_MEMSET,
+    SPAN_CPU_OP,      /* host work outside the phases above */
     SPAN_KIND_COUNT
 } span_kind;
 
@@ -38,10 +53,18 @@ typedef struct {
     int64_t bytes;
     int64_t start_ns;
     int64_t end_ns;
+    /* The device stream an imported span ran on (a CUDA stream id, any value), when
+     * on_device is set; recorded spans leave both 0 and say their stream by `stream`. */
+    uint8_t on_device;
+    int32_t device_stream;
     char name[SPAN_NAME];
 } span;
 
 const char *span_stream_name(span_stream s);
 const char *span_kind_name(span_kind k);
+/* The kind named `name` (span_kind_name's text), or -1. */
+int span_kind_from_name(const char *name);
+/* True for the kinds of communication: allreduce, broadcast and the imported collectives. */
+int span_kind_is_comm(span_kind k);
 
 #endif

@@ -62,26 +62,68 @@ static int writable(const store *st, char *err, size_t errlen)
     return 0;
 }
 
+/* Inside a bulk transaction (store_begin_bulk) a call's writes join it: no BEGIN or
+ * COMMIT of their own, and a failure is rolled back whole by store_end_bulk. */
 static int tx_begin(store *st, char *err, size_t errlen)
 {
+    if (st->bulk)
+        return 0;
     return step_done(st->db, st->begin, "beginning transaction", err, errlen);
+}
+
+static void rollback(store *st)
+{
+    sqlite3_step(st->rollback);
+    sqlite3_reset(st->rollback);
+    strtab_clear(&st->names); /* names added by the transaction are gone with it */
 }
 
 static int tx_commit(store *st, char *err, size_t errlen)
 {
+    if (st->bulk)
+        return 0;
     if (step_done(st->db, st->commit, "committing", err, errlen) == 0)
         return 0;
-    sqlite3_step(st->rollback); /* the commit's error is the one to report */
-    sqlite3_reset(st->rollback);
+    rollback(st); /* the commit's error is the one to report */
     return -1;
 }
 
 static int tx_fail(store *st)
 {
-    if (sqlite3_get_autocommit(st->db) == 0) {
-        sqlite3_step(st->rollback); /* the error that led here is the one to report */
-        sqlite3_reset(st->rollback);
+    if (!st->bulk && sqlite3_get_autocommit(st->db) == 0)
+        rollback(st); /* the error that led here is the one to report */
+    return -1;
+}
+
+int store_begin_bulk(store *st, char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    if (st->bulk) {
+        set_err(err, errlen, "store_begin_bulk: already in a bulk transaction");
+        return -1;
     }
+    if (step_done(st->db, st->begin, "beginning transaction", err, errlen) < 0)
+        return -1;
+    st->bulk = true;
+    return 0;
+}
+
+int store_end_bulk(store *st, bool commit, char *err, size_t errlen)
+{
+    if (!st->bulk) {
+        set_err(err, errlen, "store_end_bulk: no bulk transaction");
+        return -1;
+    }
+    st->bulk = false;
+    if (!commit) {
+        if (sqlite3_get_autocommit(st->db) == 0)
+            rollback(st);
+        return 0;
+    }
+    if (step_done(st->db, st->commit, "committing", err, errlen) == 0)
+        return 0;
+    rollback(st);
     return -1;
 }
 
@@ -175,7 +217,7 @@ static char *param_list(const store_bucket *b)
         return NULL;
     size_t len = 0;
     txt[0] = '\0';
-    for (int i = 0; i < b->nparams; i++)
+    for (int i = 0; b->params && i < b->nparams; i++)
         len += (size_t)snprintf(txt + len, cap - len, i ? ",%d" : "%d", b->params[i]);
     return txt;
 }
@@ -190,7 +232,7 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
         return -1;
     }
     for (int b = 0; b < nbuckets; b++)
-        if (buckets[b].nparams < 0 || (buckets[b].nparams > 0 && !buckets[b].params)) {
+        if (buckets[b].nparams < 0) {
             set_err(err, errlen, "store_write_buckets: bucket %d has no parameter list", b);
             return -1;
         }
@@ -247,7 +289,7 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
     sqlite3_clear_bindings(s);
     if (version == latest) {
         for (int b = 0; b < nbuckets; b++)
-            for (int p = 0; p < buckets[b].nparams; p++) {
+            for (int p = 0; buckets[b].params && p < buckets[b].nparams; p++) {
                 s = st->upd_param_bucket;
                 if (sqlite3_bind_int(s, 1, b) || sqlite3_bind_int64(s, 2, run_id) ||
                     sqlite3_bind_int(s, 3, buckets[b].params[p])) {
@@ -262,8 +304,41 @@ int store_write_buckets(store *st, int64_t run_id, int version, const store_buck
     return tx_commit(st, err, errlen);
 }
 
-int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, char *err,
-                      size_t errlen)
+/* span_name's id of `name`: from the handle's table when seen before, else inserted
+ * (or found: another run wrote it) and remembered.  -1 with err. */
+static int64_t name_id(store *st, const char *name, size_t len, char *err, size_t errlen)
+{
+    int64_t i = strtab_find(&st->names, name, len);
+    if (i >= 0)
+        return st->names.value[i];
+    if (sqlite3_bind_text(st->ins_name, 1, name, (int)len, SQLITE_STATIC) ||
+        step_done(st->db, st->ins_name, "inserting span name", err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *g = st->get_name;
+    if (sqlite3_bind_text(g, 1, name, (int)len, SQLITE_STATIC)) {
+        sqlite3_clear_bindings(g);
+        store_db_fail(st->db, err, errlen, "binding span name");
+        return -1;
+    }
+    int rc = sqlite3_step(g);
+    int64_t id = rc == SQLITE_ROW ? sqlite3_column_int64(g, 0) : -1;
+    if (rc != SQLITE_ROW)
+        store_db_fail(st->db, err, errlen, "reading span name id");
+    sqlite3_reset(g);
+    sqlite3_clear_bindings(g);
+    if (id < 0)
+        return -1;
+    i = strtab_intern(&st->names, name, len, NULL);
+    if (i < 0) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    st->names.value[i] = id;
+    return id;
+}
+
+int store_write_spans_named(store *st, int64_t run_id, const span *spans, const char *const *names,
+                            size_t n, char *err, size_t errlen)
 {
     if (writable(st, err, errlen) < 0)
         return -1;
@@ -282,17 +357,18 @@ int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, ch
             set_err(err, errlen, "span %zu: bad stream %u or kind %u", i, sp->stream, sp->kind);
             return tx_fail(st);
         }
-        size_t nlen = strnlen(sp->name, SPAN_NAME);
+        const char *name = names && names[i] ? names[i] : sp->name;
+        size_t nlen = names && names[i] ? strlen(name) : strnlen(sp->name, SPAN_NAME);
+        int64_t nid = -1;
+        if (nlen && (nid = name_id(st, name, nlen, err, errlen)) < 0)
+            return tx_fail(st);
         int rc = sqlite3_bind_int64(s, 1, run_id) || sqlite3_bind_int(s, 2, sp->rank) ||
-                 sqlite3_bind_int(s, 3, sp->iter) ||
-                 sqlite3_bind_text(s, 4, span_stream_name(sp->stream), -1, SQLITE_STATIC) ||
-                 sqlite3_bind_text(s, 5, span_kind_name(sp->kind), -1, SQLITE_STATIC) ||
-                 /* STATIC: spans[] outlives the step that reads it */
-                 (nlen ? sqlite3_bind_text(s, 6, sp->name, (int)nlen, SQLITE_STATIC)
-                       : sqlite3_bind_null(s, 6)) ||
-                 bind_opt(s, 7, sp->layer) || bind_opt(s, 8, sp->bucket) ||
-                 bind_opt(s, 9, sp->seq) || bind_opt(s, 10, sp->bytes) ||
-                 sqlite3_bind_int64(s, 11, sp->start_ns) || sqlite3_bind_int64(s, 12, sp->end_ns);
+                 sqlite3_bind_int(s, 3, sp->iter) || sqlite3_bind_int64(s, 4, sp->start_ns) ||
+                 sqlite3_bind_int(s, 5, sp->stream) || sqlite3_bind_int(s, 6, sp->kind) ||
+                 bind_opt(s, 7, nid) || bind_opt(s, 8, sp->layer) || bind_opt(s, 9, sp->bucket) ||
+                 bind_opt(s, 10, sp->seq) || bind_opt(s, 11, sp->bytes) ||
+                 sqlite3_bind_int64(s, 12, sp->end_ns - sp->start_ns) ||
+                 (sp->on_device ? sqlite3_bind_int(s, 13, sp->device_stream) : sqlite3_bind_null(s, 13));
         if (rc) {
             store_db_fail(st->db, err, errlen, "binding span");
             sqlite3_clear_bindings(s);
@@ -304,6 +380,76 @@ int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, ch
     return tx_commit(st, err, errlen);
 }
 
+int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, char *err,
+                      size_t errlen)
+{
+    return store_write_spans_named(st, run_id, spans, NULL, n, err, errlen);
+}
+
+int store_write_source_file(store *st, int64_t run_id, const store_source_file *f, char *err,
+                            size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db,
+                           "INSERT INTO source_file(run_id, idx, path, bytes, sha256, format, rank,"
+                           " rank_from) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return store_db_fail(st->db, err, errlen, "preparing source file");
+    int rc = sqlite3_bind_int64(s, 1, run_id) || sqlite3_bind_int(s, 2, f->idx) ||
+             bind_text(s, 3, f->path) || sqlite3_bind_int64(s, 4, f->bytes) ||
+             bind_text(s, 5, f->sha256) || bind_text(s, 6, f->format) || bind_opt(s, 7, f->rank) ||
+             bind_text(s, 8, f->rank_from);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    if (rc != SQLITE_OK)
+        store_db_fail(st->db, err, errlen, "inserting source file");
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+int store_write_hta_stat(store *st, int64_t run_id, const store_hta_stat *h, char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db,
+                           "INSERT OR REPLACE INTO hta_stat(run_id, rank, steps, kernel_us, idle_us, compute_us,"
+                           " non_compute_us, comm_us, comm_overlap_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                           -1, &s, NULL) != SQLITE_OK)
+        return store_db_fail(st->db, err, errlen, "preparing HTA figures");
+    int rc = sqlite3_bind_int64(s, 1, run_id) || sqlite3_bind_int(s, 2, h->rank) || bind_text(s, 3, h->steps) ||
+             sqlite3_bind_int64(s, 4, h->kernel_us) || sqlite3_bind_int64(s, 5, h->idle_us) ||
+             sqlite3_bind_int64(s, 6, h->compute_us) || sqlite3_bind_int64(s, 7, h->non_compute_us) ||
+             sqlite3_bind_int64(s, 8, h->comm_us) || sqlite3_bind_int64(s, 9, h->comm_overlap_us);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    if (rc != SQLITE_OK)
+        store_db_fail(st->db, err, errlen, "writing HTA figures");
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+int store_set_run_source(store *st, int64_t run_id, const char *clock_sync, const int64_t *time_base_unix_ns,
+                         const char *notes, char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, "UPDATE run SET clock_sync = ?2, time_base_unix_ns = ?3, notes = ?4 WHERE id = ?1",
+                           -1, &s, NULL) != SQLITE_OK)
+        return store_db_fail(st->db, err, errlen, "preparing run source");
+    int rc = sqlite3_bind_int64(s, 1, run_id) || bind_text(s, 2, clock_sync) ||
+             (time_base_unix_ns ? sqlite3_bind_int64(s, 3, *time_base_unix_ns) : sqlite3_bind_null(s, 3)) ||
+             bind_text(s, 4, notes);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    if (rc != SQLITE_OK)
+        store_db_fail(st->db, err, errlen, "writing run source");
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? 0 : -1;
+}
 
 /* The run's final UPDATE, waiting out locks: each step already waits out the busy
  * timeout in SQLite's busy handler, and a lock held longer than that is tried again
@@ -344,6 +490,8 @@ int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen)
 {
     if (writable(st, err, errlen) < 0)
         return -1;
+    if (st->bulk)
+        return store_compute_stats(st->db, run_id, err, errlen);
     if (store_exec(st->db, "BEGIN IMMEDIATE", "starting statistics", err, errlen) < 0)
         return -1;
     if (store_compute_stats(st->db, run_id, err, errlen) < 0 ||
@@ -361,8 +509,13 @@ int store_finish_run(store *st, int64_t run_id, const char *error, char *err, si
     /* Before the status: a run that ended has its statistics.  Without them (a full
      * disk, a lock held too long) reports aggregate the spans instead, so the run's
      * end still matters more. */
-    char stats_err[256];
-    if (store_run_stats(st, run_id, stats_err, sizeof stats_err) < 0)
+    char stats_err[256] = "";
+    if (store_run_stats(st, run_id, stats_err, sizeof stats_err) < 0 && st->bulk) {
+        /* Inside a bulk transaction the statements so far may be half done: the
+         * whole transaction is to be rolled back. */
+        set_err(err, errlen, "run %" PRId64 ": statistics: %s", run_id, stats_err);
+        return -1;
+    } else if (stats_err[0] && !st->bulk)
         fprintf(stderr, "ddpprof: run %" PRId64 ": statistics not stored (%s); reports will"
                         " compute them from the spans\n", run_id, stats_err);
     const char *status = error ? "failed" : "complete";

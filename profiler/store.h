@@ -29,7 +29,7 @@
 
 #include "profiler/span.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 
 typedef struct store store;
 
@@ -47,7 +47,8 @@ typedef struct {
     const double *rank_speed; /* world_size entries */
 } store_run_info;
 
-/* One bucket of an assignment; `params` lists parameter indices in bucket order. */
+/* One bucket of an assignment; `params` lists parameter indices in bucket order (NULL:
+ * not known, as in an imported trace: the bucket then says only how many). */
 typedef struct {
     int64_t nbytes;
     int64_t size_limit;
@@ -71,8 +72,48 @@ int store_write_param(store *st, int64_t run_id, int idx, const char *name, int6
 int store_write_buckets(store *st, int64_t run_id, int version, const store_bucket *buckets,
                         int nbuckets, char *err, size_t errlen);
 
-/* Writes n spans in one transaction. */
+/* Writes n spans in one transaction.  Names are interned (table span_name). */
 int store_write_spans(store *st, int64_t run_id, const span *spans, size_t n, char *err, size_t errlen);
+/* The same, with names[i] (when names and names[i] are not NULL) instead of spans[i].name:
+ * for imported names longer than SPAN_NAME. */
+int store_write_spans_named(store *st, int64_t run_id, const span *spans, const char *const *names,
+                            size_t n, char *err, size_t errlen);
+
+/* One transaction around everything written until store_end_bulk: an import writes its
+ * run, spans, buckets and statistics there, so the run appears whole or not at all.
+ * Inside it, the other writes join it instead of committing on their own, and a failed
+ * write leaves the transaction for store_end_bulk(commit = false) to roll back. */
+int store_begin_bulk(store *st, char *err, size_t errlen);
+int store_end_bulk(store *st, bool commit, char *err, size_t errlen);
+
+/* A file a run was imported from (table source_file). */
+typedef struct {
+    int idx;            /* 0, 1, ... in the order given */
+    const char *path;
+    int64_t bytes;
+    const char *sha256; /* 64 hex digits */
+    const char *format; /* "kineto-json", "pytorch-legacy-json", "nsys-sqlite" */
+    int rank;           /* -1: several ranks, or none */
+    const char *rank_from; /* how the rank was known: "distributedInfo", "--rank", "file name" */
+} store_source_file;
+int store_write_source_file(store *st, int64_t run_id, const store_source_file *f, char *err,
+                            size_t errlen);
+/* One rank's figures as Holistic Trace Analysis computes them (hta_stat; whole µs):
+ * its temporal breakdown (kernel_us from the first device op's start to the last's end,
+ * idle_us not covered by any, compute_us covered by computation kernels, the rest
+ * non_compute_us) and communication against computation (comm_us of communication,
+ * comm_overlap_us of it under computation).  `steps` says which device ops count. */
+typedef struct {
+    int rank;
+    const char *steps;
+    int64_t kernel_us, idle_us, compute_us, non_compute_us, comm_us, comm_overlap_us;
+} store_hta_stat;
+int store_write_hta_stat(store *st, int64_t run_id, const store_hta_stat *h, char *err, size_t errlen);
+
+/* An imported run's clock alignment (run.clock_sync), its zero on the wall clock (NULL
+ * pointer: unknown) and remarks for the report (run.notes, one per line, or NULL). */
+int store_set_run_source(store *st, int64_t run_id, const char *clock_sync, const int64_t *time_base_unix_ns,
+                         const char *notes, char *err, size_t errlen);
 
 /* Ranks as processes: rank `rank`'s clock offset against the run's clock and its
  * uncertainty, and how the ranks were run ("threads", "processes", "torchrun", ...). */

@@ -19,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "profiler/store.h"
+#include "profiler/strtab.h"
 
 /* 'ddpp' in PRAGMA application_id, so that `file` and ddpprof itself can tell a
  * results database from any other SQLite file.  Files of schema 1 carry 0. */
@@ -32,8 +33,13 @@ struct store {
     sqlite3_stmt *begin, *commit, *rollback;
     sqlite3_stmt *ins_run, *ins_rank, *ins_param;
     sqlite3_stmt *del_bucket, *ins_bucket, *max_version, *upd_param_bucket;
-    sqlite3_stmt *ins_span;
+    sqlite3_stmt *ins_span, *ins_name, *get_name;
     sqlite3_stmt *finish_run, *run_status;
+    /* span_name's ids of the names this handle has written or looked up (value), so a
+     * span costs one insert; forgotten whenever a transaction rolls back. */
+    strtab names;
+    /* Inside store_begin_bulk: the writes join its one transaction. */
+    bool bulk;
 };
 
 /* What a file holds, judged from its schema alone (store_schema.c). */

@@ -192,9 +192,15 @@ static int prepare_all(store *st, char *err, size_t errlen)
          " VALUES (?, ?, ?, ?, ?, ?, ?)"},
         {&st->max_version, "SELECT MAX(version) FROM bucket WHERE run_id = ?"},
         {&st->upd_param_bucket, "UPDATE param SET bucket = ? WHERE run_id = ? AND idx = ?"},
+        /* dup: 0 unless a span with the same (run, rank, iter, start) is there, which
+         * the primary key's index answers at once. */
         {&st->ins_span,
-         "INSERT INTO span(run_id, rank, iter, stream, kind, name, layer, bucket, seq, bytes,"
-         " start_ns, end_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
+         "INSERT INTO span_data(run_id, rank, iter, start_ns, dup, stream, kind, name_id, layer,"
+         " bucket, seq, bytes, dur_ns, device_stream) VALUES (?1, ?2, ?3, ?4,"
+         " (SELECT COALESCE(MAX(dup) + 1, 0) FROM span_data WHERE run_id = ?1 AND rank = ?2"
+         "  AND iter = ?3 AND start_ns = ?4), ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)"},
+        {&st->ins_name, "INSERT OR IGNORE INTO span_name(name) VALUES (?1)"},
+        {&st->get_name, "SELECT id FROM span_name WHERE name = ?1"},
         {&st->finish_run,
          "UPDATE run SET status = ?, error = ?, finished_at = " NOW_UTC
          " WHERE id = ? AND status = 'running'"},
@@ -214,6 +220,7 @@ int store_open(const char *path, store **out, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return -1;
     }
+    strtab_init(&st->names);
     struct stat sb;
     bool fresh = stat(path, &sb) != 0 ? errno == ENOENT : S_ISREG(sb.st_mode) && sb.st_size == 0;
     if (!fresh) {
@@ -264,6 +271,7 @@ int store_open_readonly(const char *path, store **out, char *err, size_t errlen)
         set_err(err, errlen, "out of memory");
         return -1;
     }
+    strtab_init(&st->names);
     st->readonly = true;
     store_file_kind kind;
     int version;
@@ -288,11 +296,12 @@ void store_close(store *st)
     sqlite3_stmt *all[] = {st->begin,      st->commit,           st->rollback,   st->ins_run,
                            st->ins_rank,   st->ins_param,        st->del_bucket, st->ins_bucket,
                            st->max_version, st->upd_param_bucket, st->ins_span,  st->finish_run,
-                           st->run_status};
+                           st->run_status, st->ins_name,         st->get_name};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         sqlite3_finalize(all[i]);
     /* close_v2 defers the close if a reader still holds a statement on this handle. */
     sqlite3_close_v2(st->db);
+    strtab_free(&st->names);
     free(st);
 }
 

@@ -348,18 +348,133 @@ static const char MIGRATE_V4[] =
     "DROP INDEX IF EXISTS span_run_seq;"
     "CREATE INDEX span_run_seq ON span(run_id, seq) WHERE seq IS NOT NULL;";
 
-/* Version 5: the DDP logger's views take comm start at bucket 0's launch (not its
+/* Version 5: traces of other profilers are imported (profiler/import/), and spans are
+ * stored lean, since an imported GPU trace holds millions of them.
+ *  - span_data holds the spans: stream and kind as small integers (span_stream and
+ *    span_kind name them), the name as an id into span_name (the string table, as
+ *    Nsight Systems' StringIds), and the duration instead of the end, which is shorter
+ *    as a varint.  It is clustered on (run_id, rank, iter, start_ns, dup): the order
+ *    statistics and reports read spans in, so no second index on (run_id, rank, iter)
+ *    is needed; dup numbers spans that share the first four (0 for nearly all, which
+ *    SQLite stores in no byte).  A recorded run's span costs 33-36 bytes instead of 78.
+ *  - span is now a view with the old columns (plus device_stream), so every query and
+ *    view reads as before; triggers turn an INSERT or DELETE on it into one on
+ *    span_data, for SQL written against the old table.
+ *  - the new kinds of span.h (other collectives, kernels, memcpy, memset, host ops),
+ *    and device_stream: the stream an imported span ran on.
+ *  - source_file: the files a run was imported from (path, size, sha256, format, and
+ *    which rank each held and how that was known); run.clock_sync says how the ranks'
+ *    clocks were put on one, run.time_base_unix_ns where the run's zero is on the wall
+ *    clock (when known), run.notes what a reader of the report must know about the
+ *    source (one remark per line).
+ *  - hta_stat: per rank, Holistic Trace Analysis's figures (temporal breakdown and
+ *    communication/computation overlap, in its whole microseconds), computed with the
+ *    other statistics. */
+static const char MIGRATE_V5[] =
+    "CREATE TABLE span_stream(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "INSERT INTO span_stream VALUES (0, 'host'), (1, 'compute'), (2, 'comm');"
+    "CREATE TABLE span_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "INSERT INTO span_kind VALUES (0, 'forward'), (1, 'backward'), (2, 'copy_in'),"
+    " (3, 'allreduce'), (4, 'copy_out'), (5, 'optimizer'), (6, 'wait'), (7, 'broadcast'),"
+    " (8, 'all_gather'), (9, 'reduce_scatter'), (10, 'all_to_all'), (11, 'send_recv'),"
+    " (12, 'reduce'), (13, 'barrier'), (14, 'collective'), (15, 'kernel'), (16, 'memcpy'),"
+    " (17, 'memset'), (18, 'cpu_op');"
+    "CREATE TABLE span_name(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+    "CREATE TABLE span_data("
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL,"
+    " iter INTEGER NOT NULL,"
+    " start_ns INTEGER NOT NULL,"
+    " dup INTEGER NOT NULL,"
+    " stream INTEGER NOT NULL,"
+    " kind INTEGER NOT NULL,"
+    " name_id INTEGER,"
+    " layer INTEGER,"
+    " bucket INTEGER,"
+    " seq INTEGER,"
+    " bytes INTEGER,"
+    " dur_ns INTEGER NOT NULL CHECK (dur_ns >= 0),"
+    " device_stream INTEGER,"
+    " PRIMARY KEY (run_id, rank, iter, start_ns, dup)) WITHOUT ROWID;"
+    "INSERT INTO span_name(name) SELECT DISTINCT name FROM span WHERE name IS NOT NULL;"
+    "INSERT INTO span_data(run_id, rank, iter, start_ns, dup, stream, kind, name_id, layer,"
+    " bucket, seq, bytes, dur_ns)"
+    " SELECT s.run_id, s.rank, s.iter, s.start_ns,"
+    "  ROW_NUMBER() OVER (PARTITION BY s.run_id, s.rank, s.iter, s.start_ns ORDER BY s.rowid) - 1,"
+    "  ss.id, sk.id, n.id, s.layer, s.bucket, s.seq, s.bytes, s.end_ns - s.start_ns"
+    " FROM span s JOIN span_stream ss ON ss.name = s.stream JOIN span_kind sk ON sk.name = s.kind"
+    " LEFT JOIN span_name n ON n.name = s.name;"
+    "DROP INDEX IF EXISTS span_run_rank_iter;"
+    "DROP INDEX IF EXISTS span_run_seq;"
+    "DROP TABLE span;"
+    "CREATE INDEX span_run_seq ON span_data(run_id, seq) WHERE seq IS NOT NULL;"
+    "CREATE VIEW span AS"
+    " SELECT span_data.run_id AS run_id, span_data.rank AS rank, span_data.iter AS iter,"
+    "  span_stream.name AS stream, span_kind.name AS kind, span_name.name AS name,"
+    "  span_data.layer AS layer, span_data.bucket AS bucket, span_data.seq AS seq,"
+    "  span_data.bytes AS bytes, span_data.start_ns AS start_ns,"
+    "  span_data.start_ns + span_data.dur_ns AS end_ns, span_data.device_stream AS device_stream"
+    " FROM span_data JOIN span_stream ON span_stream.id = span_data.stream"
+    " JOIN span_kind ON span_kind.id = span_data.kind"
+    " LEFT JOIN span_name ON span_name.id = span_data.name_id;"
+    /* An unknown stream or kind finds no id, and NOT NULL refuses the row. */
+    "CREATE TRIGGER span_insert INSTEAD OF INSERT ON span BEGIN"
+    " INSERT OR IGNORE INTO span_name(name) SELECT NEW.name WHERE NEW.name IS NOT NULL;"
+    " INSERT INTO span_data(run_id, rank, iter, start_ns, dup, stream, kind, name_id, layer,"
+    "  bucket, seq, bytes, dur_ns, device_stream) VALUES (NEW.run_id, NEW.rank, NEW.iter,"
+    "  NEW.start_ns, (SELECT COALESCE(MAX(dup) + 1, 0) FROM span_data WHERE run_id = NEW.run_id"
+    "   AND rank = NEW.rank AND iter = NEW.iter AND start_ns = NEW.start_ns),"
+    "  (SELECT id FROM span_stream WHERE name = NEW.stream),"
+    "  (SELECT id FROM span_kind WHERE name = NEW.kind),"
+    "  (SELECT id FROM span_name WHERE name = NEW.name), NEW.layer, NEW.bucket, NEW.seq,"
+    "  NEW.bytes, NEW.end_ns - NEW.start_ns, NEW.device_stream);"
+    " END;"
+    "CREATE TRIGGER span_delete INSTEAD OF DELETE ON span BEGIN"
+    " DELETE FROM span_data WHERE run_id = OLD.run_id AND rank = OLD.rank AND iter = OLD.iter"
+    "  AND start_ns = OLD.start_ns AND dur_ns = OLD.end_ns - OLD.start_ns"
+    "  AND stream = (SELECT id FROM span_stream WHERE name = OLD.stream)"
+    "  AND kind = (SELECT id FROM span_kind WHERE name = OLD.kind);"
+    " END;"
+    "CREATE TABLE source_file("
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL,"
+    " path TEXT NOT NULL,"
+    " bytes INTEGER NOT NULL,"
+    " sha256 TEXT NOT NULL,"
+    " format TEXT NOT NULL,"
+    " rank INTEGER,"
+    " rank_from TEXT,"
+    " PRIMARY KEY (run_id, idx));"
+    "ALTER TABLE run ADD COLUMN clock_sync TEXT;"
+    "ALTER TABLE run ADD COLUMN time_base_unix_ns INTEGER;"
+    "ALTER TABLE run ADD COLUMN notes TEXT;"
+    "CREATE TABLE hta_stat("
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+    " rank INTEGER NOT NULL,"
+    " steps TEXT NOT NULL,"
+    " kernel_us INTEGER NOT NULL,"
+    " idle_us INTEGER NOT NULL,"
+    " compute_us INTEGER NOT NULL,"
+    " non_compute_us INTEGER NOT NULL,"
+    " comm_us INTEGER NOT NULL,"
+    " comm_overlap_us INTEGER NOT NULL,"
+    " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;";
+
+_Static_assert(SPAN_KIND_COUNT == 19 && STREAM_COUNT == 3,
+               "span_kind and span_stream in MIGRATE_V5 list span.h's kinds and streams");
+
+/* Version 6: the DDP logger's views take comm start at bucket 0's launch (not its
  * allreduce's start), static_graph's first iteration as delay_all_reduce() times it,
  * and leave a duration without value (end before start) out of the averages; views
  * are text in the file, so an older file gets the new ones here. */
-static const char MIGRATE_V5[] =
+static const char MIGRATE_V6[] =
     "DROP VIEW IF EXISTS ddp_logging_avg;"
     "DROP VIEW IF EXISTS ddp_logging;"
     "CREATE VIEW ddp_logging AS " SQL_DDP_LOGGING(RUN_ALL) ";"
     "CREATE VIEW ddp_logging_avg AS " SQL_DDP_LOGGING_AVG(RUN_ALL) ";";
 
 static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2, MIGRATE_V3,
-                                                             MIGRATE_V4, MIGRATE_V5};
+                                                             MIGRATE_V4, MIGRATE_V5, MIGRATE_V6};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 
@@ -385,7 +500,9 @@ static int census(sqlite3 *db, table_census *c, char *err, size_t errlen)
     static const char *const ours[] = {"meta",           "run",          "rank",
                                        "param",          "bucket",       "span",
                                        "run_stats",      "iteration_stat", "collective_stat",
-                                       "bucket_ready_stat"};
+                                       "bucket_ready_stat", "span_data", "span_name",
+                                       "span_stream",    "span_kind",    "source_file",
+                                       "hta_stat"};
     memset(c, 0, sizeof *c);
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db,
@@ -401,7 +518,7 @@ static int census(sqlite3 *db, table_census *c, char *err, size_t errlen)
         c->ntables++;
         c->meta |= strcmp(name, "meta") == 0;
         c->run |= strcmp(name, "run") == 0;
-        c->span |= strcmp(name, "span") == 0;
+        c->span |= strcmp(name, "span") == 0 || strcmp(name, "span_data") == 0;
         bool known = false;
         for (size_t i = 0; i < sizeof ours / sizeof ours[0]; i++)
             known |= strcmp(name, ours[i]) == 0;
@@ -543,8 +660,11 @@ int store_migrate(sqlite3 *db, char *err, size_t errlen)
         if (store_exec(db, MIGRATIONS[v], v ? "upgrading schema" : "creating schema", err,
                        errlen) < 0)
             goto fail;
-    /* Runs that ended before schema 4 get their statistics now, once. */
-    if (version >= 1 && version < 4 && store_compute_finished_stats(db, err, errlen) < 0)
+    /* Runs that ended before schema 4 get their statistics now, once; those of schema
+     * 4 are computed again for what schema 5 added (hta_stat). */
+    if (version == 4 && store_exec(db, "DELETE FROM run_stats", "upgrading statistics", err, errlen) < 0)
+        goto fail;
+    if (version >= 1 && version < 5 && store_compute_finished_stats(db, err, errlen) < 0)
         goto fail;
     if (version < STORE_SCHEMA_VERSION) {
         char sql[128];

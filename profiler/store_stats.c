@@ -15,6 +15,7 @@
  * the view's windowed sum does.
  */
 #include "common/errmsg.h"
+#include "profiler/hta_figures.h"
 #include "profiler/store_internal.h"
 
 #include <stdio.h>
@@ -132,12 +133,61 @@ typedef struct {
     int rank, iter;
     bool open, has_fwd, has_opt;
     int64_t min_start, max_end, fwd_start, opt_end;
+    /* HTA's figures of a recorded run: the open rank's device spans (start, end, flags
+     * IS_M for communication; ts holds the launch until the rank closes) and the start of
+     * its latest iteration, the last ProfilerStep of its Kineto export. */
+    bool hta;
+    vec hta_ops, hta_launch;
+    int64_t last_iter_start;
+    int hta_rank;
+    sqlite3 *db;
+    int64_t run_id;
 } scan_state;
+
+/* A recorded rank's figures as HTA computes them on the rank's Kineto export
+ * (reports/trace_kineto.c): every compute and comm stream span is a kernel launched
+ * 1 µs before it starts (at 0 at the earliest), ProfilerStep#N spans iteration N's
+ * spans; HTA keeps the kernels launched before the last step starts; the comm stream's
+ * allreduces and broadcasts are named as NCCL's kernels (communication), every other
+ * span as computation. */
+static int close_hta_rank(scan_state *s)
+{
+    if (!s->hta || s->hta_ops.n == 0)
+        return 0;
+    hta_op *ops = s->hta_ops.v;
+    const int64_t *launch = s->hta_launch.v;
+    int64_t last = hta_us_up(s->last_iter_start);
+    size_t k = 0;
+    for (size_t i = 0; i < s->hta_ops.n; i++)
+        if (hta_us_up(launch[i]) < last)
+            ops[k++] = ops[i];
+    s->hta_ops.n = s->hta_launch.n = 0;
+    store_hta_stat h = {.rank = s->hta_rank,
+                        .steps = "every iteration but the last (HTA leaves out the last ProfilerStep of"
+                                 " the rank's Kineto export)"};
+    int rc = hta_figures_compute(ops, k, &h);
+    if (rc != 0)
+        return rc < 0 ? -1 : 0;
+    sqlite3_stmt *ins = NULL;
+    if (sqlite3_prepare_v2(s->db,
+                           "INSERT INTO hta_stat(run_id, rank, steps, kernel_us, idle_us, compute_us,"
+                           " non_compute_us, comm_us, comm_overlap_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                           -1, &ins, NULL) != SQLITE_OK)
+        return -1;
+    rc = sqlite3_bind_int64(ins, 1, s->run_id) || sqlite3_bind_int(ins, 2, h.rank) ||
+         sqlite3_bind_text(ins, 3, h.steps, -1, SQLITE_STATIC) || sqlite3_bind_int64(ins, 4, h.kernel_us) ||
+         sqlite3_bind_int64(ins, 5, h.idle_us) || sqlite3_bind_int64(ins, 6, h.compute_us) ||
+         sqlite3_bind_int64(ins, 7, h.non_compute_us) || sqlite3_bind_int64(ins, 8, h.comm_us) ||
+         sqlite3_bind_int64(ins, 9, h.comm_overlap_us) || sqlite3_step(ins) != SQLITE_DONE;
+    sqlite3_finalize(ins);
+    return rc ? -1 : 0;
+}
 
 static int close_group(scan_state *s)
 {
     if (!s->open)
         return 0;
+    s->last_iter_start = s->min_start;
     its_acc *a = vec_push(&s->its);
     if (!a)
         return -1;
@@ -174,8 +224,9 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
     int rank = sqlite3_column_int(q, 0), iter = sqlite3_column_int(q, 1);
     if (s->open && (rank != s->rank || iter != s->iter) && close_group(s) < 0)
         return -1;
-    const char *stream = (const char *)sqlite3_column_text(q, 2);
-    const char *kind = (const char *)sqlite3_column_text(q, 3);
+    if (s->hta_ops.n > 0 && rank != s->hta_rank && close_hta_rank(s) < 0)
+        return -1;
+    int stream = sqlite3_column_int(q, 2), kind = sqlite3_column_int(q, 3);
     int64_t start = sqlite3_column_int64(q, 6), end = sqlite3_column_int64(q, 7);
     bool bucket_null = sqlite3_column_type(q, 4) == SQLITE_NULL;
     int bucket = sqlite3_column_int(q, 4);
@@ -191,23 +242,32 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
         s->min_start = start;
     if (end > s->max_end)
         s->max_end = end;
-    kind = kind ? kind : "";
-    if (!strcmp(kind, "forward") && (!s->has_fwd || start < s->fwd_start)) {
+    if (kind == SPAN_FORWARD && (!s->has_fwd || start < s->fwd_start)) {
         s->fwd_start = start;
         s->has_fwd = true;
     }
-    if (!strcmp(kind, "optimizer") && (!s->has_opt || end > s->opt_end)) {
+    if (kind == SPAN_OPTIMIZER && (!s->has_opt || end > s->opt_end)) {
         s->opt_end = end;
         s->has_opt = true;
     }
-    int flags = (stream && !strcmp(stream, "compute") ? IS_C : 0) | (!strcmp(kind, "allreduce") ? IS_M : 0);
+    if (s->hta && (stream == STREAM_COMPUTE || stream == STREAM_COMM)) {
+        hta_op *o = vec_push(&s->hta_ops);
+        int64_t *l = vec_push(&s->hta_launch);
+        if (!o || !l)
+            return -1;
+        bool comm = stream == STREAM_COMM && (kind == SPAN_ALLREDUCE || kind == SPAN_BROADCAST);
+        *o = (hta_op){hta_us_up(start), hta_us_down(end), comm ? HTA_OP_COMMUNICATION : HTA_OP_COMPUTATION};
+        *l = start >= 1000 ? start - 1000 : 0;
+        s->hta_rank = rank;
+    }
+    int flags = (stream == STREAM_COMPUTE ? IS_C : 0) | (kind == SPAN_ALLREDUCE ? IS_M : 0);
     if (flags) {
         ival *v = vec_push(&s->group);
         if (!v)
             return -1;
         *v = (ival){start, end, flags};
     }
-    if (!strcmp(kind, "allreduce") && sqlite3_column_type(q, 5) != SQLITE_NULL) {
+    if (kind == SPAN_ALLREDUCE && sqlite3_column_type(q, 5) != SQLITE_NULL) {
         coll_rec *c = vec_push(&s->colls);
         if (!c)
             return -1;
@@ -215,7 +275,7 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
                         .bucket = bucket_null ? -1 : bucket, .arrival = start, .end = end,
                         .bytes = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8)};
     }
-    if (!strcmp(kind, "copy_in") && !bucket_null) {
+    if (kind == SPAN_COPY_IN && !bucket_null) {
         ready_rec *r = vec_push(&s->group_ready);
         if (!r)
             return -1;
@@ -381,8 +441,8 @@ static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspan
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db,
-                           "SELECT rank, iter, stream, kind, bucket, seq, start_ns, end_ns, bytes FROM span"
-                           " WHERE run_id = ?1 ORDER BY rank, iter",
+                           "SELECT rank, iter, stream, kind, bucket, seq, start_ns, start_ns + dur_ns,"
+                           " bytes FROM span_data WHERE run_id = ?1 ORDER BY rank, iter",
                            -1, &q, NULL) != SQLITE_OK ||
         sqlite3_bind_int64(q, 1, run_id) != SQLITE_OK) {
         sqlite3_finalize(q);
@@ -398,7 +458,7 @@ static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspan
         (*nspans)++;
     }
     sqlite3_finalize(q);
-    return rc == SQLITE_DONE ? close_group(s) : -1;
+    return rc == SQLITE_DONE && close_group(s) == 0 && close_hta_rank(s) == 0 ? 0 : -1;
 }
 
 int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
@@ -407,7 +467,11 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
                     .colls = {.size = sizeof(coll_rec)},
                     .readies = {.size = sizeof(ready_rec)},
                     .group = {.size = sizeof(ival)},
-                    .group_ready = {.size = sizeof(ready_rec)}};
+                    .group_ready = {.size = sizeof(ready_rec)},
+                    .hta_ops = {.size = sizeof(hta_op)},
+                    .hta_launch = {.size = sizeof(int64_t)},
+                    .db = db,
+                    .run_id = run_id};
     int64_t nspans = 0, warmup = 0;
     char sql[256];
     snprintf(sql, sizeof sql,
@@ -420,6 +484,23 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
     int ret = -1;
     if (store_exec(db, sql, "clearing run statistics", err, errlen) < 0)
         goto out;
+    /* An imported run's HTA figures come from its trace (the importer knows each
+     * kernel's launch); a recorded run's are computed here, as HTA computes them on its
+     * export. */
+    if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS (SELECT 1 FROM source_file WHERE run_id = ?1)", -1, &w, NULL) !=
+            SQLITE_OK ||
+        sqlite3_bind_int64(w, 1, run_id) != SQLITE_OK || sqlite3_step(w) != SQLITE_ROW) {
+        store_db_fail(db, err, errlen, "run statistics: reading source files");
+        goto out;
+    }
+    s.hta = sqlite3_column_int(w, 0) != 0;
+    sqlite3_finalize(w);
+    w = NULL;
+    if (s.hta) {
+        snprintf(sql, sizeof sql, "DELETE FROM hta_stat WHERE run_id = %lld", (long long)run_id);
+        if (store_exec(db, sql, "clearing HTA figures", err, errlen) < 0)
+            goto out;
+    }
     if (sqlite3_prepare_v2(db, "SELECT warmup FROM run WHERE id = ?1", -1, &w, NULL) != SQLITE_OK ||
         sqlite3_bind_int64(w, 1, run_id) != SQLITE_OK || sqlite3_step(w) != SQLITE_ROW) {
         set_err(err, errlen, "run statistics: no run %lld (%s)", (long long)run_id, sqlite3_errmsg(db));
@@ -454,6 +535,8 @@ out:
     free(s.readies.v);
     free(s.group.v);
     free(s.group_ready.v);
+    free(s.hta_ops.v);
+    free(s.hta_launch.v);
     return ret;
 }
 

@@ -498,6 +498,164 @@ static int rank_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t 
     return 0;
 }
 
+/* ---- imported runs, HTA's figures, the straggler ---------------------------------------- */
+
+static int has_schema_item(sqlite3 *db, const char *sql, const char *a, const char *b, bool *yes, char *err,
+                           size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    if (prepare(db, sql, &s, err, errlen) < 0)
+        return -1;
+    if (sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC) != SQLITE_OK ||
+        (b && sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC) != SQLITE_OK)) {
+        sqlite3_finalize(s);
+        return db_fail(db, err, errlen, "binding schema query");
+    }
+    int rc = sqlite3_step(s);
+    *yes = rc == SQLITE_ROW;
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return db_fail(db, err, errlen, "reading schema");
+    return 0;
+}
+
+static int has_table(sqlite3 *db, const char *name, bool *yes, char *err, size_t errlen)
+{
+    return has_schema_item(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", name, NULL, yes,
+                           err, errlen);
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+    return whole > 0 ? round(10000.0 * (double)part / (double)whole) / 100.0 : NAN;
+}
+
+/* hta_stat (schema 5): HTA rounds its percentages to 2 decimals; so do we. */
+static int load_hta(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < r->nranks; i++)
+        r->ranks[i].comm_overlap_pct = r->ranks[i].idle_pct = r->ranks[i].compute_pct =
+            r->ranks[i].non_compute_pct = NAN;
+    bool yes;
+    if (has_table(db, "hta_stat", &yes, err, errlen) < 0)
+        return -1;
+    if (!yes)
+        return 0;
+    sqlite3_stmt *s = NULL;
+    if (prepare(db,
+                "SELECT rank, steps, kernel_us, idle_us, compute_us, non_compute_us, comm_us, comm_overlap_us"
+                " FROM hta_stat WHERE run_id = ?1 ORDER BY rank",
+                &s, err, errlen) < 0)
+        return -1;
+    int ret = -1, rc;
+    if (bind_run(db, s, r->id, err, errlen) < 0)
+        goto out;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int rank = sqlite3_column_int(s, 0);
+        if (!r->hta_steps && dup_col(s, 1, &r->hta_steps, err, errlen) < 0)
+            goto out;
+        int64_t kernel = sqlite3_column_int64(s, 2), comm = sqlite3_column_int64(s, 6);
+        for (size_t i = 0; i < r->nranks; i++) {
+            analysis_rank *k = &r->ranks[i];
+            if (k->rank != rank)
+                continue;
+            k->idle_pct = pct(sqlite3_column_int64(s, 3), kernel);
+            k->compute_pct = pct(sqlite3_column_int64(s, 4), kernel);
+            k->non_compute_pct = pct(sqlite3_column_int64(s, 5), kernel);
+            k->comm_overlap_pct = pct(sqlite3_column_int64(s, 7), comm);
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading hta_stat");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    return ret;
+}
+
+static int load_sources(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    bool yes;
+    if (has_table(db, "source_file", &yes, err, errlen) < 0)
+        return -1;
+    if (!yes)
+        return 0;
+    sqlite3_stmt *s = NULL;
+    if (prepare(db, "SELECT clock_sync, notes FROM run WHERE id = ?1", &s, err, errlen) < 0)
+        return -1;
+    int ret = -1, rc;
+    if (bind_run(db, s, r->id, err, errlen) < 0)
+        goto out;
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW &&
+        (dup_col(s, 0, &r->clock_sync, err, errlen) < 0 || dup_col(s, 1, &r->notes, err, errlen) < 0))
+        goto out;
+    sqlite3_finalize(s);
+    s = NULL;
+    if (prepare(db, "SELECT path, sha256, format, rank_from, bytes, rank FROM source_file WHERE run_id = ?1"
+                    " ORDER BY idx",
+                &s, err, errlen) < 0 ||
+        bind_run(db, s, r->id, err, errlen) < 0)
+        goto out;
+    size_t cap = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (r->nsources == cap) {
+            cap = cap ? 2 * cap : 8;
+            analysis_source *g = realloc(r->sources, cap * sizeof *g);
+            if (!g) {
+                set_err(err, errlen, "out of memory");
+                goto out;
+            }
+            r->sources = g;
+        }
+        analysis_source *f = &r->sources[r->nsources++];
+        memset(f, 0, sizeof *f);
+        if (dup_col(s, 0, &f->path, err, errlen) < 0 || dup_col(s, 1, &f->sha256, err, errlen) < 0 ||
+            dup_col(s, 2, &f->format, err, errlen) < 0 || dup_col(s, 3, &f->rank_from, err, errlen) < 0)
+            goto out;
+        f->bytes = sqlite3_column_int64(s, 4);
+        f->rank = sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 5);
+    }
+    if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading source files");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    return ret;
+}
+
+static void find_straggler(analysis_run *r)
+{
+    r->straggler_rank = -1;
+    r->straggler_others_wait_ms = NAN;
+    const analysis_rank *least = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < r->nranks; i++) {
+        const analysis_rank *k = &r->ranks[i];
+        if (k->iterations == 0 || isnan(k->wait_ms))
+            continue;
+        n++;
+        if (!least || k->wait_ms < least->wait_ms)
+            least = k;
+    }
+    if (n < 2)
+        return;
+    double others = 0;
+    for (size_t i = 0; i < r->nranks; i++) {
+        const analysis_rank *k = &r->ranks[i];
+        if (k != least && k->iterations > 0 && !isnan(k->wait_ms))
+            others += k->wait_ms;
+    }
+    others /= (double)(n - 1);
+    if (others >= 0.1 * least->step_ms && others >= 4 * least->wait_ms) {
+        r->straggler_rank = least->rank;
+        r->straggler_others_wait_ms = others;
+    }
+}
+
 /* ---- buckets ------------------------------------------------------------------------ */
 
 static analysis_bucket *bucket_slot(analysis_run *r, size_t *cap, int idx, char *err,
@@ -705,6 +863,16 @@ static void free_run(analysis_run *r)
     free(r->finished_at);
     free(r->ranks);
     free(r->buckets);
+    free(r->hta_steps);
+    free(r->clock_sync);
+    free(r->notes);
+    for (size_t i = 0; i < r->nsources; i++) {
+        free(r->sources[i].path);
+        free(r->sources[i].sha256);
+        free(r->sources[i].format);
+        free(r->sources[i].rank_from);
+    }
+    free(r->sources);
 }
 
 static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
@@ -716,14 +884,15 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
     size_t n = 0;
     if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
         stats_stored(db, r, err, errlen) < 0 || load_its(db, r, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
-        rank_stats(db, r, rows, n, err, errlen) < 0 ||
-        bucket_stats(db, r, rows, n, err, errlen) < 0) {
+        rank_stats(db, r, rows, n, err, errlen) < 0 || load_hta(db, r, err, errlen) < 0 ||
+        load_sources(db, r, err, errlen) < 0 || bucket_stats(db, r, rows, n, err, errlen) < 0) {
         free(rows);
         free_run(r);
         memset(r, 0, sizeof *r);
         return -1;
     }
     free(rows);
+    find_straggler(r);
     return 0;
 }
 

@@ -53,7 +53,20 @@ typedef struct {
     double attr_exposed_transfer_ms;
     double attr_straggler_wait_ms;
     double attr_other_ms;
+    /* Holistic Trace Analysis's figures of the rank (table hta_stat, HTA's definitions:
+     * its selection of device ops, whole µs), NAN where none were computed (a CPU-only
+     * trace, a file older than schema 5): communication kernels under computation
+     * kernels, % of communication; idle, computation and the rest, % of the span from
+     * the first device op's start to the last one's end. */
+    double comm_overlap_pct, idle_pct, compute_pct, non_compute_pct;
 } analysis_rank;
+
+/* A file an imported run was read from (table source_file). */
+typedef struct {
+    char *path, *sha256, *format, *rank_from;
+    int64_t bytes;
+    int rank; /* -1: several or none */
+} analysis_source;
 
 typedef struct {
     int idx;
@@ -98,6 +111,18 @@ typedef struct {
     analysis_rank *ranks;
     size_t nbuckets;
     analysis_bucket *buckets;
+    /* Which device ops HTA's figures count (the lowest rank's selection), or NULL. */
+    char *hta_steps;
+    /* Imported runs: how the ranks' clocks were put on one, remarks on the source (one a
+     * line), and the files; NULL / 0 for recorded runs. */
+    char *clock_sync, *notes;
+    size_t nsources;
+    analysis_source *sources;
+    /* The rank the others wait for: the one with the least wait when the others' mean
+     * wait per iteration (straggler_others_wait_ms) is at least 10 % of the step and
+     * four times its own; -1 when no rank stands out. */
+    int straggler_rank;
+    double straggler_others_wait_ms;
 } analysis_run;
 
 /* Loads run `run_id`, or every run (ascending id) when run_id is -1, into a

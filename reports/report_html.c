@@ -84,6 +84,33 @@ static void run_header(FILE *out, const analysis_run *r, size_t idx)
         html_esc(out, r->status_detail);
         fputs("</p>\n", out);
     }
+    /* An imported run: its files, its clocks, what to know about the source. */
+    for (size_t i = 0; i < r->nsources; i++) {
+        const analysis_source *f = &r->sources[i];
+        fputs("<p class=\"note\">source ", out);
+        html_esc(out, f->path);
+        fputs(" (", out);
+        html_esc(out, f->format);
+        if (f->rank >= 0)
+            fprintf(out, ", rank %d", f->rank);
+        fprintf(out, ", %lld bytes, sha256 ", (long long)f->bytes);
+        html_esc(out, f->sha256);
+        fputs(")</p>\n", out);
+    }
+    if (r->clock_sync) {
+        fputs("<p class=\"note\">clocks: ", out);
+        html_esc(out, r->clock_sync);
+        fputs("</p>\n", out);
+    }
+    if (r->notes) {
+        fputs("<p class=\"note\">", out);
+        html_esc(out, r->notes);
+        fputs("</p>\n", out);
+    }
+    if (r->straggler_rank >= 0)
+        fprintf(out, "<p class=\"note\">straggler: rank %d — the other ranks wait %.3f ms per iteration for it"
+                     " (mean)</p>\n",
+                r->straggler_rank, r->straggler_others_wait_ms);
     char path[96];
     fputs("<div class=\"kpi\">", out);
     static const char *const keys[] = {"step_ms_mean", "step_ms_min", "step_ms_max"};
@@ -143,7 +170,10 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
     svg_attribution(out, r, idx);
     fputs("<table class=\"ranks\"><tr><th>rank</th><th>speed</th><th>step ms</th><th>compute ms</th>"
           "<th>comm ms</th><th>overlap %</th><th>exposed comm ms</th><th>wait ms</th>"
-          "<th>exposed transfer ms</th><th>straggler wait ms</th><th>other ms</th></tr>\n", out);
+          "<th>exposed transfer ms</th><th>straggler wait ms</th><th>other ms</th>"
+          "<th title=\"Holistic Trace Analysis: every communication kernel under computation kernels\">"
+          "comm_overlap_pct (HTA)</th><th>idle_pct (HTA)</th><th>compute_pct (HTA)</th>"
+          "<th>non_compute_pct (HTA)</th></tr>\n", out);
     for (size_t i = 0; i < r->nranks; i++) {
         const analysis_rank *k = &r->ranks[i];
         char p[96];
@@ -163,10 +193,20 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
         FIG("attribution.exposed_transfer_ms", k->attr_exposed_transfer_ms, 3);
         FIG("attribution.straggler_wait_ms", k->attr_straggler_wait_ms, 3);
         FIG("attribution.other_ms", k->attr_other_ms, 3);
+        FIG("comm_overlap_pct", k->comm_overlap_pct, 2);
+        FIG("idle_pct", k->idle_pct, 2);
+        FIG("compute_pct", k->compute_pct, 2);
+        FIG("non_compute_pct", k->non_compute_pct, 2);
 #undef FIG
         fputs("</tr>\n", out);
     }
     fputs("</table>\n", out);
+    if (r->hta_steps) {
+        fputs("<p class=\"note\">overlap % is DDP's gradient overlap (bucket allreduces under compute); the"
+              " (HTA) columns are Holistic Trace Analysis's figures, computed as HTA computes them over: ", out);
+        html_esc(out, r->hta_steps);
+        fputs("</p>\n", out);
+    }
 }
 
 static void bucket_section(FILE *out, const analysis_run *r, size_t idx)

@@ -25,14 +25,16 @@ static json_t *rank_json(const analysis_rank *k, json_error_t *je)
 {
     return json_pack_ex(je, 0,
                         "{s:i, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o,"
-                        " s:{s:o, s:o, s:o, s:o}}",
+                        " s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
                         "rank", k->rank, "speed", num(k->speed), "iterations", k->iterations,
                         "step_ms", num(k->step_ms), "compute_ms", num(k->compute_ms), "comm_ms",
                         num(k->comm_ms), "overlap_pct", num(k->overlap_pct), "exposed_comm_ms",
                         num(k->exposed_comm_ms), "wait_ms", num(k->wait_ms), "attribution",
                         "compute_ms", num(k->attr_compute_ms), "exposed_transfer_ms",
                         num(k->attr_exposed_transfer_ms), "straggler_wait_ms",
-                        num(k->attr_straggler_wait_ms), "other_ms", num(k->attr_other_ms));
+                        num(k->attr_straggler_wait_ms), "other_ms", num(k->attr_other_ms),
+                        "comm_overlap_pct", num(k->comm_overlap_pct), "idle_pct", num(k->idle_pct),
+                        "compute_pct", num(k->compute_pct), "non_compute_pct", num(k->non_compute_pct));
 }
 
 static json_t *bucket_json(const analysis_bucket *b, json_error_t *je)
@@ -43,6 +45,22 @@ static json_t *bucket_json(const analysis_bucket *b, json_error_t *je)
                         "ready_ms", num(b->ready_ms), "launch_delay_ms", num(b->launch_delay_ms),
                         "arrival_skew_ms", num(b->arrival_skew_ms), "transfer_ms",
                         num(b->transfer_ms), "busbw_gbps", num(b->busbw_gbps));
+}
+
+static json_t *sources_json(const analysis_run *r, json_error_t *je)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < r->nsources; i++) {
+        const analysis_source *f = &r->sources[i];
+        json_t *o = json_pack_ex(je, 0, "{s:s?, s:I, s:s?, s:s?, s:o, s:s?}", "path", f->path, "bytes",
+                                 (json_int_t)f->bytes, "sha256", f->sha256, "format", f->format, "rank",
+                                 f->rank >= 0 ? json_integer(f->rank) : json_null(), "rank_from", f->rank_from);
+        if (json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
 }
 
 static json_t *run_json(const analysis_run *r, json_error_t *je)
@@ -57,7 +75,7 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
         if (json_array_append_new(buckets, bucket_json(&r->buckets[i], je)) != 0)
             goto fail;
     /* "s?" packs NULL strings as null; "o" steals the arrays even on failure. */
-    return json_pack_ex(
+    json_t *run = json_pack_ex(
         je, 0,
         "{s:I, s:s?, s:s?, s:s?, s:s?, s:s?, s:s?, s:i, s:s?, s:I, s:s?, s:s?, s:s?,"
         " s:i, s:i, s:o, s:i, s:i, s:b, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:i, s:o, s:o, s:s}",
@@ -73,6 +91,21 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
         r->steps, "step_ms_mean", num(r->step_ms_mean), "step_ms_min", num(r->step_ms_min),
         "step_ms_max", num(r->step_ms_max), "representative_iter", r->representative_iter, "ranks", ranks, "buckets",
         buckets, "record_detail", r->phase_spans ? "phase" : "op");
+    if (!run)
+        return NULL;
+    /* Added apart: json_pack's format has room for 32 pairs at most per call. */
+    json_t *extra = json_pack_ex(je, 0, "{s:s?, s:s?, s:s?, s:o, s:o, s:o}", "hta_steps", r->hta_steps,
+                                 "clock_sync", r->clock_sync, "notes", r->notes, "source_files",
+                                 sources_json(r, je), "straggler_rank",
+                                 r->straggler_rank >= 0 ? json_integer(r->straggler_rank) : json_null(),
+                                 "straggler_others_wait_ms", num(r->straggler_others_wait_ms));
+    if (!extra || json_object_update(run, extra) != 0) {
+        json_decref(extra);
+        json_decref(run);
+        return NULL;
+    }
+    json_decref(extra);
+    return run;
 fail:
     json_decref(ranks);
     json_decref(buckets);

@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,15 +107,38 @@ static void print_header(FILE *out, const analysis_run *r)
     /* Only a note worth reading: plain "threads" / "processes" say nothing new. */
     if (r->placement && strchr(r->placement, ';'))
         fprintf(out, "  ranks       %s\n", r->placement);
-    fprintf(out, "  model       %s, %" PRId64 " params\n", or_dash(r->model), r->total_params);
-    if (r->source && *r->source)
-        fprintf(out, "  scenario    %s\n", r->source);
-    fprintf(out, "  started     %s, finished %s\n", or_dash(r->started_at), or_dash(r->finished_at));
-    fprintf(out, "  iterations  %d measured, %d warm-up recorded (scenario: %d + %d warm-up)\n",
-            r->iterations_measured, r->iterations_warmup, r->iterations_planned,
-            r->warmup_planned);
-    fprintf(out, "  buckets     %d initial, %d rebuilt (bucket_cap_mb %g)\n", r->buckets_initial,
-            r->buckets_rebuilt, r->bucket_cap_mb);
+    if (r->nsources > 0) {
+        /* An imported run: its files, how its clocks were joined, what to know. */
+        for (size_t i = 0; i < r->nsources; i++) {
+            const analysis_source *f = &r->sources[i];
+            char rank[64] = "";
+            if (f->rank >= 0)
+                snprintf(rank, sizeof rank, "rank %d (%s), ", f->rank, or_dash(f->rank_from));
+            fprintf(out, "  %s %s (%s%s, %" PRId64 " bytes, sha256 %.16s...)\n", i ? "           " : "source     ",
+                    or_dash(f->path), rank, or_dash(f->format), f->bytes, or_dash(f->sha256));
+        }
+        if (r->clock_sync)
+            fprintf(out, "  clocks      %s\n", r->clock_sync);
+        for (const char *n = r->notes; n && *n;) {
+            const char *nl = strchr(n, '\n');
+            int len = nl ? (int)(nl - n) : (int)strlen(n);
+            fprintf(out, "  note        %.*s\n", len, n);
+            n = nl ? nl + 1 : n + len;
+        }
+        fprintf(out, "  started     %s, finished %s\n", or_dash(r->started_at), or_dash(r->finished_at));
+        fprintf(out, "  iterations  %d (the trace's steps)\n", r->iterations_measured + r->iterations_warmup);
+        fprintf(out, "  buckets     %d as DDP launched them first, %d rebuilt\n", r->buckets_initial,
+                r->buckets_rebuilt);
+    } else {
+        fprintf(out, "  model       %s, %" PRId64 " params\n", or_dash(r->model), r->total_params);
+        if (r->source && *r->source)
+            fprintf(out, "  scenario    %s\n", r->source);
+        fprintf(out, "  started     %s, finished %s\n", or_dash(r->started_at), or_dash(r->finished_at));
+        fprintf(out, "  iterations  %d measured, %d warm-up recorded (scenario: %d + %d warm-up)\n",
+                r->iterations_measured, r->iterations_warmup, r->iterations_planned, r->warmup_planned);
+        fprintf(out, "  buckets     %d initial, %d rebuilt (bucket_cap_mb %g)\n", r->buckets_initial,
+                r->buckets_rebuilt, r->bucket_cap_mb);
+    }
     fprintf(out, "  step time   mean ");
     print_ms(out, r->step_ms_mean);
     fprintf(out, ", min ");
@@ -147,9 +171,39 @@ static int print_ranks(FILE *out, const analysis_run *r)
         cell_num(&t, i, 7, k->exposed_comm_ms, 3);
         cell_num(&t, i, 8, k->wait_ms, 3);
     }
-    fprintf(out, "\n  per rank (mean per iteration)\n");
+    fprintf(out, "\n  per rank (mean per iteration; overlap %% is DDP's gradient overlap: bucket allreduces under compute)\n");
     table_print(out, &t);
     free(t.cells);
+    if (r->straggler_rank >= 0)
+        fprintf(out, "  straggler   rank %d: the other ranks wait %.3f ms per iteration for it (mean)\n",
+                r->straggler_rank, r->straggler_others_wait_ms);
+
+    /* Holistic Trace Analysis's figures, named as HTA names them. */
+    bool any_hta = false;
+    for (size_t i = 0; i < r->nranks; i++)
+        any_hta |= !isnan(r->ranks[i].idle_pct);
+    if (any_hta) {
+        static const char *const hheads[] = {"rank", "comm_overlap_pct", "idle_pct", "compute_pct",
+                                             "non_compute_pct"};
+        if (table_init(&t, hheads, sizeof hheads / sizeof hheads[0], r->nranks) < 0)
+            return -1;
+        for (size_t i = 0; i < r->nranks; i++) {
+            const analysis_rank *k = &r->ranks[i];
+            cell(&t, i, 0, "%d", k->rank);
+            cell_num(&t, i, 1, k->comm_overlap_pct, 2);
+            cell_num(&t, i, 2, k->idle_pct, 2);
+            cell_num(&t, i, 3, k->compute_pct, 2);
+            cell_num(&t, i, 4, k->non_compute_pct, 2);
+        }
+        fprintf(out, "\n  Holistic Trace Analysis's figures per rank (every communication kernel under computation;"
+                     " the device's time as idle, computation, the rest)\n");
+        if (r->hta_steps)
+            fprintf(out, "  device ops counted: %s\n", r->hta_steps);
+        table_print(out, &t);
+        free(t.cells);
+    } else {
+        fprintf(out, "\n  Holistic Trace Analysis's figures: none (no device ops: HTA counts GPU kernels only)\n");
+    }
 
     static const char *const aheads[] = {"rank", "compute ms", "exposed transfer ms",
                                          "straggler wait ms", "other ms", "step ms"};

@@ -2,7 +2,7 @@
 # shellcheck shell=sh disable=SC2034  # the lists are used by the scripts that source this
 
 # Debian packages ddpprof builds and tests with (all in bookworm's main component).
-DDPPROF_DEPS="gcc make pkg-config libsqlite3-dev sqlite3 libinih-dev libopenblas-dev libjansson-dev libcmocka-dev clang libclang-rt-14-dev openmpi-bin python3-torch python3-torchvision"
+DDPPROF_DEPS="gcc make pkg-config libsqlite3-dev sqlite3 libinih-dev libopenblas-dev libjansson-dev libyajl-dev zlib1g-dev libssl-dev libcmocka-dev clang libclang-rt-14-dev openmpi-bin python3-torch python3-torchvision"
 # The HTML report's end-to-end test: Chromium renders the page, libpng reads its screenshot.
 DDPPROF_DEPS="$DDPPROF_DEPS chromium libpng-dev"
 

@@ -24,6 +24,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, doub
 int cli_compare(int argc, char **argv);
 int cli_predict(int argc, char **argv, const atomic_int *interrupted);
 int cli_export(int argc, char **argv);
+int cli_import(int argc, char **argv);
 
 /* True when argv[i] is --help/-h; prints `usage` to stdout. */
 int cli_wants_help(int argc, char **argv, const char *usage);

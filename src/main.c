@@ -32,6 +32,8 @@ static const char *const usage =
     "                     overlap, exposed communication and wait time of recorded runs\n"
     "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
     "                     a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA\n"
+    "  import PATH... [-o DB] [--name NAME] [--rank N]\n"
+    "                     a real job's traces (PyTorch profiler JSON, Nsight Systems SQLite) as a run\n"
     "  explain [section[.key]]\n"
     "                     every scenario key: type, range, default and meaning\n"
     "  bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--backend cpu|cuda]\n"
@@ -81,6 +83,8 @@ int main(int argc, char **argv)
         return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))
         return cli_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "import"))
+        return cli_import(argc - 1, argv + 1);
     if (!strcmp(cmd, "explain"))
         return cli_explain(argc - 1, argv + 1);
     if (!strcmp(cmd, "bench"))

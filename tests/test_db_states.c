@@ -549,7 +549,8 @@ static void test_creates_absent_and_empty_files(void **state)
  * application id. */
 static void downgrade_to_v1(fixture *f)
 {
-    make_foreign_sqlite(f, "ALTER TABLE rank DROP COLUMN clock_offset_ns;"
+    make_foreign_sqlite(f, STORE_DOWNGRADE_V5_TO_V4
+                           "ALTER TABLE rank DROP COLUMN clock_offset_ns;"
                            "ALTER TABLE rank DROP COLUMN clock_uncertainty_ns;"
                            "ALTER TABLE run DROP COLUMN ranks;"
                            "ALTER TABLE run DROP COLUMN writer_pid;"

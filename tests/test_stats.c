@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "reports/report.h"
@@ -153,6 +154,31 @@ static char *json_report(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
     return buf;
 }
 
+/* The report without HTA's figures, which a file older than schema 5 does not hold. */
+static char *without_hta(const char *text)
+{
+    json_error_t e;
+    json_t *j = json_loads(text, 0, &e);
+    assert_non_null(j);
+    size_t i, k;
+    json_t *run, *rank;
+    json_array_foreach(json_object_get(j, "runs"), i, run)
+    {
+        json_object_del(run, "hta_steps");
+        json_array_foreach(json_object_get(run, "ranks"), k, rank)
+        {
+            json_object_del(rank, "comm_overlap_pct");
+            json_object_del(rank, "idle_pct");
+            json_object_del(rank, "compute_pct");
+            json_object_del(rank, "non_compute_pct");
+        }
+    }
+    char *out = json_dumps(j, JSON_SORT_KEYS);
+    json_decref(j);
+    assert_non_null(out);
+    return out;
+}
+
 static void test_stats_equal_views(void **state)
 {
     fixture *f = *state;
@@ -199,7 +225,7 @@ static void test_running_run_has_none(void **state)
 static void downgrade_to_v3(sqlite3 *db)
 {
     assert_int_equal(sqlite3_exec(db,
-                                  "BEGIN;"
+                                  "BEGIN;" STORE_DOWNGRADE_V5_TO_V4
                                   "DROP TABLE run_stats; DROP TABLE iteration_stat; DROP TABLE collective_stat;"
                                   "DROP TABLE bucket_ready_stat; DROP INDEX span_run_seq;"
                                   "CREATE INDEX span_run_seq ON span(run_id, seq);"
@@ -223,7 +249,10 @@ static void test_upgrade_from_schema_3(void **state)
     store *ro;
     assert_int_equal(store_open_readonly(f->path, &ro, f->err, sizeof f->err), 0);
     char *old = json_report(store_db(ro), -1, f->err, sizeof f->err);
-    assert_string_equal(old, before);
+    char *old_figures = without_hta(old), *before_figures = without_hta(before);
+    assert_string_equal(old_figures, before_figures);
+    free(old_figures);
+    free(before_figures);
     assert_int_equal(scalar(store_db(ro), "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
     store_close(ro);
 

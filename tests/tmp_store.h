@@ -38,6 +38,29 @@ static inline int open_tmp_store(char *path, size_t pathlen, const char *prefix,
     return 0;
 }
 
+/* Takes a file of schema 5 or 6 (6 only recreated views) back to schema 4, as an older ddpprof left it: spans in a
+ * table of their own again (with its two indexes), no string table, no imported-run
+ * columns.  The tests of older schemas start from it. */
+#define STORE_DOWNGRADE_V5_TO_V4                                                          \
+    "CREATE TEMP TABLE span_v4 AS SELECT run_id, rank, iter, stream, kind, name, layer,"  \
+    " bucket, seq, bytes, start_ns, end_ns FROM span;"                                    \
+    "DROP VIEW span; DROP TABLE span_data; DROP TABLE span_name; DROP TABLE span_stream;" \
+    "DROP TABLE span_kind; DROP TABLE source_file; DROP TABLE hta_stat;"                  \
+    "CREATE TABLE span("                                                                  \
+    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"                      \
+    " rank INTEGER NOT NULL, iter INTEGER NOT NULL,"                                      \
+    " stream TEXT NOT NULL CHECK (stream IN ('host','compute','comm')),"                  \
+    " kind TEXT NOT NULL CHECK (kind IN ('forward','backward','copy_in','allreduce',"     \
+    "  'copy_out','optimizer','wait','broadcast')),"                                      \
+    " name TEXT, layer INTEGER, bucket INTEGER, seq INTEGER, bytes INTEGER,"              \
+    " start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL CHECK (end_ns >= start_ns));"    \
+    "INSERT INTO span SELECT * FROM span_v4; DROP TABLE span_v4;"                         \
+    "CREATE INDEX span_run_rank_iter ON span(run_id, rank, iter);"                        \
+    "CREATE INDEX span_run_seq ON span(run_id, seq) WHERE seq IS NOT NULL;"               \
+    "ALTER TABLE run DROP COLUMN clock_sync; ALTER TABLE run DROP COLUMN time_base_unix_ns;" \
+    "ALTER TABLE run DROP COLUMN notes;"                                                  \
+    "UPDATE meta SET value = '4' WHERE key = 'schema_version';"
+
 static inline span mk(int rank, int iter, span_stream stream, span_kind kind, int bucket, int64_t seq,
                       int64_t bytes, int64_t start, int64_t end)
 {

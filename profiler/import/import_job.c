@@ -1,0 +1,762 @@
+/* import_job.c — the ranks of one job put together into one run: which rank each trace
+ * is, one clock for all, collectives matched across ranks, Holistic Trace Analysis's
+ * figures, and the run written in one transaction.  Contract: import.h.
+ *
+ * Ranks: distributedInfo.rank, else --rank (one file), else the number ending the
+ * file's name once its extensions are off ("rank3.json", "worker3.pt.trace.json.gz");
+ * never a GPU's pid.  Two traces of one rank, disagreeing world sizes, or a rank
+ * missing among several files are errors.
+ *
+ * Collectives are matched by (process group, Seq) where the trace numbers them, else by
+ * (process group, iteration, place among the group's collectives in that iteration):
+ * ProfilerStep#N is the same step on every rank, so a collective missing on one rank
+ * shifts nothing beyond its own step.
+ *
+ * Clocks: traces on the wall clock (Kineto's baseTimeNanoseconds, or µs since the
+ * epoch) are taken as they are; otherwise (PyTorch's list form starts each rank near
+ * 0) each rank is moved onto the lowest rank's clock by the median, over the matched
+ * collectives, of the difference of their ends: a collective ends on every rank at
+ * nearly the same moment, whoever arrived last.  The uncertainty stored per rank is
+ * the largest deviation of a matched end from that median (for wall clocks: from 0).
+ */
+#include "profiler/import/import_internal.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "common/errmsg.h"
+#include "profiler/import/event_names.h"
+#include "profiler/hta_figures.h"
+
+/* µs since the epoch beyond this (2001-09-09) are wall-clock times, not times since the
+ * profiler started. */
+#define EPOCH_NS_THRESHOLD ((int64_t)1000000000 * 1000000000)
+#define SPAN_BATCH 8192
+
+/* ---- a growable text ------------------------------------------------------------------ */
+
+typedef struct {
+    char *s;
+    size_t n, cap;
+    bool oom;
+} text;
+
+static void text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(text *t, const char *fmt, ...)
+{
+    if (t->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (k < 0)
+        return;
+    if (t->n + (size_t)k + 1 > t->cap) {
+        size_t cap = (t->n + (size_t)k + 1) * 2;
+        char *g = realloc(t->s, cap);
+        if (!g) {
+            t->oom = true;
+            return;
+        }
+        t->s = g;
+        t->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
+    va_end(ap);
+    t->n += (size_t)k;
+}
+
+/* ---- ranks ---------------------------------------------------------------------------- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* The number ending a file's name once the trace extensions are off, or -1. */
+static int rank_from_name(const char *path)
+{
+    char stem[256];
+    snprintf(stem, sizeof stem, "%s", base_name(path));
+    static const char *const ext[] = {".gz", ".json", ".trace", ".pt", ".sqlite", ".nsys-rep", ".qdrep"};
+    for (bool again = true; again;) {
+        again = false;
+        for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+            size_t n = strlen(stem), m = strlen(ext[i]);
+            if (n > m && strcmp(stem + n - m, ext[i]) == 0) {
+                stem[n - m] = '\0';
+                again = true;
+            }
+        }
+    }
+    /* "host_1234.1700000000000" (tensorboard_trace_handler's worker.timestamp) ends in a
+     * time, not a rank. */
+    if (strchr(stem, '.'))
+        return -1;
+    size_t n = strlen(stem), i = n;
+    while (i > 0 && isdigit((unsigned char)stem[i - 1]))
+        i--;
+    if (i == n || n - i > 6)
+        return -1;
+    return atoi(stem + i);
+}
+
+static import_status resolve_ranks(const import_options *o, trace_rank **ranks, int nranks, int *world,
+                                   text *notes, char *err, size_t errlen)
+{
+    if (o->rank >= 0 && nranks != 1) {
+        set_err(err, errlen, "--rank names the rank of a single trace; %d were given (their ranks come"
+                             " from distributedInfo or their file names)", nranks);
+        return IMPORT_BAD_INPUT;
+    }
+    int said_world = -1;
+    const char *said_by = NULL;
+    for (int i = 0; i < nranks; i++) {
+        trace_rank *r = ranks[i];
+        if (r->rank < 0 && o->rank >= 0) {
+            r->rank = o->rank;
+            r->rank_from = "--rank";
+        } else if (r->rank >= 0 && o->rank >= 0 && r->rank != o->rank) {
+            set_err(err, errlen, "%s: the trace says rank %d (distributedInfo), --rank says %d", r->path,
+                    r->rank, o->rank);
+            return IMPORT_BAD_INPUT;
+        }
+        if (r->rank < 0 && !r->label[0]) {
+            int k = rank_from_name(r->path);
+            if (k >= 0) {
+                r->rank = k;
+                r->rank_from = "file name";
+            }
+        }
+        if (r->rank < 0) {
+            set_err(err, errlen,
+                    "%s%s%s: which rank is this trace? It has no distributedInfo.rank%s and its file"
+                    " name ends in no number: give --rank N (one trace at a time), or name the files"
+                    " of a job rank0.json, rank1.json, ...",
+                    r->path, r->label[0] ? " " : "", r->label, r->label[0] ? " (several processes)" : "");
+            return IMPORT_BAD_INPUT;
+        }
+        if (r->world_size > 0) {
+            if (said_world > 0 && said_world != r->world_size) {
+                set_err(err, errlen, "%s says world size %d, %s says %d: not one job", r->path, r->world_size,
+                        said_by, said_world);
+                return IMPORT_BAD_INPUT;
+            }
+            said_world = r->world_size;
+            said_by = r->path;
+        }
+    }
+    for (int i = 0; i < nranks; i++)
+        for (int j = i + 1; j < nranks; j++)
+            if (ranks[i]->rank == ranks[j]->rank) {
+                set_err(err, errlen, "%s%s%s and %s%s%s both hold rank %d", ranks[i]->path,
+                        ranks[i]->label[0] ? " " : "", ranks[i]->label, ranks[j]->path,
+                        ranks[j]->label[0] ? " " : "", ranks[j]->label, ranks[i]->rank);
+                return IMPORT_BAD_INPUT;
+            }
+    int maxr = 0;
+    for (int i = 0; i < nranks; i++)
+        maxr = ranks[i]->rank > maxr ? ranks[i]->rank : maxr;
+    if (said_world > 0 && maxr >= said_world) {
+        set_err(err, errlen, "rank %d is beyond the world size of %d that the traces say", maxr, said_world);
+        return IMPORT_BAD_INPUT;
+    }
+    if (nranks == 1) {
+        /* One trace alone: one rank of its job, said so. */
+        *world = said_world > 0 ? said_world : ranks[0]->rank + 1;
+        if (*world > 1)
+            text_add(notes, "one trace alone: rank %d of a world of %d; the other ranks are not in this run\n",
+                     ranks[0]->rank, *world);
+        return IMPORT_OK;
+    }
+    int w = said_world > 0 ? said_world : maxr + 1;
+    for (int k = 0; k < w; k++) {
+        bool found = false;
+        for (int i = 0; i < nranks && !found; i++)
+            found = ranks[i]->rank == k;
+        if (!found) {
+            set_err(err, errlen,
+                    "rank %d missing: the %d traces given hold ranks up to %d of a world of %d; give"
+                    " every rank's trace (or one trace alone)",
+                    k, nranks, maxr, w);
+            return IMPORT_BAD_INPUT;
+        }
+    }
+    *world = w;
+    return IMPORT_OK;
+}
+
+static int cmp_rank_ptr(const void *a, const void *b)
+{
+    const rank_result *x = a, *y = b;
+    return (x->tr->rank > y->tr->rank) - (x->tr->rank < y->tr->rank);
+}
+
+/* ---- collectives across ranks --------------------------------------------------------- */
+
+typedef struct {
+    const char *pg; /* "" when the trace names none */
+    int64_t a, b;   /* (Seq, 0) or (iteration, ordinal) */
+    bool by_seq;
+    int rank_idx;
+    size_t span;
+} coll_key;
+
+static int cmp_key(const void *x, const void *y)
+{
+    const coll_key *p = x, *q = y;
+    if (p->by_seq != q->by_seq)
+        return p->by_seq ? -1 : 1;
+    if (!p->by_seq && p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    int c = strcmp(p->pg, q->pg);
+    if (c)
+        return c;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    if (p->b != q->b)
+        return p->b < q->b ? -1 : 1;
+    return p->rank_idx - q->rank_idx;
+}
+
+static bool same_key(const coll_key *p, const coll_key *q)
+{
+    return p->by_seq == q->by_seq && p->a == q->a && p->b == q->b && !strcmp(p->pg, q->pg);
+}
+
+static int cmp_ordinal(const void *x, const void *y, void *arg)
+{
+    const pspan *sp = arg;
+    const pspan *p = &sp[*(const size_t *)x], *q = &sp[*(const size_t *)y];
+    if (p->pg != q->pg)
+        return p->pg < q->pg ? -1 : 1;
+    if (p->iter != q->iter)
+        return p->iter < q->iter ? -1 : 1;
+    if (p->start != q->start)
+        return p->start < q->start ? -1 : 1;
+    return (p->end > q->end) - (p->end < q->end);
+}
+
+/* Numbers each rank's collectives within (group, iteration), in start order. */
+static int number_ordinals(rank_result *rr, char *err, size_t errlen)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rr->nsp; i++)
+        n += rr->sp[i].stream == STREAM_COMM;
+    size_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < rr->nsp; i++)
+        if (rr->sp[i].stream == STREAM_COMM)
+            v[k++] = i;
+    if (n > 1)
+        qsort_r(v, n, sizeof *v, cmp_ordinal, rr->sp);
+    int32_t ord = 0;
+    for (size_t i = 0; i < n; i++) {
+        const pspan *p = &rr->sp[v[i]];
+        if (i > 0 && (rr->sp[v[i - 1]].pg != p->pg || rr->sp[v[i - 1]].iter != p->iter))
+            ord = 0;
+        rr->sp[v[i]].ordinal = ord++;
+    }
+    free(v);
+    return 0;
+}
+
+/* Gives every comm span its run-wide seq (the same on every rank for one collective),
+ * and collects the keys for the clock alignment. */
+static int match_collectives(rank_result *rr, int n, coll_key **keys_out, size_t *nkeys_out, char *err,
+                             size_t errlen)
+{
+    size_t total = 0;
+    for (int r = 0; r < n; r++) {
+        if (number_ordinals(&rr[r], err, errlen) < 0)
+            return -1;
+        for (size_t i = 0; i < rr[r].nsp; i++)
+            total += rr[r].sp[i].stream == STREAM_COMM;
+    }
+    coll_key *k = malloc((total ? total : 1) * sizeof *k);
+    if (!k) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t m = 0;
+    for (int r = 0; r < n; r++)
+        for (size_t i = 0; i < rr[r].nsp; i++) {
+            const pspan *p = &rr[r].sp[i];
+            if (p->stream != STREAM_COMM)
+                continue;
+            coll_key *q = &k[m++];
+            q->pg = p->pg >= 0 ? strtab_str(&rr[r].tr->names, p->pg) : "";
+            q->by_seq = p->coll_seq >= 0;
+            q->a = q->by_seq ? p->coll_seq : p->iter;
+            q->b = q->by_seq ? 0 : p->ordinal;
+            q->rank_idx = r;
+            q->span = i;
+        }
+    if (m > 1)
+        qsort(k, m, sizeof *k, cmp_key);
+    int64_t seq = -1;
+    for (size_t i = 0; i < m; i++) {
+        if (i == 0 || !same_key(&k[i - 1], &k[i]))
+            seq++;
+        rr[k[i].rank_idx].sp[k[i].span].seq = seq;
+    }
+    *keys_out = k;
+    *nkeys_out = m;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each rank's clock against the reference (rr[0], the lowest rank). */
+static int align_clocks(rank_result *rr, int n, const coll_key *k, size_t m, bool wall, text *how, char *err,
+                        size_t errlen)
+{
+    int64_t *d = malloc((m ? m : 1) * sizeof *d);
+    if (!d) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int fallback = 0, min_matched = -1;
+    int64_t max_unc = 0;
+    rr[0].offset = 0;
+    rr[0].uncertainty = 0;
+    rr[0].clock_how = wall ? "wall clock" : "reference";
+    for (int r = 1; r < n; r++) {
+        size_t nd = 0;
+        /* keys are sorted, so a collective's spans on each rank sit side by side */
+        for (size_t i = 0; i < m;) {
+            size_t j = i;
+            const pspan *ref = NULL, *mine = NULL;
+            for (; j < m && same_key(&k[i], &k[j]); j++) {
+                const pspan *p = &rr[k[j].rank_idx].sp[k[j].span];
+                if (k[j].rank_idx == 0 && !ref)
+                    ref = p;
+                if (k[j].rank_idx == r && !mine)
+                    mine = p;
+            }
+            if (ref && mine)
+                d[nd++] = ref->end - mine->end;
+            i = j;
+        }
+        rr[r].matched = (int)nd;
+        if (min_matched < 0 || (int)nd < min_matched)
+            min_matched = (int)nd;
+        if (nd > 0) {
+            qsort(d, nd, sizeof *d, cmp_i64);
+            int64_t med = wall ? 0 : d[nd / 2];
+            /* How far apart one collective's ends are on two ranks, typically: half the
+             * interquartile range of the differences (robust to a few late wake-ups);
+             * on wall clocks, the median distance from agreement. */
+            int64_t unc;
+            if (wall) {
+                for (size_t i = 0; i < nd; i++)
+                    d[i] = d[i] < 0 ? -d[i] : d[i];
+                qsort(d, nd, sizeof *d, cmp_i64);
+                unc = d[nd / 2];
+            } else {
+                unc = (d[(3 * nd) / 4 < nd ? (3 * nd) / 4 : nd - 1] - d[nd / 4]) / 2;
+            }
+            rr[r].offset = med;
+            rr[r].uncertainty = unc;
+            rr[r].clock_how = wall ? "wall clock" : "collective ends";
+            max_unc = unc > max_unc ? unc : max_unc;
+            continue;
+        }
+        rr[r].uncertainty = -1;
+        if (wall) {
+            rr[r].offset = 0;
+            rr[r].clock_how = "wall clock";
+            continue;
+        }
+        /* No collective in common: the starts of the first step both have, else the
+         * first events. */
+        fallback++;
+        bool done = false;
+        for (size_t a = 0; a < rr[0].nsteps && !done; a++)
+            for (size_t b = 0; b < rr[r].nsteps && !done; b++)
+                if (rr[0].step_n[a] == rr[r].step_n[b]) {
+                    rr[r].offset = rr[0].step_start[a] - rr[r].step_start[b];
+                    rr[r].clock_how = "step start";
+                    done = true;
+                }
+        if (!done) {
+            int64_t t0 = INT64_MAX, t1 = INT64_MAX;
+            for (size_t i = 0; i < rr[0].nsp; i++)
+                t0 = rr[0].sp[i].start < t0 ? rr[0].sp[i].start : t0;
+            for (size_t i = 0; i < rr[r].nsp; i++)
+                t1 = rr[r].sp[i].start < t1 ? rr[r].sp[i].start : t1;
+            rr[r].offset = t0 != INT64_MAX && t1 != INT64_MAX ? t0 - t1 : 0;
+            rr[r].clock_how = "first event";
+        }
+    }
+    free(d);
+    if (n == 1)
+        text_add(how, "%s", wall ? "the trace's wall clock" : "the trace's own clock");
+    else if (wall)
+        text_add(how,
+                 "each rank's wall clock as its trace has it (not corrected); matched collectives'"
+                 " ends differ from rank %d's by %.3f ms (median, worst rank)",
+                 rr[0].tr->rank, (double)max_unc / 1e6);
+    else
+        text_add(how,
+                 "ranks aligned on the ends of matched collectives (median difference from rank %d's,"
+                 " at least %d collectives per rank); uncertainty %.3f ms (half the interquartile range"
+                 " of the differences, worst rank)%s",
+                 rr[0].tr->rank, min_matched < 0 ? 0 : min_matched, (double)max_unc / 1e6,
+                 fallback ? "; ranks without a matched collective aligned on a step's start" : "");
+    return 0;
+}
+
+/* ---- HTA's figures ---------------------------------------------------------------------- */
+
+/* One rank's figures, as HTA computes them from the trace: the device ops it keeps
+ * (launched by a host event before the last ProfilerStep starts; with
+ * include_last_profiler_step=False, its default), times in whole µs (start rounded up,
+ * end down). */
+static int hta_rank(store *st, int64_t run_id, int rank, const rank_result *rr, char *err, size_t errlen)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < rr->nsp; i++)
+        n += rr->sp[i].on_device;
+    if (n == 0)
+        return 0;
+    hta_op *ops = malloc(n * sizeof *ops);
+    if (!ops) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int64_t last = rr->nsteps ? rr->step_n[rr->nsteps - 1] : -1;
+    size_t k = 0;
+    for (size_t i = 0; i < rr->nsp; i++) {
+        const pspan *p = &rr->sp[i];
+        if (!p->on_device || (rr->nsteps && (!p->launched || p->iter == last)))
+            continue;
+        ops[k++] = (hta_op){hta_us_up(p->start), hta_us_down(p->end),
+                            p->hta == HTA_COMMUNICATION ? HTA_OP_COMMUNICATION
+                            : p->hta == HTA_MEMORY      ? HTA_OP_MEMORY
+                            : p->hta == HTA_OTHER       ? HTA_OP_OTHER
+                                                        : HTA_OP_COMPUTATION};
+    }
+    char steps[160];
+    if (rr->nsteps > 1)
+        snprintf(steps, sizeof steps, "ProfilerStep#%" PRId64 "-#%" PRId64 " (the last, #%" PRId64 ", left out as HTA does)",
+                 rr->step_n[0], rr->step_n[rr->nsteps - 2], last);
+    else
+        snprintf(steps, sizeof steps, "every device op (no ProfilerStep#N but the last, where HTA itself would keep none)");
+    store_hta_stat h = {.rank = rank, .steps = steps};
+    int rc = hta_figures_compute(ops, k, &h);
+    free(ops);
+    if (rc < 0) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return rc == 0 ? store_write_hta_stat(st, run_id, &h, err, errlen) : 0;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static int write_spans(store *st, int64_t run_id, const rank_result *rr, int64_t t0, size_t *count, char *err,
+                       size_t errlen)
+{
+    span *batch = malloc(SPAN_BATCH * sizeof *batch);
+    const char **names = malloc(SPAN_BATCH * sizeof *names);
+    if (!batch || !names) {
+        free(batch);
+        free(names);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int ret = 0;
+    size_t k = 0;
+    for (size_t i = 0; i <= rr->nsp && ret == 0; i++) {
+        if (k == SPAN_BATCH || (i == rr->nsp && k > 0)) {
+            ret = store_write_spans_named(st, run_id, batch, names, k, err, errlen);
+            *count += k;
+            k = 0;
+        }
+        if (i == rr->nsp)
+            break;
+        const pspan *p = &rr->sp[i];
+        span *s = &batch[k];
+        memset(s, 0, sizeof *s);
+        s->rank = rr->tr->rank;
+        s->iter = p->iter;
+        s->stream = p->stream;
+        s->kind = p->kind;
+        s->layer = -1;
+        s->bucket = p->bucket;
+        s->seq = p->seq;
+        s->bytes = p->bytes;
+        s->start_ns = p->start + rr->offset - t0;
+        s->end_ns = p->end + rr->offset - t0;
+        s->on_device = p->on_device;
+        s->device_stream = (int32_t)p->dev_stream;
+        names[k] = strtab_str(&rr->tr->names, p->name);
+        k++;
+    }
+    free(batch);
+    free(names);
+    return ret;
+}
+
+static int write_buckets(store *st, int64_t run_id, const ddp_bucket *b, int n, int version, char *err,
+                         size_t errlen)
+{
+    if (n <= 0)
+        return 0;
+    store_bucket *sb = calloc((size_t)n, sizeof *sb);
+    if (!sb) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        sb[i] = (store_bucket){.nbytes = b[i].bytes < 0 ? 0 : b[i].bytes, .size_limit = -1,
+                               .nparams = b[i].nparams, .params = NULL};
+    int rc = store_write_buckets(st, run_id, version, sb, n, err, errlen);
+    free(sb);
+    return rc;
+}
+
+static bool same_buckets(const ddp_bucket *a, int na, const ddp_bucket *b, int nb)
+{
+    if (na != nb)
+        return false;
+    for (int i = 0; i < na; i++)
+        if (a[i].bytes != b[i].bytes || a[i].nparams != b[i].nparams)
+            return false;
+    return true;
+}
+
+static void run_name(const import_options *o, char *out, size_t n)
+{
+    if (o->name) {
+        snprintf(out, n, "%s", o->name);
+        return;
+    }
+    char p[512];
+    snprintf(p, sizeof p, "%s", o->paths[0]);
+    size_t len = strlen(p);
+    while (len > 1 && p[len - 1] == '/')
+        p[--len] = '\0';
+    snprintf(out, n, "%.200s%s", base_name(p), o->npaths > 1 ? " ..." : "");
+}
+
+static bool imported_backend_nsys(const trace_rank *const *ranks, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(ranks[i]->format, "nsys-sqlite") != 0)
+            return false;
+    return n > 0;
+}
+
+import_status import_traces(store *st, const import_options *o, import_summary *sum, char *err, size_t errlen)
+{
+    memset(sum, 0, sizeof *sum);
+    size_t used = 0;
+    trace_limits lim = {.max_events = o->max_events ? o->max_events : IMPORT_DEFAULT_MAX_EVENTS,
+                        .max_file_bytes = o->max_file_bytes ? o->max_file_bytes : IMPORT_DEFAULT_MAX_FILE_BYTES,
+                        .events_used = &used};
+    import_file *files = NULL;
+    trace_rank **ranks = NULL;
+    int nfiles = 0, nranks = 0, world = 0;
+    rank_result *rr = NULL;
+    coll_key *keys = NULL;
+    size_t nkeys = 0;
+    text notes = {0}, how = {0};
+    bool bulk = false;
+    import_status status = import_read_files(o, &files, &nfiles, &ranks, &nranks, &lim, err, errlen);
+    if (status != IMPORT_OK)
+        goto out;
+    if (nranks == 0) {
+        set_err(err, errlen, "%s: no process in the trace did any GPU work or holds any range", files[0].path);
+        status = IMPORT_BAD_INPUT;
+        goto out;
+    }
+    if ((status = resolve_ranks(o, ranks, nranks, &world, &notes, err, errlen)) != IMPORT_OK)
+        goto out;
+    status = IMPORT_RUNTIME;
+
+    /* Each trace's times in ns on its own clock: Kineto's base added; µs since the
+     * epoch recognised as the wall clock. */
+    bool wall = true, device_job = false;
+    for (int i = 0; i < nranks; i++) {
+        trace_rank *t = ranks[i];
+        int64_t lo = INT64_MAX;
+        for (size_t e = 0; e < t->nev; e++) {
+            t->ev[e].ts_ns += t->base_ns;
+            lo = t->ev[e].ts_ns < lo ? t->ev[e].ts_ns : lo;
+            device_job |= t->ev[e].type == TEV_KERNEL || t->ev[e].type == TEV_MEMCPY || t->ev[e].type == TEV_MEMSET;
+        }
+        if (!t->abs_clock && t->nev > 0 && lo >= EPOCH_NS_THRESHOLD)
+            t->abs_clock = true;
+        wall &= t->abs_clock;
+    }
+    rr = nranks > 0 ? calloc((size_t)nranks, sizeof *rr) : NULL;
+    if (!rr) {
+        set_err(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nranks; i++) {
+        if (rank_spans_build(&rr[i], ranks[i], device_job, err, errlen) < 0)
+            goto out;
+        /* The spans hold what is needed from here on (with the names): the events'
+         * memory goes back before the next rank is analysed. */
+        trace_rank_drop_events(ranks[i]);
+    }
+    qsort(rr, (size_t)nranks, sizeof *rr, cmp_rank_ptr);
+
+    bool any_comm = false, any_steps = false;
+    for (int i = 0; i < nranks; i++) {
+        any_comm |= rr[i].has_comm;
+        any_steps |= rr[i].nsteps > 0;
+        if (rr[i].nsp == 0) {
+            set_err(err, errlen,
+                    "%s: rank %d: nothing to analyse: no GPU kernel, copy or memset, and no host op of"
+                    " training or of gloo",
+                    rr[i].tr->path, rr[i].tr->rank);
+            status = IMPORT_BAD_INPUT;
+            goto out;
+        }
+    }
+    if (!device_job && !any_comm) {
+        set_err(err, errlen,
+                "%s: no GPU events and no collectives (gloo:*) in the trace%s: nothing of a DDP job to"
+                " analyse (was the profiler given ProfilerActivity.CUDA, and the job"
+                " torch.distributed?)",
+                rr[0].tr->path, nranks > 1 ? "s" : "");
+        status = IMPORT_BAD_INPUT;
+        goto out;
+    }
+    if (!any_steps)
+        text_add(&notes, "no ProfilerStep#N in the trace%s: the whole trace is one iteration (0)\n",
+                 nranks > 1 ? "s" : "");
+    if (!device_job)
+        text_add(&notes, "no device work in the trace: its host ops are the compute, its collectives (gloo's,"
+                         " or ranges naming them) the communication\n");
+    if (!any_comm)
+        text_add(&notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
+    bool any_bytes = false;
+    for (int i = 0; i < nranks; i++)
+        for (size_t k = 0; k < rr[i].nsp && !any_bytes; k++)
+            any_bytes = rr[i].sp[k].stream == STREAM_COMM && rr[i].sp[k].bytes >= 0;
+    if (any_comm && !any_bytes)
+        text_add(&notes, "message sizes unknown: the trace records none (bucket sizes show as 0)\n");
+
+    if (match_collectives(rr, nranks, &keys, &nkeys, err, errlen) < 0 ||
+        align_clocks(rr, nranks, keys, nkeys, wall, &how, err, errlen) < 0)
+        goto out;
+    if (notes.oom || how.oom) {
+        set_err(err, errlen, "out of memory");
+        goto out;
+    }
+    int64_t t0 = INT64_MAX;
+    int32_t iter_lo = INT32_MAX, iter_hi = INT32_MIN;
+    for (int i = 0; i < nranks; i++)
+        for (size_t k = 0; k < rr[i].nsp; k++) {
+            const pspan *p = &rr[i].sp[k];
+            t0 = p->start + rr[i].offset < t0 ? p->start + rr[i].offset : t0;
+            iter_lo = p->iter < iter_lo ? p->iter : iter_lo;
+            iter_hi = p->iter > iter_hi ? p->iter : iter_hi;
+        }
+
+    /* ---- the run, in one transaction ---- */
+    char name[256];
+    run_name(o, name, sizeof name);
+    bool nsys = imported_backend_nsys((const trace_rank *const *)ranks, nranks);
+    snprintf(sum->backend, sizeof sum->backend, "%s", nsys ? "nsys" : "pytorch-trace");
+    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", how.s ? how.s : "");
+    store_run_info info = {.name = name,
+                           .source = o->paths[0],
+                           .backend = sum->backend,
+                           .world_size = world,
+                           .iterations = iter_hi - iter_lo + 1,
+                           .warmup = 0};
+    /* One transaction holds every page it writes until it commits, in the page cache
+     * up to its size (the store's is large, for recording): a smaller one lets SQLite
+     * spill to the WAL instead, so memory stays bounded whatever the trace's size. */
+    if (sqlite3_exec(store_db(st), "PRAGMA cache_size = -32768", NULL, NULL, NULL) != SQLITE_OK) {
+        set_err(err, errlen, "setting the page cache: %s", sqlite3_errmsg(store_db(st)));
+        goto out;
+    }
+    if (store_begin_bulk(st, err, errlen) < 0)
+        goto out;
+    bulk = true;
+    int64_t run_id;
+    if (store_begin_run(st, &info, &run_id, err, errlen) < 0)
+        goto out;
+    char ranks_how[128];
+    snprintf(ranks_how, sizeof ranks_how, "imported: %d trace%s from %d file%s", nranks, nranks > 1 ? "s" : "",
+             nfiles, nfiles > 1 ? "s" : "");
+    int64_t base = wall ? t0 : 0;
+    if (store_set_run_ranks(st, run_id, ranks_how, err, errlen) < 0 ||
+        store_set_run_source(st, run_id, how.s, wall ? &base : NULL, notes.n ? notes.s : NULL, err, errlen) < 0)
+        goto out;
+    for (int i = 0; i < nfiles; i++) {
+        int frank = -1;
+        const char *from = NULL;
+        for (int r = 0; r < nranks; r++)
+            if (ranks[r]->file_idx == i && files[i].nranks_in_file == 1) {
+                frank = ranks[r]->rank;
+                from = ranks[r]->rank_from;
+            }
+        store_source_file sf = {.idx = i, .path = files[i].path, .bytes = files[i].bytes,
+                                .sha256 = files[i].sha256, .format = files[i].format, .rank = frank,
+                                .rank_from = from};
+        if (store_write_source_file(st, run_id, &sf, err, errlen) < 0)
+            goto out;
+    }
+    for (int i = 0; i < nranks; i++) {
+        if (store_set_rank_clock(st, run_id, rr[i].tr->rank, rr[i].offset, rr[i].uncertainty, err, errlen) < 0 ||
+            write_spans(st, run_id, &rr[i], t0, &sum->spans, err, errlen) < 0 ||
+            hta_rank(st, run_id, rr[i].tr->rank, &rr[i], err, errlen) < 0)
+            goto out;
+    }
+    /* DDP's buckets as the lowest rank launched them: first, and rebuilt if they changed. */
+    const rank_result *r0 = &rr[0];
+    if (r0->nfirst > 0 && write_buckets(st, run_id, r0->first_buckets, r0->nfirst, 0, err, errlen) < 0)
+        goto out;
+    if (r0->nlast > 0 && !same_buckets(r0->first_buckets, r0->nfirst, r0->last_buckets, r0->nlast) &&
+        write_buckets(st, run_id, r0->last_buckets, r0->nlast, 1, err, errlen) < 0)
+        goto out;
+    if (store_finish_run(st, run_id, NULL, err, errlen) < 0)
+        goto out;
+    bulk = false;
+    if (store_end_bulk(st, true, err, errlen) < 0)
+        goto out;
+    sum->run_id = run_id;
+    sum->world_size = world;
+    sum->iterations = iter_hi - iter_lo + 1;
+    status = IMPORT_OK;
+out:
+    if (bulk) {
+        char ignored[128];
+        store_end_bulk(st, false, ignored, sizeof ignored); /* the first error is the one to report */
+    }
+    if (rr)
+        for (int i = 0; i < nranks; i++)
+            rank_result_free(&rr[i]);
+    free(rr);
+    free(keys);
+    free(notes.s);
+    free(how.s);
+    import_files_free(files, nfiles, ranks, nranks);
+    return status;
+}

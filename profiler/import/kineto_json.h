@@ -1,0 +1,26 @@
+/* kineto_json.h — the PyTorch profiler's trace JSON, read streaming (yajl) into one
+ * trace_rank.
+ *
+ * Contract: reads both forms: Kineto's object ({"traceEvents": [...],
+ * "distributedInfo": {...}, "baseTimeNanoseconds": N, ...}; float µs since the base,
+ * or 2022-era integer µs since the epoch) and the list ([{...}, ...]) that PyTorch
+ * builds without Kineto write (µs since the profiler started; no metadata).  Complete
+ * events ("ph": "X") become records by category: kernel, gpu_memcpy, gpu_memset,
+ * cuda_runtime/cuda_driver, and host ops (cpu_op, user_annotation, and the list form's
+ * uncategorised ops); anything else (metadata, flows, instants, python_function,
+ * gpu_user_annotation) is skipped.  ts and dur are parsed from their decimal text, to
+ * the nanosecond.  Only what the records need is kept, so memory follows the event
+ * count, never the text's size.  Errors: "PATH:LINE: what" (LINE of the decompressed
+ * text; in a file of one line, "PATH: byte N: what"), returned as -1.
+ */
+#ifndef DDPPROF_KINETO_JSON_H
+#define DDPPROF_KINETO_JSON_H
+
+#include <stddef.h>
+
+#include "profiler/import/source_input.h"
+#include "profiler/import/trace_model.h"
+
+int kineto_json_read(source_input *in, trace_rank *out, char *err, size_t errlen);
+
+#endif
