@@ -23,6 +23,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, doub
                        const char *out);
 int cli_compare(int argc, char **argv);
 int cli_predict(int argc, char **argv, const atomic_int *interrupted);
+int cli_whatif(int argc, char **argv, const atomic_int *interrupted);
 int cli_export(int argc, char **argv);
 int cli_import(int argc, char **argv);
 

@@ -27,6 +27,8 @@ static const char *const usage =
     "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
     "  predict FILE [-o DB] [-s section.key=value]...\n"
     "                     the same run in virtual time (sim backend): thousands of ranks in seconds\n"
+    "  whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]... [--scenario-out FILE]\n"
+    "                     a run, recorded or imported, replayed and re-modelled with the changes\n"
     "  runs DB [--json]   the runs DB holds: id, name, backend, status, step, overlap\n"
     "  report DB [--run ID] [--json | --html] [-o FILE]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
@@ -79,6 +81,8 @@ int main(int argc, char **argv)
         return cli_predict(argc - 1, argv + 1, &interrupted);
     if (!strcmp(cmd, "runs"))
         return cli_runs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "whatif"))
+        return cli_whatif(argc - 1, argv + 1, &interrupted);
     if (!strcmp(cmd, "report"))
         return cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "export"))

@@ -22,6 +22,7 @@ typedef struct {
     double grad_write_bytes_per_ns; /* a backward's gradient write */
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
+    double speed;            /* the rank's speed factor (scales measured layer times) */
     double jitter;
     double batch;
     uint64_t rng;
@@ -68,9 +69,10 @@ timing_shares timing_core_shares(double cores, int ops, int sums, double sum_wei
  * where it is set), for a rank whose host's memory fits in the cache; the other cache_*
  * terms are sim_host_terms.h's. */
 void timing_use_cache(timing_model *t, const scenario *sc);
-/* Forward of `layer` for the rank's batch. */
+/* Forward of `layer` for the rank's batch: its FLOPs at the achieved rate, or its measured
+ * time (model.layer_forward_us) over the rank's speed. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
-/* Backward: twice the forward FLOPs (input and weight gradients). */
+/* Backward: twice the forward FLOPs (input and weight gradients), or its measured time. */
 uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);
 /* A memory-bound op of `kind` moving `bytes` (read plus write): copies out of the
  * buckets and the optimizer step at their own bandwidth where [device] gives one. */

@@ -30,6 +30,23 @@ void scenario_defaults(scenario *sc)
     memset(sc->key_line, 0, sizeof sc->key_line);
 }
 
+int scenario_reset_section(scenario *sc, const char *section)
+{
+    int n = 0;
+    for (size_t i = 0; i < scn_nkeys; i++) {
+        if (strcmp(scn_keys[i].section, section) != 0)
+            continue;
+        char err[SCENARIO_ERR];
+        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err) != 0)
+            return -1; /* unreachable: scenario_defaults() checked every default */
+        sc->key_line[i] = 0;
+        sc->key_include[i] = 0;
+        sc->swept[i] = false;
+        n++;
+    }
+    return n;
+}
+
 int scenario_set(scenario *sc, const char *dotted_key, const char *value, char err[SCENARIO_ERR])
 {
     char *key = scn_trimmed_copy(dotted_key);
@@ -98,7 +115,9 @@ int scenario_host_ranks(const scenario *sc)
 
 double scenario_rank_speed(const scenario *sc, int rank)
 {
-    double s = (rank >= 0 && rank < sc->nspeed) ? sc->speed[rank] : 1.0;
+    double s = rank >= 0 && sc->nspeed > 0 && sc->speed_repeat ? sc->speed[rank % sc->nspeed]
+               : rank >= 0 && rank < sc->nspeed                ? sc->speed[rank]
+                                                                : 1.0;
     if (sc->speed_sigma > 0) {
         /* Box-Muller from two draws of this rank alone. */
         double n = sqrt(-2.0 * log(rank_uniform(sc->seed, rank, 1))) * cos(2.0 * M_PI * rank_uniform(sc->seed, rank, 2));

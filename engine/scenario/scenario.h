@@ -121,6 +121,11 @@ typedef struct scenario {
     compute_mode compute;
     int ncustom;
     int64_t custom_params[SCENARIO_MAX_CUSTOM_PARAMS]; /* elements, registration order */
+    /* Measured times of each layer (registration order) at speed 1, in place of the
+     * roofline (what `ddpprof whatif` derives from a run); empty: modelled. */
+    double layer_forward_us[SCENARIO_MAX_CUSTOM_PARAMS];
+    double layer_backward_us[SCENARIO_MAX_CUSTOM_PARAMS];
+    int nlayer_forward, nlayer_backward;
     char params_file[256]; /* custom: parameter-list file (custom_model.h), "" for none */
     int global_batch;   /* compute = real: samples per step over all ranks (0 = batch x world) */
     loss_fn_kind loss;  /* compute = real, mlp: mse | cross_entropy */
@@ -144,6 +149,7 @@ typedef struct scenario {
     /* [skew] */
     int nspeed;
     double speed[SCENARIO_MAX_RANK_LIST]; /* per-rank speed factor; empty = all 1 */
+    bool speed_repeat; /* skew.speed repeats over any world size: rank r takes speed[r mod nspeed] */
     int nslow;
     int slow_ranks[SCENARIO_MAX_RANK_LIST];
     double slowdown; /* slow ranks' compute takes this many times longer */
@@ -255,6 +261,9 @@ int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR]);
 /* Sets one key given as "section.key" from its text value, as a file would.
  * Returns 0, or -1 with `err` holding the message (no location prefix). */
 int scenario_set(scenario *sc, const char *dotted_key, const char *value, char err[SCENARIO_ERR]);
+/* Every key of [section] back to its default, as if the file had not set it; the number
+ * of keys reset (0 for an unknown section). */
+int scenario_reset_section(scenario *sc, const char *section);
 
 /* Applies "section.key=value" (command-line -s).  Returns 0 or -1 with
  * err = "-s section.key=value: message". */

@@ -87,7 +87,7 @@ static void rule_name(const scenario *sc, result *r)
 
 static void rule_speed_count(const scenario *sc, result *r)
 {
-    if (sc->nspeed > 0 && sc->nspeed != sc->world_size)
+    if (sc->nspeed > 0 && sc->nspeed != sc->world_size && !sc->speed_repeat)
         report(r, RES_ERROR, sc, K("skew", "speed"),
                "skew.speed has %d values but run.world_size is %d (give one per rank, or none)",
                sc->nspeed, sc->world_size);

@@ -110,6 +110,16 @@ const key_def scn_keys[] = {
      "element counts of a custom model's parameters, in registration order (needs "
      "model.preset = custom)",
      LIST_AT(custom_params, ncustom)},
+    {"model", "layer_forward_us", K_LIST_DOUBLE, 0, 1e9, NULL, "",
+     "measured forward time of each layer in microseconds, registration order, one per layer "
+     "of the model at speed 1 (a slower rank's skew.speed scales it); replaces the roofline "
+     "of [device] (`ddpprof whatif` derives it from a run: the wall-clock time, idle gaps "
+     "included); empty = modelled",
+     LIST_AT(layer_forward_us, nlayer_forward)},
+    {"model", "layer_backward_us", K_LIST_DOUBLE, 0, 1e9, NULL, "",
+     "measured backward time of each layer in microseconds, like layer_forward_us: the time "
+     "from the previous layer's gradients being ready to this layer's; empty = modelled",
+     LIST_AT(layer_backward_us, nlayer_backward)},
     {"model", "params_file", K_STRING, 0, 0, NULL, "",
      "a custom model's parameter-list file (relative to the scenario file), one tensor a "
      "line in registration order: NAME KIND SHAPE, KIND linear.weight|linear.bias|"
@@ -175,6 +185,11 @@ const key_def scn_keys[] = {
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
      "speed factor of each rank, one per rank (1.5 = 1.5x faster); empty = all 1",
      LIST_AT(speed, nspeed)},
+    {"skew", "speed_repeat", K_BOOL, 0, 0, NULL, "false",
+     "skew.speed repeats over the ranks, whatever the world size: rank r takes the speed of "
+     "rank r mod (its length), so measured speeds carry to more or fewer ranks (`ddpprof "
+     "whatif` sets it); false = one value per rank",
+     AT(speed_repeat), 0, 0},
     {"skew", "rank_steps", K_LIST_INT, 1, 1100000, NULL, "",
      "uneven inputs: the steps of data each rank has (one per rank; empty = every step); "
      "needs ddp.join when they differ",

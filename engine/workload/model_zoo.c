@@ -457,6 +457,37 @@ static int dim_or_default(builder *b, const char *key, int v, int def)
     return v ? v : def;
 }
 
+/* model.layer_forward_us / layer_backward_us: one value per layer of the model built, or
+ * none. */
+static void apply_measured_times(builder *b, const scenario *sc)
+{
+    const struct {
+        const char *key;
+        const double *us;
+        int n;
+    } lists[2] = {{"model.layer_forward_us", sc->layer_forward_us, sc->nlayer_forward},
+                  {"model.layer_backward_us", sc->layer_backward_us, sc->nlayer_backward}};
+    for (int k = 0; k < 2; k++) {
+        if (lists[k].n == 0)
+            continue;
+        if (lists[k].n != b->m->nlayers) {
+            fail(b, "model: %s has %d values; the %s model has %d layers (one value each)", lists[k].key,
+                 lists[k].n, sc->preset, b->m->nlayers);
+            return;
+        }
+        for (int l = 0; l < b->m->nlayers; l++) {
+            model_layer *layer = &b->m->layers[l];
+            if (k == 0) {
+                layer->fwd_ns_measured = lists[k].us[l] * 1e3;
+                layer->fwd_measured = true;
+            } else {
+                layer->bwd_ns_measured = lists[k].us[l] * 1e3;
+                layer->bwd_measured = true;
+            }
+        }
+    }
+}
+
 int model_build(const scenario *sc, model *m, char *err, size_t errlen)
 {
     builder b = {.m = m, .err = err, .errlen = errlen};
@@ -526,6 +557,8 @@ int model_build(const scenario *sc, model *m, char *err, size_t errlen)
         fail(&b, "model: unknown preset \"%s\" (expected one of: mlp, resnet18, resnet50, bert-large, gpt2, custom)", p);
     }
 
+    if (!b.failed)
+        apply_measured_times(&b, sc);
     if (b.failed) {
         model_free(m);
         return -1;

@@ -41,6 +41,10 @@ typedef struct {
      * last-registered first (Linear: the bias, then the weight, which goes through one
      * more node, its transpose). */
     bool grads_in_registration_order;
+    /* Measured times at speed 1 (model.layer_forward_us / layer_backward_us), in place of
+     * the FLOPs' roofline, where the flags say so. */
+    double fwd_ns_measured, bwd_ns_measured;
+    bool fwd_measured, bwd_measured;
 } model_layer;
 
 typedef struct {

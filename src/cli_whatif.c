@@ -1,0 +1,218 @@
+/* cli_whatif.c — `ddpprof whatif DB --run N [-s key=value]... [--sweep key=a,b,...]...
+ * [--model NAME] [--scenario-out FILE] [-q]`: derives a scenario from run N, recorded or
+ * imported (engine/predict/whatif.h), predicts it with the overrides into the same
+ * database (the sim backend, as `predict` does), and prints the source beside each
+ * prediction (`compare`'s table).
+ *
+ * Contract: exit 0 when every prediction ran; 2 for bad usage, a missing database or
+ * run, a run whatif cannot derive from (said why) or a bad override; 1 for a database
+ * that cannot be read or a prediction that failed.  Without overrides the prediction
+ * replays the source.  --scenario-out keeps the derived scenario (before the
+ * overrides) as an INI file a user can edit and run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/predict/whatif.h"
+#include "profiler/store.h"
+#include "reports/compare.h"
+#include "src/cli.h"
+
+static const char *const usage =
+    "usage: ddpprof whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
+    "                      [--model NAME] [--scenario-out FILE] [-q]\n"
+    "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
+    "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
+    "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
+    "  beside each prediction (without overrides: the replay of the run)\n"
+    "  -s KEY=VALUE     change a key, e.g. -s ddp.bucket_cap_mb=100, -s run.world_size=64\n"
+    "  --sweep KEY=A,B  one prediction per value (repeatable)\n"
+    "  --model NAME     the zoo preset whose parameters the run's buckets hold (default: found)\n"
+    "  --scenario-out FILE  write the derived scenario (before -s and --sweep) to FILE\n"
+    "  -q               the derivation's notes and the comparisons' step line only\n";
+
+static int64_t max_run_id(sqlite3 *db)
+{
+    sqlite3_stmt *s = NULL;
+    int64_t id = -1;
+    if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(id), 0) FROM run", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
+        id = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return id;
+}
+
+/* The derived scenario as INI text into path. */
+static int write_scenario(const scenario *sc, const char *path)
+{
+    char *ini = scenario_to_ini(sc);
+    if (!ini) {
+        fprintf(stderr, "ddpprof: out of memory writing the derived scenario\n");
+        return EXIT_RUNTIME;
+    }
+    int rc = cli_write_text(path, ini) == 0 ? EXIT_OK : EXIT_RUNTIME;
+    free(ini);
+    return rc;
+}
+
+/* The source beside each prediction made, in full or (quiet) the job step line. */
+static int print_comparisons(const char *db_path, long long source, int64_t first_new, bool quiet)
+{
+    store *st = NULL;
+    int rc = cli_open_db_readonly(db_path, &st);
+    if (rc != EXIT_OK)
+        return rc;
+    sqlite3 *db = store_db(st);
+    sqlite3_stmt *s = NULL;
+    char err[512];
+    if (sqlite3_prepare_v2(db, "SELECT id FROM run WHERE id >= ?1 ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, sqlite3_errmsg(db));
+        store_close(st);
+        return EXIT_RUNTIME;
+    }
+    sqlite3_bind_int64(s, 1, first_new);
+    while (rc == EXIT_OK && sqlite3_step(s) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(s, 0);
+        printf("\n== run %lld (source) beside run %lld (prediction)\n", source, (long long)id);
+        if (quiet) {
+            analysis_run *a = NULL, *b = NULL;
+            size_t na = 0, nb = 0;
+            if (analysis_load(db, source, &a, &na, err, sizeof err) != 0 ||
+                analysis_load(db, id, &b, &nb, err, sizeof err) != 0) {
+                fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+                rc = EXIT_RUNTIME;
+            } else {
+                printf("step ms  %.3f  %.3f  %+.1f %%;  overlap %%  %.1f  %.1f\n", a->step_ms_mean, b->step_ms_mean,
+                       compare_rel_pct(a->step_ms_mean, b->step_ms_mean), analysis_mean_overlap_pct(a),
+                       analysis_mean_overlap_pct(b));
+            }
+            if (a)
+                analysis_free(a, na);
+            if (b)
+                analysis_free(b, nb);
+        } else if (compare_write(db, source, id, REPORT_TEXT, stdout, err, sizeof err) != 0) {
+            fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+            rc = EXIT_RUNTIME;
+        }
+    }
+    sqlite3_finalize(s);
+    store_close(st);
+    return rc;
+}
+
+int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    const char *db_path = NULL, *scenario_out = NULL, *model = NULL;
+    long long run_id = -1;
+    bool quiet = false;
+    /* The prediction's command line: run FILE -o DB --backend sim -q, then -s and --sweep. */
+    char **run_argv = calloc((size_t)argc + 8, sizeof *run_argv);
+    int nrun = 0;
+    if (!run_argv)
+        return EXIT_RUNTIME;
+    int status = EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool valued = !strcmp(a, "--run") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--model") ||
+                      !strcmp(a, "--scenario-out");
+        if (valued && i + 1 >= argc) {
+            status = cli_usage_error(usage, "%s needs a value", a);
+            goto out;
+        }
+        if (!strcmp(a, "--run")) {
+            status = cli_parse_run_id(usage, argv[++i], &run_id);
+            if (status != EXIT_OK)
+                goto out;
+        } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep")) {
+            run_argv[nrun++] = argv[i];
+            run_argv[nrun++] = argv[++i];
+        } else if (!strcmp(a, "--model")) {
+            model = argv[++i];
+        } else if (!strcmp(a, "--scenario-out")) {
+            scenario_out = argv[++i];
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (a[0] == '-' && a[1]) {
+            status = cli_usage_error(usage, "unknown option '%s'", a);
+            goto out;
+        } else if (!db_path) {
+            db_path = a;
+        } else {
+            status = cli_usage_error(usage, "one database at a time");
+            goto out;
+        }
+    }
+    if (!db_path || run_id < 0) {
+        status = cli_usage_error(usage, !db_path ? "no database given" : "--run N: which run to derive from");
+        goto out;
+    }
+
+    store *st = NULL;
+    status = cli_open_db_readonly(db_path, &st);
+    if (status != EXIT_OK)
+        goto out;
+    status = cli_check_run_exists(store_db(st), db_path, run_id);
+    whatif_derived d = {0};
+    char err[512];
+    if (status == EXIT_OK) {
+        whatif_options o = {.model = model};
+        if (whatif_derive(store_db(st), run_id, &o, &d, err, sizeof err) != 0) {
+            fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
+            status = EXIT_USAGE;
+        }
+    }
+    int64_t first_new = status == EXIT_OK ? max_run_id(store_db(st)) + 1 : 0;
+    store_close(st);
+    if (status != EXIT_OK)
+        goto out;
+    printf("whatif: run %lld derived\n%s", run_id, d.notes);
+
+    char tmp[] = "/tmp/ddpprof-whatif-XXXXXX.ini";
+    const char *path = scenario_out;
+    if (!path) {
+        int fd = mkstemps(tmp, 4);
+        if (fd < 0 || close(fd) != 0) {
+            fprintf(stderr, "ddpprof: whatif: a scratch scenario file: %s\n", strerror(errno));
+            whatif_free(&d);
+            status = EXIT_RUNTIME;
+            goto out;
+        }
+        path = tmp;
+    }
+    status = write_scenario(d.sc, path);
+    whatif_free(&d);
+    if (status == EXIT_OK && scenario_out)
+        printf("whatif: the derived scenario is in %s\n", scenario_out);
+    if (status == EXIT_OK) {
+        /* The prediction: `run FILE -o DB --backend sim -q` with the user's -s and --sweep. */
+        char **args = calloc((size_t)nrun + 8, sizeof *args);
+        if (!args) {
+            status = EXIT_RUNTIME;
+        } else {
+            int n = 0;
+            args[n++] = "run";
+            args[n++] = (char *)path;
+            args[n++] = "-o";
+            args[n++] = (char *)db_path;
+            args[n++] = "--backend";
+            args[n++] = "sim";
+            args[n++] = "-q";
+            for (int i = 0; i < nrun; i++)
+                args[n++] = run_argv[i];
+            status = cli_run(n, args, interrupted);
+            free(args);
+        }
+    }
+    if (!scenario_out)
+        unlink(tmp);
+    if (status == EXIT_OK)
+        status = print_comparisons(db_path, run_id, first_new, quiet);
+out:
+    free(run_argv);
+    return status;
+}
