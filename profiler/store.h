@@ -19,6 +19,10 @@
  * once when it ends (store_finish_run, or store_run_stats) with the views'
  * definitions, so that reports of a run of millions of spans need not aggregate
  * them; upgrading an older file computes them for every run that had ended.
+ * Schema 7: collective and collective_stat hold every collective with its kind,
+ * warm-up flag, bucket version and nccl-tests bandwidths; DDP's parameter-count
+ * collective is an all_gather; run.overrides, run.verified and run.sweep say what was
+ * run (store_set_run_overrides and friends below).
  */
 #ifndef DDPPROF_STORE_H
 #define DDPPROF_STORE_H
@@ -29,7 +33,7 @@
 
 #include "profiler/span.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 typedef struct store store;
 
