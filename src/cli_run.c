@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "engine/backend.h"
 #include "engine/launch/equivalence.h"
 #include "src/cli.h"
@@ -60,6 +62,41 @@ static int check_memory(const char *file, const scenario *point, const model *m)
 /* The backend the scenario asks for, resolved once before anything is written:
  * `auto` takes the first available (and says what it passed over), a named backend that
  * cannot run here fails at once (exit 1), one not built in is bad usage (exit 2). */
+/* The command line's settings and sweep point `p` of `sc` (the file's scenario after the
+ * command line) as a JSON object of "section.key": "value", in the order given (the -s
+ * settings, then the point's axes); NULL when there are none, or out of memory (*oom). */
+static char *overrides_json(const char *const *overrides, int noverrides, const scenario *sc, size_t p, bool *oom)
+{
+    *oom = false;
+    json_t *o = json_object();
+    if (!o) {
+        *oom = true;
+        return NULL;
+    }
+    bool ok = true;
+    for (int i = 0; i < noverrides && ok; i++) {
+        const char *eq = strchr(overrides[i], '=');
+        char key[128];
+        if (!eq || (size_t)(eq - overrides[i]) >= sizeof key)
+            continue; /* refused at the override already */
+        snprintf(key, sizeof key, "%.*s", (int)(eq - overrides[i]), overrides[i]);
+        ok = json_object_set_new(o, key, json_string(eq + 1)) == 0;
+    }
+    /* Point p of the cartesian product, the last axis fastest (scenario_sweep_point). */
+    size_t rest = p;
+    for (int a = sc->nsweep - 1; a >= 0 && ok; a--) {
+        const sweep_axis *x = &sc->sweep[a];
+        if (x->nvalues <= 0)
+            continue;
+        ok = json_object_set_new(o, x->key, json_string(x->values[rest % (size_t)x->nvalues])) == 0;
+        rest /= (size_t)x->nvalues;
+    }
+    char *text = ok && json_object_size(o) > 0 ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    *oom = !ok || (json_object_size(o) > 0 && !text);
+    json_decref(o);
+    return text;
+}
+
 static const backend_ops *resolve_backend(const scenario *sc, bool quiet, int *status)
 {
     char why[512], names[128];
@@ -333,6 +370,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         goto out_sc;
     }
     int64_t *point_runs = calloc(npoints, sizeof *point_runs);
+    int64_t sweep_first = -1; /* the first run of this sweep */
     size_t nrun_points = 0, points_done = 0, points_wanted = coordinated && only_point ? 1 : npoints;
     for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {
         if (coordinated && only_point && (size_t)atoll(only_point) != p)
@@ -359,8 +397,29 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             status = EXIT_RUNTIME;
             break;
         }
+        if (writer && res.run_id > 0) {
+            /* What was run: the command line's settings, the sweep point, the verdict. */
+            if (npoints > 1 && sweep_first < 0)
+                sweep_first = res.run_id;
+            bool oom;
+            char *over = overrides_json((const char *const *)overrides, noverrides, sc, p, &oom);
+            int verified = verify ? rc == 0 && res.complete : -1;
+            char perr[256];
+            if (oom || store_set_run_provenance(st, res.run_id, over, npoints > 1 ? sweep_first : -1, verified, perr,
+                                                sizeof perr) != 0) {
+                fprintf(stderr, "ddpprof: run %lld: %s\n", (long long)res.run_id, oom ? "out of memory" : perr);
+                status = EXIT_RUNTIME;
+            }
+            free(over);
+        }
         if (writer)
             print_outcome(st, point, &res, record, json, quiet);
+        if (writer && verify)
+            fprintf(json || quiet ? stderr : stdout, "%s\n",
+                    rc == 0 && res.complete
+                        ? "verify: every synchronised step checked: each rank's gradients were exactly the average"
+                          " over ranks"
+                        : "verify: not every synchronised step was checked and exact (the run did not complete)");
         if (point_runs && res.complete)
             point_runs[nrun_points++] = res.run_id;
         if (rc == 1) {
