@@ -82,15 +82,17 @@ static char *overrides_json(const char *const *overrides, int noverrides, const 
         snprintf(key, sizeof key, "%.*s", (int)(eq - overrides[i]), overrides[i]);
         ok = json_object_set_new(o, key, json_string(eq + 1)) == 0;
     }
-    /* Point p of the cartesian product, the last axis fastest (scenario_sweep_point). */
-    size_t rest = p;
-    for (int a = sc->nsweep - 1; a >= 0 && ok; a--) {
-        const sweep_axis *x = &sc->sweep[a];
-        if (x->nvalues <= 0)
-            continue;
-        ok = json_object_set_new(o, x->key, json_string(x->values[rest % (size_t)x->nvalues])) == 0;
-        rest /= (size_t)x->nvalues;
-    }
+    /* Point p of the cartesian product, the last axis fastest (scenario_sweep_point);
+     * written in the axes' order. */
+    size_t rest = p, at[SCENARIO_MAX_SWEEP_KEYS] = {0};
+    for (int a = sc->nsweep - 1; a >= 0; a--)
+        if (sc->sweep[a].nvalues > 0) {
+            at[a] = rest % (size_t)sc->sweep[a].nvalues;
+            rest /= (size_t)sc->sweep[a].nvalues;
+        }
+    for (int a = 0; a < sc->nsweep && ok; a++)
+        if (sc->sweep[a].nvalues > 0)
+            ok = json_object_set_new(o, sc->sweep[a].key, json_string(sc->sweep[a].values[at[a]])) == 0;
     char *text = ok && json_object_size(o) > 0 ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
     *oom = !ok || (json_object_size(o) > 0 && !text);
     json_decref(o);
