@@ -428,8 +428,17 @@ static void backend_sections(FILE *out, const analysis_run *runs, size_t n)
         for (size_t k = 0; k < nt; k++)
             texts[k] = runs[members[k]].scenario;
         run_config_key *diff = NULL;
-        int nd = run_config_diff(texts, nt, &diff);
-        if (nd < 0)
+        int nd = 0;
+        for (size_t k = 0; k < nt && nd == 0; k++)
+            if (!texts[k]) { /* an imported run: no scenario to compare */
+                fprintf(out, "<tr class=\"differs\"><td colspan=\"99\">(run %lld records no scenario: the"
+                             " configurations are not compared)</td></tr>\n",
+                        (long long)runs[members[k]].id);
+                nd = -2;
+            }
+        if (nd == 0)
+            nd = run_config_diff(texts, nt, &diff);
+        if (nd == -1)
             fputs("<tr class=\"differs\"><td colspan=\"99\">(configurations not compared: out of memory)</td></tr>\n",
                   out);
         for (int d = 0; d < nd; d++) {
