@@ -5,8 +5,9 @@
  * (span_stream_name / span_kind_name) are what the database stores and users query.
  * layer, bucket and seq are -1 where they do not apply; seq numbers the collectives of
  * a run in launch order, the same on every rank.
- * Kinds after SPAN_BROADCAST only come from imported traces; their stream is the class
- * of work (compute or comm), and device_stream the stream the trace named.
+ * Kinds after SPAN_BROADCAST come from imported traces (their stream is the class of
+ * work, compute or comm, and device_stream the stream the trace named), except
+ * SPAN_ALL_GATHER, which DDP's construction also records (the parameter counts).
  */
 #ifndef DDPPROF_SPAN_H
 #define DDPPROF_SPAN_H
@@ -26,7 +27,7 @@ typedef enum {
     SPAN_BROADCAST, /* bucket rebuild: rank 0's assignment sent to all */
     /* The kinds below come from imported traces (profiler/import/): other collectives,
      * each its own kind, and device or host work that no DDP phase claims. */
-    SPAN_ALL_GATHER,
+    SPAN_ALL_GATHER,  /* also DDP's construction: each rank's parameter count */
     SPAN_REDUCE_SCATTER,
     SPAN_ALL_TO_ALL,
     SPAN_SEND_RECV,   /* NCCL's SendRecv kernels: send, recv, and what all_to_all runs as */
@@ -41,6 +42,13 @@ typedef enum {
 } span_kind;
 
 #define SPAN_NAME 96
+
+/* The name of DDP's rebuild broadcast (rank 0's bucket assignment): the store dates
+ * the rebuild by it, so that a collective says which assignment its bucket is of. */
+#define DDP_REBUILD_SPAN_NAME "rebuild: bucket indices int32"
+/* The name of DDP's all_gather of the parameter counts at construction (an allreduce
+ * in files of schema 6 and older, which the upgrade re-kinds by this name). */
+#define DDP_PARAM_COUNT_SPAN_NAME "verify params: allgather count int64"
 
 typedef struct {
     int32_t rank;

@@ -502,6 +502,31 @@ int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen)
     return 0;
 }
 
+int store_set_run_provenance(store *st, int64_t run_id, const char *overrides, int64_t sweep_first, int verified,
+                             char *err, size_t errlen)
+{
+    if (writable(st, err, errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, "UPDATE run SET overrides = ?2, sweep = ?3, verified = ?4 WHERE id = ?1", -1, &s,
+                           NULL) != SQLITE_OK)
+        return store_db_fail(st->db, err, errlen, "recording what the run was");
+    int rc = sqlite3_bind_int64(s, 1, run_id) || bind_text(s, 2, overrides) ||
+             (sweep_first >= 0 ? sqlite3_bind_int64(s, 3, sweep_first) : sqlite3_bind_null(s, 3)) ||
+             (verified >= 0 ? sqlite3_bind_int(s, 4, verified ? 1 : 0) : sqlite3_bind_null(s, 4));
+    if (rc || sqlite3_step(s) != SQLITE_DONE) {
+        store_db_fail(st->db, err, errlen, "recording what the run was");
+        sqlite3_finalize(s);
+        return -1;
+    }
+    sqlite3_finalize(s);
+    if (sqlite3_changes(st->db) != 1) {
+        set_err(err, errlen, "no run with id %" PRId64, run_id);
+        return -1;
+    }
+    return 0;
+}
+
 int store_finish_run(store *st, int64_t run_id, const char *error, char *err, size_t errlen)
 {
     if (writable(st, err, errlen) < 0)

@@ -19,6 +19,10 @@
  * once when it ends (store_finish_run, or store_run_stats) with the views'
  * definitions, so that reports of a run of millions of spans need not aggregate
  * them; upgrading an older file computes them for every run that had ended.
+ * Schema 7: collective and collective_stat hold every collective with its kind,
+ * warm-up flag, bucket version and nccl-tests bandwidths; DDP's parameter-count
+ * collective is an all_gather; run.overrides, run.verified and run.sweep say what was
+ * run (store_set_run_provenance).
  */
 #ifndef DDPPROF_STORE_H
 #define DDPPROF_STORE_H
@@ -29,7 +33,7 @@
 
 #include "profiler/span.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 
 typedef struct store store;
 
@@ -66,6 +70,14 @@ int store_begin_run(store *st, const store_run_info *info, int64_t *run_id, char
 /* Parameters in registration order: name, numel, shape text ("64x3x7x7"), layer name. */
 int store_write_param(store *st, int64_t run_id, int idx, const char *name, int64_t numel,
                       const char *shape, const char *layer, char *err, size_t errlen);
+
+/* What run `run_id` was (schema 7), recorded once it has ended: `overrides` the
+ * command line's settings and sweep point as a JSON object ("section.key": "value"),
+ * NULL for none; `sweep_first` the id of the first run of the sweep it is a point of,
+ * -1 for none; `verified` --verify's verdict: -1 not asked, 1 every synchronised step
+ * checked and exact, 0 not (a check failed, or the run ended first).  0 or -1 with err. */
+int store_set_run_provenance(store *st, int64_t run_id, const char *overrides, int64_t sweep_first, int verified,
+                             char *err, size_t errlen);
 
 /* Writes assignment `version` (0 = initial, 1 = rebuilt) and sets param.bucket
  * (the latest version's bucket of each parameter). */

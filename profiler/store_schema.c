@@ -43,29 +43,61 @@
 #define RUN_ALL ""
 #define RUN_ONE " AND run_id = ?1"
 
-/* One row per (run, collective, rank): a rank's allreduce for seq s.  Grouped so that
- * a collective recorded as several spans on one rank still arrives at its first. */
-#define SQL_RANK_COLLECTIVE(RUN)                                                         \
-    "SELECT run_id, seq, rank, MIN(iter) AS iter, MIN(bucket) AS bucket,"               \
-    " MIN(start_ns) AS arrival_ns, MAX(end_ns) AS end_ns, MAX(bytes) AS bytes"          \
-    " FROM span WHERE kind = 'allreduce' AND seq IS NOT NULL" RUN                       \
+/* The kinds that are collectives (span_kind_is_collective). */
+#define COLLECTIVE_KINDS                                                                 \
+    "('allreduce', 'broadcast', 'all_gather', 'reduce_scatter', 'all_to_all',"          \
+    " 'send_recv', 'reduce', 'barrier', 'collective')"
+
+/* One row per (run, collective, rank): a rank's span of collective seq s, of the kinds
+ * in KINDS.  Grouped so that a collective recorded as several spans on one rank still
+ * arrives at its first. */
+#define SQL_RANK_COLLECTIVE(RUN, KINDS)                                                  \
+    "SELECT run_id, seq, rank, MIN(kind) AS kind, MIN(iter) AS iter,"                   \
+    " MIN(bucket) AS bucket, MIN(start_ns) AS arrival_ns, MAX(end_ns) AS end_ns,"       \
+    " MAX(bytes) AS bytes, MAX(name = '" DDP_REBUILD_SPAN_NAME "') AS rebuild"          \
+    " FROM span WHERE kind IN " KINDS " AND seq IS NOT NULL" RUN                        \
     " GROUP BY run_id, seq, rank"
 
-/* end_ns here is this rank's end of the collective; the collective view has the
- * collective's end (the last rank's). */
+/* Per bucket allreduce and rank: the arrival and the wait (the straggler time that
+ * iteration_stats sums).  end_ns here is this rank's end of the collective; the
+ * collective view has the collective's end (the last rank's). */
 #define SQL_COLLECTIVE_ARRIVAL(RUN)                                                      \
     "SELECT run_id, seq, iter, bucket, rank, arrival_ns,"                               \
     " MAX(arrival_ns) OVER (PARTITION BY run_id, seq) - arrival_ns AS wait_ns,"         \
     " end_ns, bytes"                                                                    \
-    " FROM (" SQL_RANK_COLLECTIVE(RUN) ")"
+    " FROM (" SQL_RANK_COLLECTIVE(RUN, "('allreduce')") ")"
 
+/* Every collective (each kind), once.  warmup: its iteration is a warm-up one.
+ * bucket_version: for a bucket's allreduce, 0 with the assignment DDP starts with
+ * (iteration 0's one bucket of the whole model, unless find_unused_parameters), 1
+ * once DDP has rebuilt the buckets, which it does after sending rank 0's assignment
+ * (the broadcast named DDP_REBUILD_SPAN_NAME, dated by its seq); NULL for other
+ * collectives.  algbw_gbps and busbw_gbps as nccl-tests defines them, over the
+ * transfer (end - last arrival, so a straggler's wait is not counted as slow
+ * transfer): algbw = bytes / transfer (bytes/ns is GB/s); busbw = algbw * 2(n-1)/n
+ * for allreduce, (n-1)/n for all_gather, reduce_scatter and all_to_all, 1 for
+ * broadcast, reduce and send_recv (n = nranks); NULL where the bytes are unknown, the
+ * transfer took no time or (barrier, a collective of unknown kind) nccl-tests has no
+ * such figure. */
 #define SQL_COLLECTIVE(RUN)                                                              \
-    "SELECT run_id, seq, MIN(iter) AS iter, MIN(bucket) AS bucket, MAX(bytes) AS bytes," \
-    " MIN(arrival_ns) AS first_arrival_ns, MAX(arrival_ns) AS last_arrival_ns,"         \
-    " MAX(end_ns) AS end_ns, COUNT(*) AS nranks,"                                       \
-    " MAX(arrival_ns) - MIN(arrival_ns) AS arrival_skew_ns,"                            \
-    " MAX(end_ns) - MAX(arrival_ns) AS transfer_ns"                                     \
-    " FROM (" SQL_RANK_COLLECTIVE(RUN) ") GROUP BY run_id, seq"
+    "SELECT c.run_id, c.seq, c.kind, c.iter, c.iter < r.warmup AS warmup, c.bucket,"    \
+    " CASE WHEN c.bucket IS NULL OR c.kind <> 'allreduce' THEN NULL"                    \
+    "  WHEN c.seq > c.rebuild_seq THEN 1 ELSE 0 END AS bucket_version,"                 \
+    " c.bytes, c.first_arrival_ns, c.last_arrival_ns, c.end_ns, c.nranks,"              \
+    " c.arrival_skew_ns, c.transfer_ns,"                                                \
+    " " SQL_ALGBW("c.bytes", "c.transfer_ns") " AS algbw_gbps,"                         \
+    " " SQL_ALGBW("c.bytes", "c.transfer_ns") " * "                                     \
+    SQL_BUSBW_FACTOR("c.kind", "c.nranks") " AS busbw_gbps"                             \
+    " FROM (SELECT run_id, seq, MIN(kind) AS kind, MIN(iter) AS iter,"                  \
+    "  MIN(bucket) AS bucket, MAX(bytes) AS bytes,"                                     \
+    "  MIN(arrival_ns) AS first_arrival_ns, MAX(arrival_ns) AS last_arrival_ns,"        \
+    "  MAX(end_ns) AS end_ns, COUNT(*) AS nranks,"                                      \
+    "  MAX(arrival_ns) - MIN(arrival_ns) AS arrival_skew_ns,"                           \
+    "  MAX(end_ns) - MAX(arrival_ns) AS transfer_ns,"                                   \
+    "  MIN(MIN(CASE WHEN rebuild THEN seq END)) OVER (PARTITION BY run_id)"             \
+    "   AS rebuild_seq"                                                                 \
+    "  FROM (" SQL_RANK_COLLECTIVE(RUN, COLLECTIVE_KINDS) ") GROUP BY run_id, seq) c"   \
+    " JOIN run r ON r.id = c.run_id"
 
 /* w: every span of a rank-iteration in start order, with the latest end among the
  * earlier spans of each set (C: compute stream, M: allreduce, U: either); the three
@@ -473,8 +505,42 @@ static const char MIGRATE_V6[] =
     "CREATE VIEW ddp_logging AS " SQL_DDP_LOGGING(RUN_ALL) ";"
     "CREATE VIEW ddp_logging_avg AS " SQL_DDP_LOGGING_AVG(RUN_ALL) ";";
 
-static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1, MIGRATE_V2, MIGRATE_V3,
-                                                             MIGRATE_V4, MIGRATE_V5, MIGRATE_V6};
+/* Version 7: what a performance engineer asks of the collectives first, and what a
+ * run was.
+ *  - collective (and collective_stat, which mirrors it) holds every collective, each
+ *    with its kind, not only the allreduces; and warmup, bucket_version, algbw_gbps
+ *    and busbw_gbps (SQL_COLLECTIVE), so that a per-bucket query can leave out
+ *    iteration 0's one whole-model bucket.  collective_arrival and the waits stay
+ *    those of the bucket allreduces.
+ *  - DDP's parameter-count collective at construction is an all_gather (PyTorch's
+ *    _verify_param_shape_across_processes): spans recorded as allreduce before are
+ *    re-kinded, and every ended run's statistics computed again (store_migrate).
+ *  - run.overrides: the command line's -s settings and sweep point, as a JSON object
+ *    of "section.key": "value" (NULL: none); run.verified: NULL when --verify was not
+ *    asked, 1 when every synchronised step's gradients were checked and exact, 0 when
+ *    not; run.sweep: the id of the first run of the sweep the run is a point of (NULL:
+ *    not a sweep's point), so that a report can show the sweep's summary again. */
+static const char MIGRATE_V7[] =
+    "DROP VIEW IF EXISTS iteration_stats;"
+    "DROP VIEW IF EXISTS collective;"
+    "DROP VIEW IF EXISTS collective_arrival;"
+    "CREATE VIEW collective_arrival AS " SQL_COLLECTIVE_ARRIVAL(RUN_ALL) ";"
+    "CREATE VIEW collective AS " SQL_COLLECTIVE(RUN_ALL) ";"
+    "CREATE VIEW iteration_stats AS " SQL_ITERATION_STATS(RUN_ALL) ";"
+    "UPDATE span_data SET kind = (SELECT id FROM span_kind WHERE name = 'all_gather')"
+    " WHERE kind = (SELECT id FROM span_kind WHERE name = 'allreduce')"
+    " AND name_id = (SELECT id FROM span_name WHERE name = '" DDP_PARAM_COUNT_SPAN_NAME "');"
+    "ALTER TABLE collective_stat ADD COLUMN kind TEXT;"
+    "ALTER TABLE collective_stat ADD COLUMN warmup INTEGER;"
+    "ALTER TABLE collective_stat ADD COLUMN bucket_version INTEGER;"
+    "ALTER TABLE collective_stat ADD COLUMN algbw_gbps REAL;"
+    "ALTER TABLE collective_stat ADD COLUMN busbw_gbps REAL;"
+    "ALTER TABLE run ADD COLUMN overrides TEXT;"
+    "ALTER TABLE run ADD COLUMN verified INTEGER CHECK (verified IN (0, 1));"
+    "ALTER TABLE run ADD COLUMN sweep INTEGER;";
+
+static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1,  MIGRATE_V2, MIGRATE_V3, MIGRATE_V4,
+                                                             MIGRATE_V5, MIGRATE_V6, MIGRATE_V7};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 
@@ -661,10 +727,12 @@ int store_migrate(sqlite3 *db, char *err, size_t errlen)
                        errlen) < 0)
             goto fail;
     /* Runs that ended before schema 4 get their statistics now, once; those of schema
-     * 4 are computed again for what schema 5 added (hta_stat). */
-    if (version == 4 && store_exec(db, "DELETE FROM run_stats", "upgrading statistics", err, errlen) < 0)
+     * 4 to 6 are computed again for what schemas 5 (hta_stat) and 7 (the collectives'
+     * new columns, the all_gather) changed. */
+    if (version >= 4 && version < 7 &&
+        store_exec(db, "DELETE FROM run_stats", "upgrading statistics", err, errlen) < 0)
         goto fail;
-    if (version >= 1 && version < 5 && store_compute_finished_stats(db, err, errlen) < 0)
+    if (version >= 1 && version < 7 && store_compute_finished_stats(db, err, errlen) < 0)
         goto fail;
     if (version < STORE_SCHEMA_VERSION) {
         char sql[128];

@@ -7,7 +7,10 @@
  * iteration_stat, collective_stat and bucket_ready_stat, then marks it in run_stats,
  * all inside the caller's transaction.  The figures are exactly those of the views
  * (store_schema.c gives the definitions): iteration_stat has the columns of
- * iteration_stats, collective_stat those of collective; bucket_ready_stat holds per
+ * iteration_stats, collective_stat those of collective (every collective, each with
+ * its kind; the waits are those of the allreduces only, as collective_arrival's; the
+ * bandwidths computed by the view's own SQL expressions from the same operands, so
+ * that the floating-point figures are the same bits); bucket_ready_stat holds per
  * (rank, iter, bucket) the end of the bucket's last copy_in and the rank's first
  * arrival at the bucket's allreduce among the collectives counted in that iteration
  * (NULL when none), the pair report bucket figures need.  Unions are computed by
@@ -37,6 +40,7 @@ typedef struct {
 typedef struct {
     int64_t seq;
     int rank, iter, bucket; /* bucket -1: NULL */
+    int kind;               /* span_kind */
     int64_t arrival, end, bytes; /* bytes -1: NULL */
 } coll_rec;
 
@@ -142,6 +146,9 @@ typedef struct {
     int hta_rank;
     sqlite3 *db;
     int64_t run_id;
+    /* DDP's rebuild: the span name's id (-1: not in the file) and the lowest seq of a
+     * collective so named (-1: none), from which on buckets are the rebuilt ones. */
+    int64_t rebuild_name_id, rebuild_seq;
 } scan_state;
 
 /* A recorded rank's figures as HTA computes them on the rank's Kineto export
@@ -267,13 +274,16 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
             return -1;
         *v = (ival){start, end, flags};
     }
-    if (kind == SPAN_ALLREDUCE && sqlite3_column_type(q, 5) != SQLITE_NULL) {
+    if (span_kind_is_comm((span_kind)kind) && sqlite3_column_type(q, 5) != SQLITE_NULL) {
         coll_rec *c = vec_push(&s->colls);
         if (!c)
             return -1;
         *c = (coll_rec){.seq = sqlite3_column_int64(q, 5), .rank = rank, .iter = iter,
-                        .bucket = bucket_null ? -1 : bucket, .arrival = start, .end = end,
+                        .bucket = bucket_null ? -1 : bucket, .kind = kind, .arrival = start, .end = end,
                         .bytes = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8)};
+        if (s->rebuild_name_id >= 0 && sqlite3_column_type(q, 9) != SQLITE_NULL &&
+            sqlite3_column_int64(q, 9) == s->rebuild_name_id && (s->rebuild_seq < 0 || c->seq < s->rebuild_seq))
+            s->rebuild_seq = c->seq;
     }
     if (kind == SPAN_COPY_IN && !bucket_null) {
         ready_rec *r = vec_push(&s->group_ready);
@@ -284,7 +294,13 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
     return 0;
 }
 
-/* Folds the allreduce spans into one record per (seq, rank), as the views group. */
+/* The view's MIN(kind): the least kind by its stored name. */
+static int min_kind(int a, int b)
+{
+    return strcmp(span_kind_name((span_kind)a), span_kind_name((span_kind)b)) <= 0 ? a : b;
+}
+
+/* Folds the collective spans into one record per (seq, rank), as the views group. */
 static void fold_rank_collectives(vec *colls)
 {
     coll_rec *c = colls->v;
@@ -294,6 +310,7 @@ static void fold_rank_collectives(vec *colls)
         if (m > 0 && c[m - 1].seq == c[i].seq && c[m - 1].rank == c[i].rank) {
             coll_rec *d = &c[m - 1];
             d->iter = c[i].iter < d->iter ? c[i].iter : d->iter;
+            d->kind = min_kind(d->kind, c[i].kind);
             if (c[i].bucket >= 0 && (d->bucket < 0 || c[i].bucket < d->bucket))
                 d->bucket = c[i].bucket;
             d->arrival = c[i].arrival < d->arrival ? c[i].arrival : d->arrival;
@@ -334,14 +351,18 @@ static int step_reset(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* collective_stat rows, and each rank's wait added to its iteration. */
-static int write_collectives(sqlite3 *db, int64_t run_id, vec *colls, vec *its)
+/* collective_stat rows, and each rank's wait at an allreduce added to its iteration.
+ * The bandwidths are the view's expressions over the bound operands. */
+static int write_collectives(sqlite3 *db, int64_t run_id, int warmup, int64_t rebuild_seq, vec *colls, vec *its)
 {
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(db,
                            "INSERT INTO collective_stat(run_id, seq, iter, bucket, bytes, first_arrival_ns,"
-                           " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7)",
+                           " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup,"
+                           " bucket_version, algbw_gbps, busbw_gbps)"
+                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7, ?10, ?11, ?12,"
+                           " " SQL_ALGBW("?5", "(?8 - ?7)") ","
+                           " " SQL_ALGBW("?5", "(?8 - ?7)") " * " SQL_BUSBW_FACTOR("?10", "?9") ")",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
     coll_rec *c = colls->v;
@@ -350,8 +371,12 @@ static int write_collectives(sqlite3 *db, int64_t run_id, vec *colls, vec *its)
         coll_rec agg = c[i];
         int64_t first = c[i].arrival;
         size_t j = i;
+        int64_t last_allreduce = INT64_MIN;
         for (; j < colls->n && c[j].seq == c[i].seq; j++) {
             agg.iter = c[j].iter < agg.iter ? c[j].iter : agg.iter;
+            agg.kind = min_kind(agg.kind, c[j].kind);
+            if (c[j].kind == SPAN_ALLREDUCE && c[j].arrival > last_allreduce)
+                last_allreduce = c[j].arrival;
             if (c[j].bucket >= 0 && (agg.bucket < 0 || c[j].bucket < agg.bucket))
                 agg.bucket = c[j].bucket;
             agg.bytes = c[j].bytes > agg.bytes ? c[j].bytes : agg.bytes;
@@ -360,15 +385,21 @@ static int write_collectives(sqlite3 *db, int64_t run_id, vec *colls, vec *its)
             agg.end = c[j].end > agg.end ? c[j].end : agg.end;
         }
         for (size_t k = i; k < j; k++) {
-            its_acc *a = find_its(its, c[k].rank, c[k].iter);
+            its_acc *a = c[k].kind == SPAN_ALLREDUCE ? find_its(its, c[k].rank, c[k].iter) : NULL;
             if (a)
-                a->wait += agg.arrival - c[k].arrival;
+                a->wait += last_allreduce - c[k].arrival;
         }
+        /* The view's bucket_version: a bucket's allreduce after the rebuild is of the
+         * rebuilt assignment. */
+        int64_t version = agg.bucket < 0 || agg.kind != SPAN_ALLREDUCE ? -1
+                          : rebuild_seq >= 0 && agg.seq > rebuild_seq ? 1
+                                                                       : 0;
         if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int64(ins, 2, agg.seq) ||
             sqlite3_bind_int(ins, 3, agg.iter) || bind_opt(ins, 4, agg.bucket) || bind_opt(ins, 5, agg.bytes) ||
             sqlite3_bind_int64(ins, 6, first) || sqlite3_bind_int64(ins, 7, agg.arrival) ||
             sqlite3_bind_int64(ins, 8, agg.end) || sqlite3_bind_int64(ins, 9, (int64_t)(j - i)) ||
-            step_reset(ins) < 0)
+            sqlite3_bind_text(ins, 10, span_kind_name((span_kind)agg.kind), -1, SQLITE_STATIC) ||
+            sqlite3_bind_int(ins, 11, agg.iter < warmup) || bind_opt(ins, 12, version) || step_reset(ins) < 0)
             ret = -1;
         i = j;
     }
@@ -424,7 +455,7 @@ static int write_ready(sqlite3 *db, int64_t run_id, vec *readies, vec *colls)
         int64_t arrival = -1;
         for (size_t k = j; k < colls->n && !cmp_rib(c[k].rank, c[k].iter, c[k].bucket, r[i].rank, r[i].iter,
                                                       r[i].bucket); k++)
-            if (arrival < 0 || c[k].arrival < arrival)
+            if (c[k].kind == SPAN_ALLREDUCE && (arrival < 0 || c[k].arrival < arrival))
                 arrival = c[k].arrival;
         if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int(ins, 2, r[i].rank) ||
             sqlite3_bind_int(ins, 3, r[i].iter) || sqlite3_bind_int(ins, 4, r[i].bucket) ||
@@ -442,7 +473,7 @@ static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspan
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT rank, iter, stream, kind, bucket, seq, start_ns, start_ns + dur_ns,"
-                           " bytes FROM span_data WHERE run_id = ?1 ORDER BY rank, iter",
+                           " bytes, name_id FROM span_data WHERE run_id = ?1 ORDER BY rank, iter",
                            -1, &q, NULL) != SQLITE_OK ||
         sqlite3_bind_int64(q, 1, run_id) != SQLITE_OK) {
         sqlite3_finalize(q);
@@ -471,7 +502,9 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
                     .hta_ops = {.size = sizeof(hta_op)},
                     .hta_launch = {.size = sizeof(int64_t)},
                     .db = db,
-                    .run_id = run_id};
+                    .run_id = run_id,
+                    .rebuild_name_id = -1,
+                    .rebuild_seq = -1};
     int64_t nspans = 0, warmup = 0;
     char sql[256];
     snprintf(sql, sizeof sql,
@@ -507,12 +540,26 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
         goto out;
     }
     warmup = sqlite3_column_int64(w, 0);
+    sqlite3_finalize(w);
+    w = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM span_name WHERE name = '" DDP_REBUILD_SPAN_NAME "'", -1, &w, NULL) !=
+        SQLITE_OK) {
+        store_db_fail(db, err, errlen, "run statistics: reading span names");
+        goto out;
+    }
+    int rc = sqlite3_step(w);
+    if (rc == SQLITE_ROW)
+        s.rebuild_name_id = sqlite3_column_int64(w, 0);
+    else if (rc != SQLITE_DONE) {
+        store_db_fail(db, err, errlen, "run statistics: reading span names");
+        goto out;
+    }
     if (scan_spans(db, run_id, &s, &nspans) < 0) {
         store_db_fail(db, err, errlen, "run statistics: reading spans");
         goto out;
     }
     fold_rank_collectives(&s.colls);
-    if (write_collectives(db, run_id, &s.colls, &s.its) < 0 ||
+    if (write_collectives(db, run_id, (int)warmup, s.rebuild_seq, &s.colls, &s.its) < 0 ||
         write_iterations(db, run_id, (int)warmup, &s.its) < 0 ||
         write_ready(db, run_id, &s.readies, &s.colls) < 0) {
         store_db_fail(db, err, errlen, "run statistics: writing");

@@ -575,6 +575,41 @@ out:
     return ret;
 }
 
+/* run.overrides, verified and sweep (schema 7), and the scenario text. */
+static int load_provenance(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+{
+    r->verified = -1;
+    r->sweep = -1;
+    bool v7;
+    if (has_schema_item(db, "SELECT 1 FROM pragma_table_info('run') WHERE name = ?1", "overrides", NULL, &v7, err,
+                        errlen) < 0)
+        return -1;
+    sqlite3_stmt *s = NULL;
+    if (prepare(db,
+                v7 ? "SELECT scenario, overrides, verified, sweep FROM run WHERE id = ?1"
+                   : "SELECT scenario, NULL, NULL, NULL FROM run WHERE id = ?1",
+                &s, err, errlen) < 0)
+        return -1;
+    int ret = -1, rc;
+    if (bind_run(db, s, r->id, err, errlen) < 0)
+        goto out;
+    if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (dup_col(s, 0, &r->scenario, err, errlen) < 0 || dup_col(s, 1, &r->overrides, err, errlen) < 0)
+            goto out;
+        if (sqlite3_column_type(s, 2) != SQLITE_NULL)
+            r->verified = sqlite3_column_int(s, 2) != 0;
+        if (sqlite3_column_type(s, 3) != SQLITE_NULL)
+            r->sweep = sqlite3_column_int64(s, 3);
+    } else if (rc != SQLITE_DONE) {
+        db_fail(db, err, errlen, "reading run");
+        goto out;
+    }
+    ret = 0;
+out:
+    sqlite3_finalize(s);
+    return ret;
+}
+
 static int load_sources(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
 {
     bool yes;
@@ -866,6 +901,8 @@ static void free_run(analysis_run *r)
     free(r->hta_steps);
     free(r->clock_sync);
     free(r->notes);
+    free(r->overrides);
+    free(r->scenario);
     for (size_t i = 0; i < r->nsources; i++) {
         free(r->sources[i].path);
         free(r->sources[i].sha256);
@@ -885,7 +922,7 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
     if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
         stats_stored(db, r, err, errlen) < 0 || load_its(db, r, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
         rank_stats(db, r, rows, n, err, errlen) < 0 || load_hta(db, r, err, errlen) < 0 ||
-        load_sources(db, r, err, errlen) < 0 || bucket_stats(db, r, rows, n, err, errlen) < 0) {
+        load_sources(db, r, err, errlen) < 0 || load_provenance(db, r, err, errlen) < 0 || bucket_stats(db, r, rows, n, err, errlen) < 0) {
         free(rows);
         free_run(r);
         memset(r, 0, sizeof *r);

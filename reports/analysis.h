@@ -116,6 +116,13 @@ typedef struct {
     /* Imported runs: how the ranks' clocks were put on one, remarks on the source (one a
      * line), and the files; NULL / 0 for recorded runs. */
     char *clock_sync, *notes;
+    /* What was run (schema 7; NULL / -1 in older files): the command line's settings and
+     * sweep point as JSON text; --verify's verdict (-1 not asked, 1 every synchronised
+     * step checked and exact, 0 not); the first run of the sweep the run is a point of.
+     * scenario: the effective scenario text (every key's value). */
+    char *overrides, *scenario;
+    int verified;
+    int64_t sweep;
     size_t nsources;
     analysis_source *sources;
     /* The rank the others wait for: the one with the least wait when the others' mean

@@ -16,6 +16,7 @@
 #include "reports/report.h"
 #include "reports/report_html_fig.h"
 #include "reports/report_html_svg.h"
+#include "reports/run_config.h"
 #include "reports/timeline.h"
 
 #include <math.h>
@@ -73,7 +74,19 @@ static void run_header(FILE *out, const analysis_run *r, size_t idx)
             r->iterations_warmup, r->buckets_initial);
     if (r->buckets_rebuilt)
         fprintf(out, " → %d rebuilt", r->buckets_rebuilt);
-    fputs("</span></div>\n", out);
+    fputs("</span>", out);
+    /* What was run: the command line's settings and sweep point, the verdict. */
+    char over[1024];
+    run_config_overrides_text(r->overrides, over, sizeof over);
+    if (over[0]) {
+        fprintf(out, "<span data-json=\"runs.%zu.overrides\">overrides <b>", idx);
+        html_esc(out, over);
+        fputs("</b></span>", out);
+    }
+    if (r->verified >= 0)
+        fprintf(out, "<span data-json=\"runs.%zu.verified\">verified <b>%s</b></span>", idx,
+                r->verified ? "yes, every synchronised step exact" : "no");
+    fputs("</div>\n", out);
     if (r->error) {
         fputs("<p class=\"error\">", out);
         html_esc(out, r->error);
@@ -395,7 +408,10 @@ static void backend_sections(FILE *out, const analysis_run *runs, size_t n)
             continue;
         fputs("<section class=\"card backends\"><h2>", out);
         html_esc(out, runs[i].name);
-        fputs(" on each backend</h2>\n<table><tr><th>figure</th>", out);
+        fputs(" on each backend</h2>\n", out);
+        fputs("<p class=\"note\">The latest run of each backend; rows marked \"differs\" are the scenario keys"
+              " in which their configurations are not the same.</p>\n<table><tr><th>figure</th>",
+              out);
         size_t maxr = 0;
         for (size_t k = 0; k < m; k++) {
             fputs("<th>", out);
@@ -404,7 +420,41 @@ static void backend_sections(FILE *out, const analysis_run *runs, size_t n)
             if (runs[members[k]].nranks > maxr)
                 maxr = runs[members[k]].nranks;
         }
-        fputs("</tr>\n<tr><td>job step ms, mean</td>", out);
+        fputs("</tr>\n", out);
+        /* Side by side only as what they are: the scenario keys in which the runs'
+         * effective configurations differ, each run's value. */
+        const char *texts[64];
+        size_t nt = m < 64 ? m : 64;
+        for (size_t k = 0; k < nt; k++)
+            texts[k] = runs[members[k]].scenario;
+        run_config_key *diff = NULL;
+        int nd = 0;
+        for (size_t k = 0; k < nt && nd == 0; k++)
+            if (!texts[k]) { /* an imported run: no scenario to compare */
+                fprintf(out, "<tr class=\"differs\"><td colspan=\"99\">(run %lld records no scenario: the"
+                             " configurations are not compared)</td></tr>\n",
+                        (long long)runs[members[k]].id);
+                nd = -2;
+            }
+        if (nd == 0)
+            nd = run_config_diff(texts, nt, &diff);
+        if (nd == -1)
+            fputs("<tr class=\"differs\"><td colspan=\"99\">(configurations not compared: out of memory)</td></tr>\n",
+                  out);
+        for (int d = 0; d < nd; d++) {
+            fputs("<tr class=\"differs\"><td>differs: ", out);
+            html_esc(out, diff[d].key);
+            fputs("</td>", out);
+            for (size_t k = 0; k < m; k++) {
+                fputs("<td>", out);
+                html_esc(out, k < nt && diff[d].values[k] ? diff[d].values[k] : "-");
+                fputs("</td>", out);
+            }
+            fputs("</tr>\n", out);
+        }
+        if (nd > 0)
+            run_config_diff_free(diff, nd, nt);
+        fputs("<tr><td>job step ms, mean</td>", out);
         char p[96];
         for (size_t k = 0; k < m; k++) {
             snprintf(p, sizeof p, "runs.%zu.step_ms_mean", members[k]);

@@ -94,11 +94,17 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
     if (!run)
         return NULL;
     /* Added apart: json_pack's format has room for 32 pairs at most per call. */
-    json_t *extra = json_pack_ex(je, 0, "{s:s?, s:s?, s:s?, s:o, s:o, s:o}", "hta_steps", r->hta_steps,
+    /* overrides: the stored JSON object ({} for none, and in a file older than schema 7;
+     * null where the text is not JSON); verified: true, false or null (not asked). */
+    json_t *over = r->overrides ? json_loads(r->overrides, 0, NULL) : json_object();
+    json_t *extra = json_pack_ex(je, 0, "{s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o}", "hta_steps", r->hta_steps,
                                  "clock_sync", r->clock_sync, "notes", r->notes, "source_files",
                                  sources_json(r, je), "straggler_rank",
                                  r->straggler_rank >= 0 ? json_integer(r->straggler_rank) : json_null(),
-                                 "straggler_others_wait_ms", num(r->straggler_others_wait_ms));
+                                 "straggler_others_wait_ms", num(r->straggler_others_wait_ms), "overrides",
+                                 over ? over : json_null(), "verified",
+                                 r->verified < 0 ? json_null() : json_boolean(r->verified),
+                                 "sweep", r->sweep >= 0 ? json_integer(r->sweep) : json_null());
     if (!extra || json_object_update(run, extra) != 0) {
         json_decref(extra);
         json_decref(run);

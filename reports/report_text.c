@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "common/errmsg.h"
 #include "reports/report.h"
 
@@ -88,6 +90,34 @@ static void print_ms(FILE *out, double v)
         fprintf(out, "%.3f ms", v);
 }
 
+/* The command line's settings and sweep point ("section.key=value, ..."), the sweep
+ * the run belongs to, and --verify's verdict. */
+static void print_provenance(FILE *out, const analysis_run *r)
+{
+    json_t *o = r->overrides ? json_loads(r->overrides, 0, NULL) : NULL;
+    if (json_is_object(o) && json_object_size(o) > 0) {
+        fputs("  overrides   ", out);
+        const char *k;
+        json_t *v;
+        bool first = true;
+        json_object_foreach(o, k, v)
+        {
+            fprintf(out, "%s%s=%s", first ? "" : ", ", k, json_is_string(v) ? json_string_value(v) : "?");
+            first = false;
+        }
+        fputs("\n", out);
+    } else if (r->overrides) {
+        fprintf(out, "  overrides   %s\n", r->overrides); /* not an object: shown as stored */
+    }
+    json_decref(o);
+    if (r->sweep >= 0)
+        fprintf(out, "  sweep       a point of the sweep from run %" PRId64 "\n", r->sweep);
+    if (r->verified >= 0)
+        fprintf(out, "  verified    %s\n",
+                r->verified ? "yes: every synchronised step's gradients were exactly the average over ranks"
+                            : "no: not every synchronised step was checked and exact");
+}
+
 static void print_header(FILE *out, const analysis_run *r)
 {
     fprintf(out, "run %" PRId64 ": %s\n", r->id, or_dash(r->name));
@@ -139,6 +169,7 @@ static void print_header(FILE *out, const analysis_run *r)
         fprintf(out, "  buckets     %d initial, %d rebuilt (bucket_cap_mb %g)\n", r->buckets_initial,
                 r->buckets_rebuilt, r->bucket_cap_mb);
     }
+    print_provenance(out, r);
     fprintf(out, "  step time   mean ");
     print_ms(out, r->step_ms_mean);
     fprintf(out, ", min ");

@@ -76,3 +76,59 @@ int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *ou
     free(runs);
     return rc;
 }
+
+int report_sweep_summaries(sqlite3 *db, FILE *out, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('run') WHERE name = 'sweep'", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc == SQLITE_DONE)
+        return 0; /* older than schema 7 */
+    if (rc != SQLITE_ROW ||
+        sqlite3_prepare_v2(db,
+                           "SELECT sweep, id FROM run WHERE sweep IS NOT NULL AND status = 'complete'"
+                           " AND sweep IN (SELECT sweep FROM run WHERE status = 'complete' AND sweep IS NOT NULL"
+                           "  GROUP BY sweep HAVING COUNT(*) > 1)"
+                           " ORDER BY sweep, id",
+                           -1, &s, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "reading sweeps: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    int64_t *ids = NULL, sweep = -1;
+    size_t n = 0, cap = 0;
+    int ret = 0;
+    while (ret == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        int64_t sw = sqlite3_column_int64(s, 0), id = sqlite3_column_int64(s, 1);
+        if (n > 0 && sw != sweep) {
+            fprintf(out, "\nsweep from run %lld:", (long long)sweep);
+            ret = report_sweep_summary(db, ids, n, out, err, errlen);
+            n = 0;
+        }
+        sweep = sw;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *g = realloc(ids, cap * sizeof *g);
+            if (!g) {
+                snprintf(err, errlen, "out of memory");
+                ret = -1;
+                break;
+            }
+            ids = g;
+        }
+        ids[n++] = id;
+    }
+    if (ret == 0 && rc != SQLITE_DONE) {
+        snprintf(err, errlen, "reading sweeps: %s", sqlite3_errmsg(db));
+        ret = -1;
+    }
+    if (ret == 0 && n > 0) {
+        fprintf(out, "\nsweep from run %lld:", (long long)sweep);
+        ret = report_sweep_summary(db, ids, n, out, err, errlen);
+    }
+    sqlite3_finalize(s);
+    free(ids);
+    return ret;
+}

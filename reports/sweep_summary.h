@@ -5,6 +5,7 @@
  * per run in the order given ("run ID  NAME  step ms  ..."), then "best: NAME (X ms per
  * step)" naming the run with the smallest mean step; runs without a step time are
  * listed with "-" and never best.  Returns 0, or -1 with err (nothing printed).
+ * report_sweep_summaries() does so for each sweep recorded in a database.
  */
 #ifndef DDPPROF_SWEEP_SUMMARY_H
 #define DDPPROF_SWEEP_SUMMARY_H
@@ -16,5 +17,11 @@
 #include <sqlite3.h>
 
 int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen);
+
+/* Every sweep the database records (run.sweep, schema 7: the runs of one invocation's
+ * points, by the first one's id), each as report_sweep_summary() prints it over its
+ * complete runs (two or more), in the order of the sweeps.  A file older than schema 7
+ * records none: nothing is printed.  Returns 0, or -1 with err. */
+int report_sweep_summaries(sqlite3 *db, FILE *out, char *err, size_t errlen);
 
 #endif

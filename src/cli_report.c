@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "src/cli.h"
+#include "reports/sweep_summary.h"
 #include "reports/report.h"
 #include "profiler/store.h"
 
@@ -80,6 +81,9 @@ int cli_report(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     int rc = report_write(store_db(st), run_id, fmt, out, err, sizeof err);
+    /* The sweeps' summaries again, as `run` printed them (which -q left out). */
+    if (rc == 0 && fmt == REPORT_TEXT && run_id == -1)
+        rc = report_sweep_summaries(store_db(st), out, err, sizeof err);
     store_close(st);
     if (out_path && fclose(out) != 0 && rc == 0) {
         snprintf(err, sizeof err, "writing %s: %s", out_path, strerror(errno));

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "engine/backend.h"
 #include "engine/launch/equivalence.h"
 #include "src/cli.h"
@@ -60,6 +62,43 @@ static int check_memory(const char *file, const scenario *point, const model *m)
 /* The backend the scenario asks for, resolved once before anything is written:
  * `auto` takes the first available (and says what it passed over), a named backend that
  * cannot run here fails at once (exit 1), one not built in is bad usage (exit 2). */
+/* The command line's settings and sweep point `p` of `sc` (the file's scenario after the
+ * command line) as a JSON object of "section.key": "value", in the order given (the -s
+ * settings, then the point's axes); NULL when there are none, or out of memory (*oom). */
+static char *overrides_json(const char *const *overrides, int noverrides, const scenario *sc, size_t p, bool *oom)
+{
+    *oom = false;
+    json_t *o = json_object();
+    if (!o) {
+        *oom = true;
+        return NULL;
+    }
+    bool ok = true;
+    for (int i = 0; i < noverrides && ok; i++) {
+        const char *eq = strchr(overrides[i], '=');
+        char key[128];
+        if (!eq || (size_t)(eq - overrides[i]) >= sizeof key)
+            continue; /* refused at the override already */
+        snprintf(key, sizeof key, "%.*s", (int)(eq - overrides[i]), overrides[i]);
+        ok = json_object_set_new(o, key, json_string(eq + 1)) == 0;
+    }
+    /* Point p of the cartesian product, the last axis fastest (scenario_sweep_point);
+     * written in the axes' order. */
+    size_t rest = p, at[SCENARIO_MAX_SWEEP_KEYS] = {0};
+    for (int a = sc->nsweep - 1; a >= 0; a--)
+        if (sc->sweep[a].nvalues > 0) {
+            at[a] = rest % (size_t)sc->sweep[a].nvalues;
+            rest /= (size_t)sc->sweep[a].nvalues;
+        }
+    for (int a = 0; a < sc->nsweep && ok; a++)
+        if (sc->sweep[a].nvalues > 0)
+            ok = json_object_set_new(o, sc->sweep[a].key, json_string(sc->sweep[a].values[at[a]])) == 0;
+    char *text = ok && json_object_size(o) > 0 ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+    *oom = !ok || (json_object_size(o) > 0 && !text);
+    json_decref(o);
+    return text;
+}
+
 static const backend_ops *resolve_backend(const scenario *sc, bool quiet, int *status)
 {
     char why[512], names[128];
@@ -333,6 +372,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         goto out_sc;
     }
     int64_t *point_runs = calloc(npoints, sizeof *point_runs);
+    int64_t sweep_first = -1; /* the first run of this sweep */
     size_t nrun_points = 0, points_done = 0, points_wanted = coordinated && only_point ? 1 : npoints;
     for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {
         if (coordinated && only_point && (size_t)atoll(only_point) != p)
@@ -359,8 +399,29 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             status = EXIT_RUNTIME;
             break;
         }
+        if (writer && res.run_id > 0) {
+            /* What was run: the command line's settings, the sweep point, the verdict. */
+            if (npoints > 1 && sweep_first < 0)
+                sweep_first = res.run_id;
+            bool oom;
+            char *over = overrides_json((const char *const *)overrides, noverrides, sc, p, &oom);
+            int verified = verify ? rc == 0 && res.complete : -1;
+            char perr[256];
+            if (oom || store_set_run_provenance(st, res.run_id, over, npoints > 1 ? sweep_first : -1, verified, perr,
+                                                sizeof perr) != 0) {
+                fprintf(stderr, "ddpprof: run %lld: %s\n", (long long)res.run_id, oom ? "out of memory" : perr);
+                status = EXIT_RUNTIME;
+            }
+            free(over);
+        }
         if (writer)
             print_outcome(st, point, &res, record, json, quiet);
+        if (writer && verify)
+            fprintf(json || quiet ? stderr : stdout, "%s\n",
+                    rc == 0 && res.complete
+                        ? "verify: every synchronised step checked: each rank's gradients were exactly the average"
+                          " over ranks"
+                        : "verify: not every synchronised step was checked and exact (the run did not complete)");
         if (point_runs && res.complete)
             point_runs[nrun_points++] = res.run_id;
         if (rc == 1) {

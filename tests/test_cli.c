@@ -278,6 +278,77 @@ static void test_sweep_runs_each_point(void **state)
     assert_int_equal(count_rows(db, "select count(*) from run where status = 'complete'"), 4);
     assert_int_equal(count_rows(db, "select count(distinct bucket_cap_mb) from run"), 2);
     assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb=0.05%'"), 2);
+    /* Each point records its values and its sweep; `report` prints the summary that -q
+     * left out. */
+    assert_int_equal(count_rows(db, "select count(*) from run where sweep = 1"), 4);
+    assert_int_equal(count_rows(db, "select count(*) from run where overrides ="
+                                    " '{\"ddp.bucket_cap_mb\":\"0.5\",\"run.world_size\":\"3\"}'"),
+                     1);
+    ddpprof(&r, (const char *[]){"report", db, NULL});
+    assert_int_equal(r.status, 0);
+    const char *summary = strstr(r.out, "sweep from run 1:");
+    assert_non_null(summary);
+    for (int id = 1; id <= 4; id++) {
+        char line[32];
+        snprintf(line, sizeof line, "\n    %d  small [", id);
+        assert_non_null(strstr(summary, line));
+    }
+    assert_non_null(strstr(r.out, "  overrides   ddp.bucket_cap_mb=0.05, run.world_size=2\n"));
+    assert_non_null(strstr(r.out, "  sweep       a point of the sweep from run 1\n"));
+}
+
+/* What was run: the -s settings and --verify's verdict, printed, recorded and reported;
+ * and the HTML's runs of one scenario on two backends show the keys in which their
+ * configurations differ. */
+static void test_what_was_run(void **state)
+{
+    (void)state;
+    char ini[300], db[300], html[300];
+    path_in_tmp(ini, sizeof ini, "what.ini");
+    path_in_tmp(db, sizeof db, "what.sqlite");
+    path_in_tmp(html, sizeof html, "what.html");
+    unlink(db);
+    write_file(ini, small_ini);
+    result r;
+    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", "--verify", "-s", "run.iterations=3", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "verify: every synchronised step checked"));
+    assert_int_equal(count_rows(db, "select count(*) from run where id = 1 and verified = 1 and sweep is null"
+                                    " and overrides = '{\"run.iterations\":\"3\"}'"),
+                     1);
+    ddpprof(&r, (const char *[]){"report", db, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "  overrides   run.iterations=3\n"));
+    assert_non_null(strstr(r.out, "  verified    yes"));
+    assert_null(strstr(r.out, "sweep from run"));
+    ddpprof(&r, (const char *[]){"report", db, "--json", NULL});
+    assert_int_equal(r.status, 0);
+    json_error_t je;
+    json_t *j = json_loads(r.out, 0, &je);
+    assert_non_null(j);
+    json_t *run = json_array_get(json_object_get(j, "runs"), 0);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(run, "overrides"), "run.iterations")), "3");
+    assert_true(json_is_true(json_object_get(run, "verified")));
+    assert_true(json_is_null(json_object_get(run, "sweep")));
+    json_decref(j);
+
+    /* The same scenario predicted at another bucket size: not silently paired. */
+    ddpprof(&r, (const char *[]){"predict", ini, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=0.5", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_rows(db, "select count(*) from run where id = 2 and verified is null"), 1);
+    ddpprof(&r, (const char *[]){"report", db, "--html", "-o", html, NULL});
+    assert_int_equal(r.status, 0);
+    char page[1 << 16];
+    FILE *f = fopen(html, "r");
+    assert_non_null(f);
+    size_t n = fread(page, 1, sizeof page - 1, f);
+    page[n] = '\0';
+    fclose(f);
+    const char *section = strstr(page, " on each backend</h2>");
+    assert_non_null(section);
+    assert_non_null(strstr(section, "<tr class=\"differs\"><td>differs: ddp.bucket_cap_mb</td><td>0.1</td><td>0.5</td></tr>"));
+    assert_non_null(strstr(section, "<tr class=\"differs\"><td>differs: run.iterations</td><td>3</td><td>2</td></tr>"));
+    assert_null(strstr(section, "differs: run.backend"));
 }
 
 static void test_failed_run_is_recorded(void **state)
@@ -462,6 +533,7 @@ int main(void)
         cmocka_unit_test(test_bad_scenario_changes_nothing),
         cmocka_unit_test(test_run_report_json),
         cmocka_unit_test(test_sweep_runs_each_point),
+        cmocka_unit_test(test_what_was_run),
         cmocka_unit_test(test_failed_run_is_recorded),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_predict),

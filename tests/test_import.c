@@ -230,8 +230,8 @@ static void test_float_timebase_ncclkernel(void **state)
                      2);
     assert_int_equal(q(db, "SELECT COUNT(*) FROM bucket WHERE version = 1"), 0);
     /* Collectives matched across both ranks; the fast rank waits for the slow one. */
-    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE nranks = 2"), 4 * 2);
-    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective_stat WHERE run_id = 1 AND nranks = 2"), 4 * 2);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 2"), 4 * 2);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective_stat WHERE run_id = 1 AND kind = 'allreduce' AND nranks = 2"), 4 * 2);
     assert_true(q(db, "SELECT SUM(wait_ns) FROM iteration_stat WHERE rank = 0") > 0);
     assert_int_equal(q(db, "SELECT SUM(wait_ns) FROM iteration_stat WHERE rank = 1"), 0);
     /* Wall clocks (baseTimeNanoseconds): the run's zero on the wall clock, no correction. */
@@ -254,7 +254,7 @@ static void test_int_timebase_devkernel(void **state)
     json_decref(exp);
     assert_int_equal(q(db, "SELECT COUNT(*) FROM span WHERE kind = 'allreduce' AND name LIKE 'ncclDevKernel_%%'"),
                      3 * 4 * 2);
-    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE nranks = 3"), 4 * 2);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 3"), 4 * 2);
     /* Integer µs since the epoch are wall-clock times too. */
     assert_true(q(db, "SELECT time_base_unix_ns FROM run") > 1669783687000000000LL);
     assert_int_equal(q(db, "SELECT SUM(wait_ns) FROM iteration_stat WHERE rank = 0"), 0);
@@ -292,7 +292,7 @@ static void test_no_metadata_names_and_gzip(void **state)
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(q(db, "SELECT bytes FROM source_file WHERE rank = 1"), (int64_t)sb.st_size);
-    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE nranks = 2"), 4 * 2);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 2"), 4 * 2);
 
     /* One such file whose name says nothing: --rank, or an error that says so. */
     char one[512], db2[512];

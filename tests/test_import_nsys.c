@@ -99,7 +99,7 @@ static void test_export_per_rank(void **state)
     /* PyTorch's ranges, their ", seq = N" cut: DDP's phases and buckets as from a Kineto trace. */
     assert_int_equal(db_int(db, "SELECT COUNT(*) FROM span WHERE name = 'DistributedDataParallel.forward'"), 2 * 4);
     assert_int_equal(db_int(db, "SELECT COUNT(*) FROM bucket WHERE version = 0 AND nparams = 4"), 2);
-    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM collective WHERE nranks = 2"), 4 * 2);
+    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 2"), 4 * 2);
     assert_true(db_int(db, "SELECT time_base_unix_ns FROM run") > 1711964646000000000LL);
     check_hta(db, "ranks");
 }
@@ -119,7 +119,7 @@ static void test_one_export_of_all_ranks(void **state)
     /* one file, three processes: the file holds no one rank */
     assert_int_equal(db_int(db, "SELECT COUNT(*) FROM source_file WHERE rank IS NULL"), 1);
     assert_int_equal(db_int(db, "SELECT COUNT(DISTINCT rank) FROM span"), 3);
-    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM collective WHERE nranks = 3"), 4 * 2);
+    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 3"), 4 * 2);
     check_hta(db, "one");
 }
 

@@ -60,7 +60,7 @@ static void test_gloo_job_with_a_slow_rank(void **state)
                      4);
     assert_int_equal(db_int(db, "SELECT MIN(iter) * 10 + MAX(iter) FROM span"), 16);
     /* Communication is gloo's, matched on all four ranks, 4 buckets a step. */
-    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM collective WHERE nranks = 4"), 6 * 4);
+    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 4"), 6 * 4);
     assert_int_equal(db_int(db, "SELECT COUNT(*) FROM span WHERE kind = 'allreduce' AND name = 'gloo:all_reduce'"
                                 " AND bucket IS NOT NULL"),
                      4 * 6 * 4);

@@ -212,7 +212,7 @@ static void assert_ms(double got, int64_t want_ns)
 
 /* DDP's construction on rank r (the file's comment): iteration 0's first spans. */
 #define CONSTRUCTION(r)                                                                                      \
-    {r, 0, "comm", "allreduce", "verify params: allgather count int64", 0, 2000},                           \
+    {r, 0, "comm", "all_gather", "verify params: allgather count int64", 0, 2000},                           \
         {r, 0, "comm", "broadcast", "verify params: broadcast sizes and strides int64", 2000, 3000},        \
         {r, 0, "comm", "broadcast", "sync module states float32", 3000, 8000}
 
@@ -299,7 +299,7 @@ static void test_equal_ranks_by_hand(void **state)
  * enqueues the broadcast (arrives 3000, ends 4000), then the module states (arrives
  * 4500, ends 9500). */
 #define CONSTRUCTION_GAP(r)                                                                                  \
-    {r, 0, "comm", "allreduce", "verify params: allgather count int64", 500, 2500},                         \
+    {r, 0, "comm", "all_gather", "verify params: allgather count int64", 500, 2500},                         \
         {r, 0, "comm", "broadcast", "verify params: broadcast sizes and strides int64", 3000, 4000},        \
         {r, 0, "comm", "broadcast", "sync module states float32", 4500, 9500}
 
@@ -1375,17 +1375,16 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
 
     /* Per iteration (step from the first forward; a no_sync step ends at its last
      * span, the host's wait):
-     *   it 0: step 14000-8000 = 6000; C = [8000, 14000] = 6000; M = the construction's
-     *   allgather, an allreduce span of iteration 0, [0, 2000] = 2000, overlapping
-     *   nothing (exposed 2000); the broadcasts are neither.
+     *   it 0: step 14000-8000 = 6000; C = [8000, 14000] = 6000; M = 0: the
+     *   construction's all_gather and the broadcasts are not allreduces.
      *   it 1: step 33000-14000 = 19000; C = [14000, 22000] + [28000, 33000] = 13000;
      *   M = [22000, 28000] = 6000, overlapping nothing (compute idles): exposed 6000.
      *   it 2: step 41000-35000 = 6000 (the rebuild before the forward is outside it);
      *   C = 6000, M = 0.
      *   it 3: step 18000, C 13000, M 8000 of which 3000 overlapped: exposed 5000.
      * Steps 6000, 19000, 6000, 18000: mean 12250, min 6000, max 19000; per rank, means
-     * over the 4 iterations: compute 38000/4 = 9500, comm 16000/4 = 4000, exposed
-     * 13000/4 = 3250, overlap 3000/16000 = 18.75 %, wait 0 (equal arrivals). */
+     * over the 4 iterations: compute 38000/4 = 9500, comm 14000/4 = 3500, exposed
+     * 11000/4 = 2750, overlap 3000/14000 = 21.43 %, wait 0 (equal arrivals). */
     analysis_run *a = load(db, run);
     assert_int_equal(a->steps, 4);
     assert_ms(a->step_ms_mean, 12250);
@@ -1394,9 +1393,9 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
     for (int r = 0; r < 2; r++) {
         assert_ms(a->ranks[r].step_ms, 12250);
         assert_ms(a->ranks[r].compute_ms, 9500);
-        assert_ms(a->ranks[r].comm_ms, 4000);
-        assert_ms(a->ranks[r].exposed_comm_ms, 3250);
-        assert_true(fabs(a->ranks[r].overlap_pct - 18.75) < 1e-9);
+        assert_ms(a->ranks[r].comm_ms, 3500);
+        assert_ms(a->ranks[r].exposed_comm_ms, 2750);
+        assert_true(fabs(a->ranks[r].overlap_pct - 300.0 / 14) < 1e-9);
         assert_ms(a->ranks[r].wait_ms, 0);
     }
     analysis_free(a, 1);

@@ -8,9 +8,11 @@
  * without a forward or an optimizer span, a copy_in whose bucket never reduces,
  * NULL bucket and bytes, a failed run); the JSON report read from the stored
  * statistics is byte for byte the one computed through the views; a run still
- * running has none and is reported through the views; a schema-3 file is upgraded
- * by store_open with the statistics of its ended runs computed, and reports the same
- * figures before and after.
+ * running has none and is reported through the views; the collectives' kind,
+ * warm-up, bucket version and nccl-tests bandwidths on known figures; a schema-3 file
+ * is upgraded by store_open with the statistics of its ended runs computed and DDP's
+ * parameter-count allreduce re-kinded an all_gather, and reports the same figures
+ * before and after.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -66,7 +68,17 @@ static int64_t scalar(sqlite3 *db, const char *sql)
     return v;
 }
 
-/* Three ranks, four iterations (one warm-up), skewed arrivals, and the edge cases. */
+/* A span named `name`. */
+static span named(span s, const char *name)
+{
+    snprintf(s.name, sizeof s.name, "%s", name);
+    return s;
+}
+
+/* Three ranks, four iterations (one warm-up), skewed arrivals, and the edge cases.
+ * Seqs 3 it + 1 and 3 it + 2 are the buckets' allreduces; seq 0 is DDP's all_gather
+ * of the parameter counts, seq 3 the rebuild's broadcast, after which the buckets are
+ * the rebuilt ones (bucket_version 1). */
 static int64_t write_run(fixture *f, const char *name, bool fail)
 {
     double speeds[3] = {1.0, 1.0, 0.5};
@@ -92,14 +104,20 @@ static int64_t write_run(fixture *f, const char *name, bool fail)
             sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 0, -1, 800, t + 9400, t + 9800); /* overlaps */
             sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 1, -1, 600, t + 14000, t + 15000);
             sp[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 5, -1, 8, t + 14000, t + 14100); /* never reduced */
+            if (it == 0)
+                sp[n++] = named(mk(r, it, STREAM_COMM, SPAN_ALL_GATHER, -1, 0, 8, t - 900, t - 100),
+                                DDP_PARAM_COUNT_SPAN_NAME);
+            if (it == 1)
+                sp[n++] = named(mk(r, it, STREAM_COMM, SPAN_BROADCAST, -1, 3, 16, t - 900, t - 100),
+                                DDP_REBUILD_SPAN_NAME);
             int64_t a0 = t + 10000 + (r == 2 ? 4000 : 0), end0 = it * 100000 + 2000 + 20000;
             if (r == 1 && it == 1) { /* one collective as two spans on one rank */
-                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 2, 800, a0, a0 + 3000);
-                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 2, 800, a0 + 3000, end0);
+                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 3 + 1, 800, a0, a0 + 3000);
+                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 3 + 1, 800, a0 + 3000, end0);
             } else {
-                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 2, 800, a0, end0);
+                sp[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, it * 3 + 1, 800, a0, end0);
             }
-            span s = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, r == 0 ? -1 : 1, it * 2 + 1, r == 0 ? -1 : 600,
+            span s = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, r == 0 ? -1 : 1, it * 3 + 2, r == 0 ? -1 : 600,
                         end0 + r * 700, end0 + 9000);
             sp[n++] = s;
             if (!(it == 3 && r == 2)) /* no optimizer: the step ends at the last span */
@@ -134,12 +152,41 @@ static void assert_stats_equal_views(sqlite3 *db)
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM collective_stat"), scalar(db, "SELECT COUNT(*) FROM collective"));
     assert_int_equal(differing_rows(db,
                                     "SELECT run_id, seq, iter, bucket, bytes, first_arrival_ns, last_arrival_ns,"
-                                    " end_ns, nranks, arrival_skew_ns, transfer_ns FROM collective_stat",
+                                    " end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup, bucket_version,"
+                                    " algbw_gbps, busbw_gbps FROM collective_stat",
                                     "SELECT run_id, seq, iter, bucket, bytes, first_arrival_ns, last_arrival_ns,"
-                                    " end_ns, nranks, arrival_skew_ns, transfer_ns FROM collective"),
+                                    " end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup, bucket_version,"
+                                    " algbw_gbps, busbw_gbps FROM collective"),
                      0);
     /* The waits are not all zero, so the comparison above means something. */
     assert_true(scalar(db, "SELECT SUM(wait_ns) FROM iteration_stat") > 0);
+    /* Both tables say the same of every collective's kind, warm-up, bucket version and
+     * bandwidths (nccl-tests' definitions).  Iteration 1's bucket 0: 800 bytes, the last
+     * arrival 116000 (rank 2), the end 122000: transfer 6000 ns, algbw 800/6000 GB/s,
+     * busbw algbw * 2(3-1)/3; it is of the rebuilt assignment (after seq 3). */
+    const char *tables[] = {"collective", "collective_stat"};
+    for (int i = 0; i < 2; i++) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "SELECT COUNT(*) FROM %s WHERE run_id = 1 AND iter = 1 AND bucket = 0 AND kind = 'allreduce'"
+                 " AND warmup = 0 AND bucket_version = 1 AND transfer_ns = 6000"
+                 " AND abs(algbw_gbps - 800.0 / 6000) < 1e-12 AND abs(busbw_gbps - 800.0 / 6000 * 4 / 3) < 1e-12",
+                 tables[i]);
+        assert_int_equal(scalar(db, sql), 1);
+        snprintf(sql, sizeof sql,
+                 "SELECT COUNT(*) FROM %s WHERE run_id = 1 AND iter = 0 AND bucket IS NOT NULL"
+                 " AND warmup = 1 AND bucket_version = 0",
+                 tables[i]);
+        assert_int_equal(scalar(db, sql), 2);
+        /* The all_gather: algbw * (n-1)/n; the broadcast: busbw = algbw; neither has a
+         * bucket version. */
+        snprintf(sql, sizeof sql,
+                 "SELECT COUNT(*) FROM %s WHERE run_id = 1 AND bucket_version IS NULL AND ("
+                 " (seq = 0 AND kind = 'all_gather' AND abs(busbw_gbps - algbw_gbps * 2 / 3) < 1e-12) OR"
+                 " (seq = 3 AND kind = 'broadcast' AND busbw_gbps = algbw_gbps))",
+                 tables[i]);
+        assert_int_equal(scalar(db, sql), 2);
+    }
 }
 
 static char *json_report(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
@@ -254,15 +301,24 @@ static void test_upgrade_from_schema_3(void **state)
     free(old_figures);
     free(before_figures);
     assert_int_equal(scalar(store_db(ro), "SELECT value FROM meta WHERE key = 'schema_version'"), 3);
+    assert_int_equal(scalar(store_db(ro), "SELECT COUNT(*) FROM span WHERE kind = 'allreduce'"
+                                          " AND name = '" DDP_PARAM_COUNT_SPAN_NAME "'"),
+                     2 * 3);
     store_close(ro);
 
-    assert_int_equal(store_open(f->path, &f->st, f->err, sizeof f->err), 0);
+    if (store_open(f->path, &f->st, f->err, sizeof f->err) != 0)
+        fail_msg("store_open: %s", f->err);
     sqlite3 *db = store_db(f->st);
     assert_int_equal(scalar(db, "SELECT value FROM meta WHERE key = 'schema_version'"), STORE_SCHEMA_VERSION);
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM run_stats"), 2);
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'span_run_seq'"
                                 " AND sql LIKE '%WHERE seq IS NOT NULL%'"),
                      1);
+    /* DDP's parameter-count collective, an allreduce in the old file, is an all_gather. */
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM span WHERE kind = 'all_gather'"
+                                " AND name = '" DDP_PARAM_COUNT_SPAN_NAME "'"),
+                     2 * 3);
+    assert_int_equal(scalar(db, "SELECT COUNT(*) FROM collective_stat WHERE kind = 'all_gather'"), 2);
     assert_stats_equal_views(db);
     char *after = json_report(db, -1, f->err, sizeof f->err);
     assert_string_equal(after, before);

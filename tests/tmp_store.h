@@ -38,10 +38,27 @@ static inline int open_tmp_store(char *path, size_t pathlen, const char *prefix,
     return 0;
 }
 
-/* Takes a file of schema 5 or 6 (6 only recreated views) back to schema 4, as an older ddpprof left it: spans in a
+/* Takes a file of schema 7 back to schema 6: without the collectives' new columns and
+ * the run's overrides, verdict and sweep, DDP's parameter-count all_gather recorded
+ * as an allreduce, as ddpprof before schema 7 recorded it (the views are left as
+ * they are: every upgrade recreates them). */
+#define STORE_DOWNGRADE_V7_TO_V6                                                          \
+    "ALTER TABLE collective_stat DROP COLUMN kind;"                                       \
+    "ALTER TABLE collective_stat DROP COLUMN warmup;"                                     \
+    "ALTER TABLE collective_stat DROP COLUMN bucket_version;"                             \
+    "ALTER TABLE collective_stat DROP COLUMN algbw_gbps;"                                 \
+    "ALTER TABLE collective_stat DROP COLUMN busbw_gbps;"                                 \
+    "ALTER TABLE run DROP COLUMN overrides; ALTER TABLE run DROP COLUMN verified;"        \
+    "ALTER TABLE run DROP COLUMN sweep;"                                                  \
+    "UPDATE span_data SET kind = 3 WHERE kind = 8 AND name_id ="                          \
+    " (SELECT id FROM span_name WHERE name = '" DDP_PARAM_COUNT_SPAN_NAME "');"           \
+    "UPDATE meta SET value = '6' WHERE key = 'schema_version';"
+
+/* Takes a file of schema 5 to 7 (6 only recreated views) back to schema 4, as an older ddpprof left it: spans in a
  * table of their own again (with its two indexes), no string table, no imported-run
  * columns.  The tests of older schemas start from it. */
 #define STORE_DOWNGRADE_V5_TO_V4                                                          \
+    STORE_DOWNGRADE_V7_TO_V6                                                              \
     "CREATE TEMP TABLE span_v4 AS SELECT run_id, rank, iter, stream, kind, name, layer,"  \
     " bucket, seq, bytes, start_ns, end_ns FROM span;"                                    \
     "DROP VIEW span; DROP TABLE span_data; DROP TABLE span_name; DROP TABLE span_stream;" \

@@ -46,12 +46,12 @@ static int traffic_buffer(reducer *r, int64_t count, int32_t **out, char *err, s
     return 0;
 }
 
-/* One collective on `buf` (count int32), recorded with `bytes`, waited for. */
-static int collective_from(reducer *r, dev_work work, int root, int32_t *buf, int64_t count, int64_t bytes,
-                           const char *name, char *err, size_t errlen)
+/* One collective on `buf` (count int32), recorded as `kind` with `bytes`, waited for. */
+static int collective_as(reducer *r, span_kind kind, dev_work work, int root, int32_t *buf, int64_t count,
+                         int64_t bytes, const char *name, char *err, size_t errlen)
 {
-    dev_op op = {.kind = work == WORK_BROADCAST ? SPAN_BROADCAST : SPAN_ALLREDUCE, .iter = r->iter, .layer = -1,
-                 .bucket = -1, .seq = r->seq++, .bytes = bytes, .work = work};
+    dev_op op = {.kind = kind, .iter = r->iter, .layer = -1, .bucket = -1, .seq = r->seq++,
+                 .bytes = bytes, .work = work};
     text_copy(op.name, sizeof op.name, name);
     op.u.coll.buf = buf;
     op.u.coll.count = count;
@@ -64,6 +64,13 @@ static int collective_from(reducer *r, dev_work work, int root, int32_t *buf, in
     if (dev_synchronize(r->dev, DEV_STREAM_COMM) != 0)
         return fail_dev(r, err, errlen);
     return 0;
+}
+
+static int collective_from(reducer *r, dev_work work, int root, int32_t *buf, int64_t count, int64_t bytes,
+                           const char *name, char *err, size_t errlen)
+{
+    return collective_as(r, work == WORK_BROADCAST ? SPAN_BROADCAST : SPAN_ALLREDUCE, work, root, buf, count, bytes,
+                         name, err, errlen);
 }
 
 static int collective(reducer *r, dev_work work, int32_t *buf, int64_t count, int64_t bytes, const char *name,
@@ -150,8 +157,11 @@ int ddp_construction(reducer *r, char *err, size_t errlen)
         return -1;
     memset(r->scratch, 0, (size_t)world * sizeof *r->scratch);
     r->scratch[r->dev->rank] = r->m->nparams;
-    if (collective(r, WORK_ALLREDUCE, r->scratch, world, 8, "verify params: allgather count int64", err, errlen) !=
-        0)
+    /* PyTorch's _verify_param_shape_across_processes all-gathers each rank's parameter
+     * count; a SUM over slots that only their own rank fills gathers the same, so it
+     * runs as an allreduce and is recorded as what it is. */
+    if (collective_as(r, SPAN_ALL_GATHER, WORK_ALLREDUCE, 0, r->scratch, world, 8,
+                      DDP_PARAM_COUNT_SPAN_NAME, err, errlen) != 0)
         return -1;
     int64_t dims = 0;
     for (int p = 0; p < r->m->nparams; p++)
@@ -210,8 +220,8 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_
         r->bcast[n] = mine.nbuckets;
         bucket_assignment_free(&mine);
     }
-    if (collective(r, WORK_BROADCAST, r->bcast, n + 1, (int64_t)(n + 1) * 4, "rebuild: bucket indices int32", err,
-                   errlen) != 0)
+    if (collective(r, WORK_BROADCAST, r->bcast, n + 1, (int64_t)(n + 1) * 4, DDP_REBUILD_SPAN_NAME, err, errlen) !=
+        0)
         return -1;
     if (bucket_plan_sized(r->m, r->sc, r->bcast, out) != 0)
         goto oom;
