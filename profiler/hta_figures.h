@@ -19,7 +19,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "profiler/store.h"
+/* One rank's figures as Holistic Trace Analysis computes them (hta_stat; whole µs):
+ * its temporal breakdown (kernel_us from the first device op's start to the last's end,
+ * idle_us not covered by any, compute_us covered by computation kernels, the rest
+ * non_compute_us) and communication against computation (comm_us of communication,
+ * comm_overlap_us of it under computation).  `steps` says which device ops count. */
+typedef struct {
+    int rank;
+    const char *steps;
+    int64_t kernel_us, idle_us, compute_us, non_compute_us, comm_us, comm_overlap_us;
+} store_hta_stat;
 
 enum { HTA_OP_COMPUTATION = 0, HTA_OP_COMMUNICATION, HTA_OP_MEMORY, HTA_OP_OTHER };
 

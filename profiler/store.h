@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "profiler/hta_figures.h"
 #include "profiler/span.h"
 
 #define STORE_SCHEMA_VERSION 7
@@ -110,16 +111,6 @@ typedef struct {
 } store_source_file;
 int store_write_source_file(store *st, int64_t run_id, const store_source_file *f, char *err,
                             size_t errlen);
-/* One rank's figures as Holistic Trace Analysis computes them (hta_stat; whole µs):
- * its temporal breakdown (kernel_us from the first device op's start to the last's end,
- * idle_us not covered by any, compute_us covered by computation kernels, the rest
- * non_compute_us) and communication against computation (comm_us of communication,
- * comm_overlap_us of it under computation).  `steps` says which device ops count. */
-typedef struct {
-    int rank;
-    const char *steps;
-    int64_t kernel_us, idle_us, compute_us, non_compute_us, comm_us, comm_overlap_us;
-} store_hta_stat;
 int store_write_hta_stat(store *st, int64_t run_id, const store_hta_stat *h, char *err, size_t errlen);
 
 /* An imported run's clock alignment (run.clock_sync), its zero on the wall clock (NULL

@@ -19,13 +19,14 @@
 #include <sqlite3.h>
 
 #include "profiler/store.h"
+#include "profiler/store_sqlite.h"
+#include "profiler/store_stats.h"
 #include "profiler/strtab.h"
 
 /* 'ddpp' in PRAGMA application_id, so that `file` and ddpprof itself can tell a
  * results database from any other SQLite file.  Files of schema 1 carry 0. */
 #define STORE_APPLICATION_ID 0x64647070
 
-#define NOW_UTC "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 struct store {
     sqlite3 *db;
@@ -55,29 +56,5 @@ int store_inspect(sqlite3 *db, store_file_kind *kind, int *version, char *err, s
 int store_check_not_newer(int version, char *err, size_t errlen);
 /* Brings the schema to STORE_SCHEMA_VERSION in one IMMEDIATE transaction. */
 int store_migrate(sqlite3 *db, char *err, size_t errlen);
-
-/* Run statistics (store_stats.c), inside the caller's transaction: one run's, or
- * those of every run that has ended and has none. */
-int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen);
-int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen);
-
-/* nccl-tests' bandwidths as SQL expressions (the collective view's, and
- * collective_stat's computed from the same operands, so the figures are equal):
- * algbw = bytes / transfer in GB/s (bytes/ns), NULL for no transfer time; busbw =
- * algbw times the collective's factor for n ranks, NULL where nccl-tests has none. */
-#define SQL_BUSBW_FACTOR(KIND, N)                                                        \
-    "CASE " KIND " WHEN 'allreduce' THEN 2.0 * (" N " - 1) / " N                        \
-    " WHEN 'all_gather' THEN 1.0 * (" N " - 1) / " N                                    \
-    " WHEN 'reduce_scatter' THEN 1.0 * (" N " - 1) / " N                                \
-    " WHEN 'all_to_all' THEN 1.0 * (" N " - 1) / " N                                    \
-    " WHEN 'broadcast' THEN 1.0 WHEN 'reduce' THEN 1.0 WHEN 'send_recv' THEN 1.0 END"
-#define SQL_ALGBW(BYTES, TRANSFER)                                                       \
-    "CASE WHEN " TRANSFER " > 0 THEN " BYTES " * 1.0 / " TRANSFER " END"
-
-/* SQLite wrappers (store_sqlite.c).  store_db_fail puts "what: SQLite's message" in err
- * and returns -1, for its caller to return; store_exec runs SQL that returns no rows:
- * 0, or -1 with "what: SQLite's message". */
-int store_db_fail(sqlite3 *db, char *err, size_t errlen, const char *what);
-int store_exec(sqlite3 *db, const char *sql, const char *what, char *err, size_t errlen);
 
 #endif

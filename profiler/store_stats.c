@@ -19,8 +19,11 @@
  */
 #include "common/errmsg.h"
 #include "profiler/hta_figures.h"
-#include "profiler/store_internal.h"
+#include "profiler/span.h"
+#include "profiler/store_sqlite.h"
+#include "profiler/store_stats.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -154,7 +154,8 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
     if (*end == '.') { /* 3.0: an integer written as a float */
         char *e2;
         double d = strtod(buf, &e2);
-        if (*e2 || d != (double)(long long)d)
+        /* In range first: converting a double beyond int64 is undefined. */
+        if (*e2 || !(d >= -9.2e18 && d <= 9.2e18) || d != (double)(long long)d)
             return false;
         v = (long long)d;
     } else if (*end || errno) {
