@@ -20,6 +20,7 @@ rm -f "$DB"
 SCENARIOS="baseline skewed bucket_sweep resnet18_buckets no_sync nvtx_small"
 
 say() { printf '%s\n' "$*" >&2; }
+calc() { awk "BEGIN { print $* }"; } # arithmetic without bc (not in a minimal Debian)
 
 # Each source run: "ID LABEL".
 sources=()
@@ -65,11 +66,11 @@ for src in "${sources[@]}"; do
     [ "$rep" != "$before" ] || continue
     a=$(job_step "$id")
     b=$(job_step "$rep")
-    printf '%-34s %4s  %10s %10s %6.1f%%\n' "$label" "job" "$a" "$b" "$(echo "100 * ($b - $a) / $a" | bc -l)"
+    printf '%-34s %4s  %10s %10s %6.1f%%\n' "$label" "job" "$a" "$b" "$(calc "100 * ($b - $a) / $a")"
     paste -d ' ' <(per_rank_sql "$id") <(per_rank_sql "$rep") | while read -r r sa oa _ sb ob; do
-        d=$( [ "$oa" != "" ] && [ "$ob" != "" ] && echo "$ob - $oa" | bc -l || echo 0)
+        d=$( [ -n "$oa" ] && [ -n "$ob" ] && calc "$ob - $oa" || echo 0)
         printf '%-34s %4s  %10s %10s %6.1f%%  %9s %9s %+6.1f\n' "" "$r" "$sa" "$sb" \
-            "$(echo "100 * ($sb - $sa) / $sa" | bc -l)" "${oa:--}" "${ob:--}" "$d"
+            "$(calc "100 * ($sb - $sa) / $sa")" "${oa:--}" "${ob:--}" "$d"
     done
 done
 say "databases and logs in $OUT"
