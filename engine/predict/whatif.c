@@ -101,9 +101,10 @@ static int read_run(source *s)
                            ? NAN
                            : sqlite3_column_double(st, 3);
     const unsigned char *text = sqlite3_column_text(st, 4);
-    s->scenario_text = text && *text ? strdup((const char *)text) : NULL;
+    bool has_text = text && *text; /* the text lives until the statement is finalized */
+    s->scenario_text = has_text ? strdup((const char *)text) : NULL;
     sqlite3_finalize(st);
-    if (text && *text && !s->scenario_text) {
+    if (has_text && !s->scenario_text) {
         set_err(s->err, s->errlen, "out of memory");
         return -1;
     }
