@@ -254,9 +254,9 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     }
     for (int i = 0; i < noverrides; i++) {
         char was[SCENARIO_ERR];
-        int unswept = scenario_unsweep(sc, overrides[i], was, sizeof was, err);
-        if (unswept < 0 || scenario_override(sc, overrides[i], err) != 0) {
-            fprintf(stderr, "-s %s: %s\n", overrides[i], err);
+        int unswept = scenario_unsweep(sc, overrides[i], was, sizeof was);
+        if (scenario_override(sc, overrides[i], err) != 0) {
+            fprintf(stderr, "%s\n", err);
             status = EXIT_USAGE;
             goto out_sc;
         }

@@ -166,10 +166,17 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             status = EXIT_USAGE;
         }
     }
-    int64_t first_new = status == EXIT_OK ? max_run_id(store_db(st)) + 1 : 0;
+    int64_t last = status == EXIT_OK ? max_run_id(store_db(st)) : 0;
+    if (last < 0) {
+        fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, sqlite3_errmsg(store_db(st)));
+        status = EXIT_RUNTIME;
+    }
+    int64_t first_new = last + 1;
     store_close(st);
-    if (status != EXIT_OK)
+    if (status != EXIT_OK) {
+        whatif_free(&d);
         goto out;
+    }
     printf("whatif: run %lld derived\n%s", run_id, d.notes);
 
     char tmp[] = "/tmp/ddpprof-whatif-XXXXXX.ini";

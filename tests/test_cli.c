@@ -479,6 +479,10 @@ static void test_runs_listed(void **state)
     assert_non_null(strstr(r.err, "exporting run 2 (second, sim), the last in"));
     ddpprof(&r, (const char *[]){"runs", "/nonexistent/none.sqlite", NULL});
     assert_int_equal(r.status, 2);
+    /* A bad override is named once, whether or not the file sweeps its key. */
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=abc", NULL});
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.err, "-s ddp.bucket_cap_mb=abc: ddp.bucket_cap_mb: \"abc\" is not a number\n");
 }
 
 static void test_bench_allreduce(void **state)

@@ -354,12 +354,12 @@ static void test_sweep_from_command_line(void **state)
             sc);
     assert_int_equal(scenario_sweep_count(sc), 6);
     char was[SCENARIO_ERR], err[SCENARIO_ERR];
-    assert_int_equal(scenario_unsweep(sc, "ddp.first_bucket_mb=2", was, sizeof was, err), 0);
+    assert_int_equal(scenario_unsweep(sc, "ddp.first_bucket_mb=2", was, sizeof was), 0);
     assert_int_equal(scenario_sweep_count(sc), 6);
-    assert_int_equal(scenario_unsweep(sc, "ddp.bucket_cap_mb=10", was, sizeof was, err), 1);
+    assert_int_equal(scenario_unsweep(sc, "ddp.bucket_cap_mb=10", was, sizeof was), 1);
     assert_string_equal(was, "ddp.bucket_cap_mb = 1, 5, 25");
     assert_int_equal(scenario_sweep_count(sc), 2);
-    assert_int_equal(scenario_unsweep(sc, "no_equals_sign", was, sizeof was, err), -1);
+    assert_int_equal(scenario_unsweep(sc, "no_equals_sign", was, sizeof was), 0); /* override reports it */
     assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,50", was, sizeof was, err), 0);
     assert_int_equal(scenario_sweep_count(sc), 4);
     assert_int_equal(scenario_sweep_override(sc, "run.world_size=8,16,32", was, sizeof was, err), 1);

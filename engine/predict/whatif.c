@@ -438,7 +438,8 @@ static int layer_times(const model *m, const bucket_assignment *a, const rank_me
             if (bucket_of_layer[l] == b)
                 bwd[l] = base->bwd_ns[b] * (flops > 0 ? m->layers[l].fwd_flops / flops : 1.0 / members) / 1e3;
     }
-    /* Layers without parameters (a pooling layer) ride with the next bucket's. */
+    /* A layer without parameters (a pooling layer) has no backward time of its own: its
+     * time is inside the interval of the bucket made ready after it. */
     for (int l = 0; l < nl; l++)
         fwd[l] = base->fwd_ns * (total_flops > 0 ? m->layers[l].fwd_flops / total_flops : 1.0 / nl) / 1e3;
     if (set_list(sc, "model.layer_forward_us", fwd, nl, "%.6g", err, errlen) == 0 &&
@@ -573,17 +574,18 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
                                 "bucket IS NOT NULL AND bytes > 0 ORDER BY bytes");
     if (!st)
         return -1;
-    size_t cap = 64, n = 0;
-    double *t = malloc(cap * sizeof *t);
-    int64_t *bytes = malloc(cap * sizeof *bytes);
+    /* Rows by increasing bytes; the times of one size are contiguous in t. */
+    size_t cap = 0, n = 0;
+    double *t = NULL;
+    int64_t *bytes = NULL;
     int rc;
-    while (t && bytes && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (n == cap) {
-            cap *= 2;
+            cap = cap ? 2 * cap : 64;
             double *t2 = realloc(t, cap * sizeof *t);
-            int64_t *b2 = t2 ? realloc(bytes, cap * sizeof *bytes) : NULL;
             if (t2)
                 t = t2;
+            int64_t *b2 = t2 ? realloc(bytes, cap * sizeof *bytes) : NULL;
             if (!b2) {
                 rc = SQLITE_NOMEM;
                 break;
@@ -595,11 +597,14 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
         n++;
     }
     sqlite3_finalize(st);
-    if (!t || !bytes || rc != SQLITE_DONE) {
+    if (rc != SQLITE_DONE) {
         free(t);
         free(bytes);
-        return rc == SQLITE_NOMEM || !t || !bytes ? (set_err(err, errlen, "out of memory"), -1)
-                                                  : db_fail(s, "reading the collectives");
+        if (rc == SQLITE_NOMEM) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        return db_fail(s, "reading the collectives");
     }
     /* The median per size, from the last arrival to the end. */
     double mb[SCENARIO_MAX_MEASURED], mu[SCENARIO_MAX_MEASURED], mr[SCENARIO_MAX_MEASURED];
@@ -674,7 +679,6 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
         set_err(err, errlen, "out of memory");
         goto out;
     }
-    rm[0].bwd_ns = bwd;
     int seen = 0;
     for (int r = 0; r < s.world; r++) {
         rm[r].bwd_ns = bwd + (size_t)r * (size_t)s.nb;

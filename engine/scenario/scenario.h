@@ -292,11 +292,11 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
 /* The command line against the file's [sweep].  An override "section.key=value" of a key
  * the sweep varies replaces that axis: scenario_unsweep() removes it and returns 1, with
  * the axis as the file gave it ("key = a, b, c") in `was`; 0 when the key is not swept
- * (nothing changed); -1 with err for a malformed assignment.  Call it before
- * scenario_override() with the same text.  scenario_sweep_override() sweeps
+ * (nothing changed), also for a malformed assignment, which scenario_override() (called
+ * next, with the same text) reports.  scenario_sweep_override() sweeps
  * "section.key=a,b,c" (list keys: "a1,a2|b1,b2"), each value checked: it adds an axis, or
  * replaces the file's axis of that key (returns 1, the old axis in `was`); -1 with err. */
-int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR]);
+int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n);
 int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR]);
 
 /* Effective speed factor of `rank` (speed list, slow_ranks/slowdown combined). */

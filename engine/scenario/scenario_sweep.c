@@ -169,14 +169,15 @@ static int assignment_key(const char *assignment, char *dotted, size_t n, int *k
                           char err[SCENARIO_ERR])
 {
     const char *eq = strchr(assignment, '=');
-    if (eq == NULL)
-        return scn_errf(err, "\"%s\": expected section.key=value", assignment);
     char key[64];
-    size_t len = (size_t)(eq - assignment);
+    size_t len = eq ? (size_t)(eq - assignment) : 0;
     while (len > 0 && (assignment[len - 1] == ' ' || assignment[len - 1] == '\t'))
         len--;
-    if (len == 0 || len >= sizeof key)
-        return scn_errf(err, "\"%s\": expected section.key=value", assignment);
+    if (len == 0 || len >= sizeof key) {
+        char shown[SCENARIO_ERR / 2];
+        scn_escape(assignment, shown, sizeof shown);
+        return scn_errf(err, "\"%s\": expected section.key=value", shown);
+    }
     memcpy(key, assignment, len);
     key[len] = '\0';
     if (scn_find_dotted(key, ki, err) != 0)
@@ -202,13 +203,14 @@ static void axis_text(const sweep_axis *axis, int ki, char *out, size_t n)
     }
 }
 
-int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR])
+int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n)
 {
-    char dotted[64];
+    char dotted[64], ignored[SCENARIO_ERR];
     int ki;
     const char *value;
-    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, err) != 0)
-        return -1;
+    /* A malformed assignment sweeps nothing: scenario_override() says what is wrong. */
+    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, ignored) != 0)
+        return 0;
     int a = scn_find_axis(sc, dotted);
     if (a < 0)
         return 0;
