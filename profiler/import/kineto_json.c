@@ -29,7 +29,12 @@
 #define MAX_DEPTH 256
 #define SHORT 128
 
-typedef enum { R_SKIP = 0, R_TOP, R_EVENTS, R_EVENT, R_ARGS, R_DIST } role;
+/* R_DIMS: args' "Input Dims" (one entry per input: a tensor's shape, or a list of
+ * shapes for a tensor list); R_DIMS_ENTRY one input; R_DIMS_SHAPE a shape inside a
+ * list.  R_TYPES: args' "Input type", one name per input. */
+typedef enum {
+    R_SKIP = 0, R_TOP, R_EVENTS, R_EVENT, R_ARGS, R_DIST, R_DIMS, R_DIMS_ENTRY, R_DIMS_SHAPE, R_TYPES
+} role;
 
 typedef enum {
     K_NONE = 0,
@@ -37,10 +42,11 @@ typedef enum {
     K_NAME, K_PH, K_CAT, K_TS, K_DUR, K_PID, K_TID, K_ARGS,
     /* args */
     K_CORRELATION, K_DEVICE, K_STREAM, K_BYTES, K_COLL_NAME, K_IN_NELEMS, K_DTYPE, K_PG_NAME, K_SEQ,
+    K_INPUT_DIMS, K_INPUT_TYPE,
     /* top */
     K_TRACE_EVENTS, K_DIST_INFO, K_BASE_TIME,
     /* distributedInfo */
-    K_RANK, K_WORLD,
+    K_RANK, K_WORLD, K_PG_COUNT,
 } key_id;
 
 typedef struct {
@@ -48,9 +54,21 @@ typedef struct {
     int64_t v;
 } opt_i64;
 
+/* The inputs a record_function saw (record_shapes=True): per input, its elements (the
+ * product of its shape, summed over a tensor list's shapes) and its element size. */
+#define MAX_INPUTS 16
+typedef struct {
+    int n, ntypes;
+    int64_t elems[MAX_INPUTS];
+    int elem_bytes[MAX_INPUTS]; /* 0: not a tensor type we know */
+    int64_t shape;              /* the product of the shape being read */
+    bool shape_has_dim, overflow;
+} input_shapes;
+
 typedef struct {
     char *name;
     size_t name_len, name_cap;
+    input_shapes in;
     bool has_name;
     char ph[8], cat[32], coll[SHORT], pg[SHORT], dtype[32];
     bool has_ts, has_coll, has_pg, has_dtype;
@@ -189,7 +207,7 @@ static key_id args_key(const unsigned char *k, size_t n)
         {"correlation", K_CORRELATION}, {"device", K_DEVICE}, {"stream", K_STREAM},
         {"bytes", K_BYTES}, {"Collective name", K_COLL_NAME}, {"In msg nelems", K_IN_NELEMS},
         {"In msg size", K_IN_NELEMS}, {"dtype", K_DTYPE}, {"Process Group Name", K_PG_NAME},
-        {"Seq", K_SEQ}};
+        {"Seq", K_SEQ}, {"Input Dims", K_INPUT_DIMS}, {"Input type", K_INPUT_TYPE}};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (key_is(k, n, keys[i].s))
             return keys[i].id;
@@ -233,17 +251,51 @@ static void copy_short(char *dst, size_t cap, const unsigned char *s, size_t n)
     dst[n] = '\0';
 }
 
-/* Bytes per element of PyTorch's dtype names, as record_param_comms writes them. */
+/* Bytes per element of PyTorch's dtype names: record_param_comms's `dtype` (ScalarType
+ * names: "Float", "BFloat16") and a record_function's `Input type` (TypeMeta names:
+ * "float", "c10::BFloat16", "long int", "signed char").  0: not a tensor type known. */
 static int dtype_size(const char *d)
 {
     static const struct { const char *s; int n; } t[] = {
         {"Float", 4}, {"float", 4}, {"float32", 4}, {"Half", 2}, {"BFloat16", 2}, {"Double", 8},
-        {"Long", 8},  {"Int", 4},   {"Short", 2},   {"Byte", 1}, {"Char", 1},     {"Bool", 1},
-        {"ComplexFloat", 8}, {"ComplexDouble", 16}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+        {"double", 8}, {"Long", 8}, {"long", 8}, {"long int", 8}, {"int64_t", 8}, {"Int", 4},
+        {"int", 4}, {"Short", 2}, {"short", 2}, {"short int", 2}, {"Byte", 1}, {"unsigned char", 1},
+        {"Char", 1}, {"signed char", 1}, {"Bool", 1}, {"bool", 1}, {"ComplexFloat", 8},
+        {"complex<float>", 8}, {"ComplexDouble", 16}, {"complex<double>", 16}, {"Float8_e4m3fn", 1},
+        {"Float8_e5m2", 1}, {"Float8_e4m3fnuz", 1}, {"Float8_e5m2fnuz", 1}};
+    if (!strncmp(d, "c10::", 5))
+        d += 5;
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(d, t[i].s))
             return t[i].n;
     return 0;
+}
+
+/* A collective's annotation, which c10d records around the call with the call's
+ * inputs: "nccl:all_reduce", "gloo:all_reduce" (ProcessGroup's profiling title). */
+static bool is_collective_annotation(const char *name)
+{
+    return !strncmp(name, "nccl:", 5) || !strncmp(name, "gloo:", 5) || !strncmp(name, "xccl:", 5) ||
+           !strncmp(name, "mpi:", 4) || !strncmp(name, "ucc:", 4);
+}
+
+/* The bytes of a record_function's inputs, from their shapes and types, or -1 when an
+ * input with elements has a type of unknown size (or the shapes were too many). */
+static int64_t input_bytes(const input_shapes *in)
+{
+    if (in->overflow || in->n == 0)
+        return -1;
+    int64_t bytes = 0;
+    bool any = false;
+    for (int i = 0; i < in->n; i++) {
+        if (in->elems[i] <= 0)
+            continue; /* not a tensor (an int, a list of scalars), or an empty one */
+        if (i >= in->ntypes || in->elem_bytes[i] <= 0 || in->elems[i] > INT64_MAX / 16 - bytes)
+            return -1;
+        bytes += in->elems[i] * in->elem_bytes[i];
+        any = true;
+    }
+    return any ? bytes : -1;
 }
 
 static int type_of(const char *cat, bool has_cat)
@@ -305,10 +357,20 @@ static int finish_event(parser *p)
     if (e->nelems.set && e->has_dtype && dtype_size(e->dtype) > 0 && e->nelems.v >= 0 &&
         e->nelems.v <= INT64_MAX / 16)
         t.bytes = e->nelems.v * dtype_size(e->dtype);
+    bool annotation = type == TEV_CPU && is_collective_annotation(e->name);
+    if (annotation && t.bytes < 0)
+        t.bytes = input_bytes(&e->in); /* record_shapes=True's Input Dims x Input type */
     if ((t.name = trace_rank_name(r, e->name, e->name_len)) < 0 ||
         (e->has_pg && (t.pg = trace_rank_name(r, e->pg, strlen(e->pg))) < 0) ||
         (e->has_coll && (t.coll = trace_rank_name(r, e->coll, strlen(e->coll))) < 0))
         return stop(p, "%s", "out of memory");
+    /* The annotation names its op ("nccl:all_to_all"), where a kernel may not
+     * (ncclDevKernel_Generic; all_to_all runs as SendRecv kernels). */
+    if (annotation && !e->has_coll) {
+        const char *op = strchr(e->name, ':') + 1;
+        if ((t.coll = trace_rank_name(r, op, strlen(op))) < 0)
+            return stop(p, "%s", "out of memory");
+    }
     char why[400];
     if (trace_rank_push(r, &t, why, sizeof why) < 0)
         return stop(p, "%s", why);
@@ -353,9 +415,62 @@ static role child_role(parser *p, bool is_map)
         return R_SKIP;
     case R_EVENT:
         return p->key == K_ARGS && is_map ? R_ARGS : R_SKIP;
+    case R_ARGS:
+        if (is_map)
+            return R_SKIP;
+        if (p->key == K_INPUT_DIMS) {
+            p->ev.in.n = 0;
+            return R_DIMS;
+        }
+        if (p->key == K_INPUT_TYPE) {
+            p->ev.in.ntypes = 0;
+            return R_TYPES;
+        }
+        return R_SKIP;
+    case R_DIMS:
+        if (is_map)
+            return R_SKIP;
+        if (p->ev.in.n == MAX_INPUTS) {
+            p->ev.in.overflow = true;
+            return R_SKIP;
+        }
+        p->ev.in.elems[p->ev.in.n++] = 0;
+        p->ev.in.shape = 1;
+        p->ev.in.shape_has_dim = false;
+        return R_DIMS_ENTRY;
+    case R_DIMS_ENTRY:
+        if (is_map)
+            return R_SKIP;
+        p->ev.in.shape = 1;
+        p->ev.in.shape_has_dim = false;
+        return R_DIMS_SHAPE;
     default:
         return R_SKIP;
     }
+}
+
+/* A shape's product, once its list closes, added to its input's elements. */
+static void close_shape(input_shapes *in)
+{
+    if (in->shape_has_dim && in->n > 0 && in->shape >= 0 && in->elems[in->n - 1] <= INT64_MAX - in->shape)
+        in->elems[in->n - 1] += in->shape;
+    in->shape = 1;
+    in->shape_has_dim = false;
+}
+
+/* One dimension of the shape being read; false when it is not a size. */
+static bool shape_dim(input_shapes *in, const char *s, size_t n)
+{
+    int64_t v;
+    if (!parse_i64(s, n, &v) || v < 0)
+        return false;
+    if (v > 0 && in->shape > INT64_MAX / v) {
+        in->overflow = true;
+        return true;
+    }
+    in->shape *= v;
+    in->shape_has_dim = true;
+    return true;
 }
 
 static int open_container(parser *p, bool is_map)
@@ -375,6 +490,8 @@ static int close_container(parser *p)
     p->key = K_NONE;
     if (r == R_EVENT)
         return finish_event(p);
+    if (r == R_DIMS_ENTRY || r == R_DIMS_SHAPE)
+        close_shape(&p->ev.in);
     return 1;
 }
 
@@ -399,7 +516,10 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
         p->key = args_key(k, n);
         break;
     case R_DIST:
-        p->key = key_is(k, n, "rank") ? K_RANK : key_is(k, n, "world_size") ? K_WORLD : K_NONE;
+        p->key = key_is(k, n, "rank")         ? K_RANK
+                 : key_is(k, n, "world_size") ? K_WORLD
+                 : key_is(k, n, "pg_count")   ? K_PG_COUNT
+                                              : K_NONE;
         break;
     default:
         p->key = K_NONE;
@@ -496,11 +616,29 @@ static int scalar(parser *p, const char *s, size_t n, bool is_number)
         }
         return 1;
     }
+    if (r == R_DIMS_ENTRY || r == R_DIMS_SHAPE) {
+        if (!is_number || !shape_dim(&e->in, s, n))
+            e->in.overflow = true; /* not a shape: the inputs' size is not known */
+        return 1;
+    }
+    if (r == R_TYPES) {
+        if (e->in.ntypes < MAX_INPUTS) {
+            char name[48];
+            copy_short(name, sizeof name, (const unsigned char *)s, is_number ? 0 : n);
+            e->in.elem_bytes[e->in.ntypes++] = dtype_size(name);
+        }
+        return 1;
+    }
     if (r == R_TOP && k == K_BASE_TIME) {
         if (!parse_i64(s, n, &v) || v < 0)
             return stop(p, "%s", "\"baseTimeNanoseconds\" is not a non-negative integer");
         p->r->base_ns = v;
         p->r->abs_clock = true;
+        return 1;
+    }
+    if (r == R_DIST && k == K_PG_COUNT) {
+        if (parse_i64(s, n, &v) && v >= 0 && v <= 1000000)
+            p->r->pg_count = (int)v;
         return 1;
     }
     if (r == R_DIST && (k == K_RANK || k == K_WORLD)) {

@@ -291,6 +291,28 @@ static pspan *new_span(rank_result *rr, char *err, size_t errlen)
     return p;
 }
 
+/* A collective kernel's arguments: its own (Kineto copies record_param_comms's onto
+ * it), completed by those of the host ops around its launch, innermost first: the
+ * nccl:<op> annotation's sizes (record_shapes), record_param_comms's group and Seq. */
+static tev_info collective_info(const ctx *c, const tev *kernel, int32_t launch)
+{
+    const trace_rank *tr = c->tr;
+    tev_info info = tev_extra(tr, kernel);
+    for (int32_t op = launch >= 0 ? c->info_op[launch] : -1; op >= 0;
+         op = c->parent[op] >= 0 ? c->info_op[c->parent[op]] : -1) {
+        tev_info more = tev_extra(tr, &tr->ev[op]);
+        if (info.bytes < 0)
+            info.bytes = more.bytes;
+        if (info.seq < 0)
+            info.seq = more.seq;
+        if (info.pg < 0)
+            info.pg = more.pg;
+        if (info.coll < 0)
+            info.coll = more.coll;
+    }
+    return info;
+}
+
 static int device_span(ctx *c, size_t i, char *err, size_t errlen)
 {
     trace_rank *tr = c->tr;
@@ -312,8 +334,7 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
     if (e->type == TEV_KERNEL && ni->nccl) {
         /* The kernel's own collective arguments (Kineto copies them from
          * record_param_comms), else those of the host op that launched it. */
-        const tev *src = has_info(e) ? e : rt >= 0 && c->info_op[rt] >= 0 ? &tr->ev[c->info_op[rt]] : NULL;
-        tev_info info = src ? tev_extra(tr, src) : (tev_info){-1, -1, -1, -1};
+        tev_info info = collective_info(c, e, rt);
         int k = info.coll >= 0 ? name_coll_kind(nm(tr, info.coll)) : -1;
         p->kind = (uint8_t)(k >= 0 ? k : (int)name_nccl_kind(nm(tr, e->name)));
         p->stream = STREAM_COMM;

@@ -16,6 +16,7 @@ void trace_rank_init(trace_rank *r, const char *path, int file_idx, const char *
     r->format = format;
     r->rank = -1;
     r->world_size = -1;
+    r->pg_count = -1;
     r->limits = limits;
     strtab_init(&r->names);
 }

@@ -72,6 +72,7 @@ typedef struct {
     int rank;           /* -1: not said by the trace */
     const char *rank_from; /* "distributedInfo", "NVTX", ... or NULL */
     int world_size;     /* -1: not said */
+    int pg_count;       /* distributedInfo.pg_count: the job's process groups; -1: not said */
     bool abs_clock;     /* times are wall-clock ns since the epoch */
     int64_t base_ns;    /* added to every ts when the trace's times are relative to it */
     char label[64];     /* what tells this rank apart inside its file ("pid 1234"), or "" */
