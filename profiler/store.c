@@ -166,9 +166,11 @@ int store_begin_run(store *st, const store_run_info *info, int64_t *run_id, char
     if (step_done(st->db, s, "inserting run", err, errlen) < 0)
         return tx_fail(st);
     int64_t id = sqlite3_last_insert_rowid(st->db);
-    for (int r = 0; r < info->world_size; r++) {
+    int nranks = info->ranks ? info->nranks : info->world_size;
+    for (int i = 0; i < nranks; i++) {
+        int r = info->ranks ? info->ranks[i] : i;
         s = st->ins_rank;
-        double speed = info->rank_speed ? info->rank_speed[r] : 1.0;
+        double speed = info->rank_speed ? info->rank_speed[i] : 1.0;
         if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int(s, 2, r) ||
             sqlite3_bind_double(s, 3, speed)) {
             store_db_fail(st->db, err, errlen, "binding rank");

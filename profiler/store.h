@@ -49,7 +49,12 @@ typedef struct {
     int warmup;
     int64_t total_params;
     double bucket_cap_mb;
-    const double *rank_speed; /* world_size entries */
+    const double *rank_speed; /* world_size entries (or nranks, with ranks) */
+    /* The ranks the run holds, ascending, where it holds some of its world only (an
+     * imported trace of a few ranks of a job): the rank table lists these alone.
+     * NULL: every rank of world_size. */
+    const int *ranks;
+    int nranks;
 } store_run_info;
 
 /* One bucket of an assignment; `params` lists parameter indices in bucket order (NULL:

@@ -1066,3 +1066,33 @@ double analysis_mean_overlap_pct(const analysis_run *r)
     }
     return n ? sum / n : NAN;
 }
+
+bool analysis_is_subset(const analysis_run *r)
+{
+    return r->nranks > 0 && (int)r->nranks < r->world_size;
+}
+
+char *analysis_ranks_held(const analysis_run *r, char *buf, size_t n)
+{
+    if (n == 0)
+        return buf;
+    buf[0] = '\0';
+    if (!analysis_is_subset(r))
+        return buf;
+    /* Room for the tail ", ... N ranks of W" whatever the list's length. */
+    size_t at = 0, room = n > 40 ? n - 40 : 0;
+    int w = snprintf(buf, n, "rank%s ", r->nranks == 1 ? "" : "s");
+    at = w > 0 ? (size_t)w : 0;
+    size_t i = 0;
+    for (; i < r->nranks && at < room; i++) {
+        w = snprintf(buf + at, n - at, "%s%d", i ? ", " : "", r->ranks[i].rank);
+        if (w < 0 || (size_t)w >= n - at)
+            break;
+        at += (size_t)w;
+    }
+    if (i < r->nranks)
+        snprintf(buf + at, n - at, ", ... (%zu ranks) of %d", r->nranks, r->world_size);
+    else
+        snprintf(buf + at, n - at, " of %d", r->world_size);
+    return buf;
+}

@@ -140,6 +140,13 @@ int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nrun
 
 void analysis_free(analysis_run *runs, size_t nruns);
 
+/* Which ranks of its world a run holds, where it holds some only (an imported trace of
+ * a few ranks of a job): "ranks 0, 1 of 128" ("rank 0 of 8"; a long list ends "...,
+ * 37 ranks of 128") into buf; "" when it holds every rank.  Returns buf. */
+char *analysis_ranks_held(const analysis_run *r, char *buf, size_t n);
+/* Whether the run holds fewer ranks than its world (an imported subset). */
+bool analysis_is_subset(const analysis_run *r);
+
 /* DDP's overlap of a run: the mean over ranks of each rank's overlap_pct; NAN when no
  * rank communicated. */
 double analysis_mean_overlap_pct(const analysis_run *r);

@@ -105,6 +105,18 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
                                  over ? over : json_null(), "verified",
                                  r->verified < 0 ? json_null() : json_boolean(r->verified),
                                  "sweep", r->sweep >= 0 ? json_integer(r->sweep) : json_null());
+    /* ranks_traced: the ranks the run holds (an imported trace may hold a few of its
+     * world; every rank otherwise). */
+    json_t *held = json_array();
+    for (size_t i = 0; held && i < r->nranks; i++)
+        if (json_array_append_new(held, json_integer(r->ranks[i].rank)) != 0) {
+            json_decref(held);
+            held = NULL;
+        }
+    if (extra && (!held || json_object_set_new(extra, "ranks_traced", held) != 0)) {
+        json_decref(extra);
+        extra = NULL;
+    }
     if (!extra || json_object_update(run, extra) != 0) {
         json_decref(extra);
         json_decref(run);

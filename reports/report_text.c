@@ -132,7 +132,10 @@ static void print_header(FILE *out, const analysis_run *r)
         fprintf(out, "  status      %s\n", status);
     if (r->error)
         fprintf(out, "  error       %s\n", r->error);
-    fprintf(out, "  backend     %s, world size %d%s\n", or_dash(r->backend), r->world_size,
+    char held[160];
+    analysis_ranks_held(r, held, sizeof held);
+    fprintf(out, "  backend     %s, world size %d%s%s%s%s\n", or_dash(r->backend), r->world_size,
+            held[0] ? " (traced: " : "", held, held[0] ? ")" : "",
             r->phase_spans ? ", spans per phase (record.detail = phase: bucket readiness not recorded)" : "");
     /* Only a note worth reading: plain "threads" / "processes" say nothing new. */
     if (r->placement && strchr(r->placement, ';'))

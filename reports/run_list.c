@@ -14,13 +14,19 @@ static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
 
 static void write_text(const analysis_run *runs, size_t n, FILE *out)
 {
-    fprintf(out, "%5s  %-32s  %-14s  %-9s  %5s  %-19s  %9s  %9s\n", "run", "name", "backend", "status", "ranks",
+    fprintf(out, "%5s  %-32s  %-14s  %-9s  %9s  %-19s  %9s  %9s\n", "run", "name", "backend", "status", "ranks",
             "started (UTC)", "step ms", "overlap %");
     for (size_t i = 0; i < n; i++) {
         const analysis_run *r = &runs[i];
         double step = step_ms(r), overlap = analysis_mean_overlap_pct(r);
-        fprintf(out, "%5lld  %-32.32s  %-14.14s  %-9.9s  %5d  %-19.19s  ", (long long)r->id, or_dash(r->name),
-                or_dash(r->backend), or_dash(r->status), r->world_size, or_dash(r->started_at));
+        /* "2 of 128": an imported run holding a few ranks of its job. */
+        char ranks[32];
+        if (analysis_is_subset(r))
+            snprintf(ranks, sizeof ranks, "%zu of %d", r->nranks, r->world_size);
+        else
+            snprintf(ranks, sizeof ranks, "%d", r->world_size);
+        fprintf(out, "%5lld  %-32.32s  %-14.14s  %-9.9s  %9s  %-19.19s  ", (long long)r->id, or_dash(r->name),
+                or_dash(r->backend), or_dash(r->status), ranks, or_dash(r->started_at));
         if (isnan(step))
             fprintf(out, "%9s  ", "-");
         else
@@ -47,11 +53,19 @@ static int write_json(const analysis_run *runs, size_t n, FILE *out, char *err, 
     for (size_t i = 0; i < n; i++) {
         const analysis_run *r = &runs[i];
         json_error_t je;
-        json_t *row = json_pack_ex(&je, 0, "{s:I, s:o, s:o, s:o, s:i, s:o, s:o, s:o}", "id", (json_int_t)r->id,
-                                   "name", text_or_null(r->name), "backend", text_or_null(r->backend), "status",
-                                   text_or_null(r->status), "world_size", r->world_size, "started_at",
-                                   text_or_null(r->started_at), "step_ms", num(step_ms(r)), "overlap_pct",
-                                   num(analysis_mean_overlap_pct(r)));
+        json_t *held = json_array();
+        for (size_t k = 0; held && k < r->nranks; k++)
+            if (json_array_append_new(held, json_integer(r->ranks[k].rank)) != 0) {
+                json_decref(held);
+                held = NULL;
+            }
+        json_t *row = held ? json_pack_ex(&je, 0, "{s:I, s:o, s:o, s:o, s:i, s:o, s:o, s:o, s:o}", "id",
+                                          (json_int_t)r->id, "name", text_or_null(r->name), "backend",
+                                          text_or_null(r->backend), "status", text_or_null(r->status), "world_size",
+                                          r->world_size, "ranks_traced", held, "started_at",
+                                          text_or_null(r->started_at), "step_ms", num(step_ms(r)), "overlap_pct",
+                                          num(analysis_mean_overlap_pct(r)))
+                           : NULL;
         if (!row || json_array_append_new(list, row) != 0) {
             snprintf(err, errlen, "building the JSON list: %s", row ? "out of memory" : je.text);
             json_decref(doc);

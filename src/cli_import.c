@@ -101,10 +101,15 @@ int cli_import(int argc, char **argv)
         fprintf(stderr, "ddpprof: %s\n", err);
         return rc == IMPORT_BAD_INPUT ? EXIT_USAGE : EXIT_RUNTIME;
     }
-    printf("run %" PRId64 ": imported %d rank%s, %d iteration%s, %zu spans (%s) into %s\n"
+    char held[64];
+    if (sum.nranks < sum.world_size)
+        snprintf(held, sizeof held, "%d rank%s of %d", sum.nranks, sum.nranks == 1 ? "" : "s", sum.world_size);
+    else
+        snprintf(held, sizeof held, "%d rank%s", sum.world_size, sum.world_size == 1 ? "" : "s");
+    printf("run %" PRId64 ": imported %s, %d iteration%s, %zu spans (%s) into %s\n"
            "clocks: %s\n"
            "see it: ddpprof report %s --run %" PRId64 "\n",
-           sum.run_id, sum.world_size, sum.world_size == 1 ? "" : "s", sum.iterations,
-           sum.iterations == 1 ? "" : "s", sum.spans, sum.backend, db_path, sum.clock_sync, db_path, sum.run_id);
+           sum.run_id, held, sum.iterations, sum.iterations == 1 ? "" : "s", sum.spans, sum.backend, db_path,
+           sum.clock_sync, db_path, sum.run_id);
     return EXIT_OK;
 }

@@ -39,6 +39,7 @@ typedef enum { IMPORT_OK = 0, IMPORT_RUNTIME = 1, IMPORT_BAD_INPUT = 2 } import_
 typedef struct {
     int64_t run_id;
     int world_size;
+    int nranks; /* the ranks traced: world_size, or fewer */
     int iterations;
     size_t spans;
     char backend[32];

@@ -111,6 +111,10 @@ static int rank_from_name(const char *path)
     return atoi(stem + i);
 }
 
+/* Which rank each trace is, and the job's world size.  Any subset of one job's ranks
+ * imports (users profile rank 0, or a few); a lone trace that names no rank anywhere is
+ * rank 0 of a world of 1.  Traces that cannot be one job are refused here (world sizes,
+ * process groups) and after the clocks (time ranges, collectives). */
 static import_status resolve_ranks(const import_options *o, trace_rank **ranks, int nranks, int *world,
                                    text *notes, char *err, size_t errlen)
 {
@@ -119,8 +123,8 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
                              " from distributedInfo or their file names)", nranks);
         return IMPORT_BAD_INPUT;
     }
-    int said_world = -1;
-    const char *said_by = NULL;
+    int said_world = -1, said_pgs = -1;
+    const char *said_by = NULL, *pgs_by = NULL;
     for (int i = 0; i < nranks; i++) {
         trace_rank *r = ranks[i];
         if (r->rank < 0 && o->rank >= 0) {
@@ -137,6 +141,13 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
                 r->rank = k;
                 r->rank_from = "file name";
             }
+        }
+        if (r->rank < 0 && nranks == 1 && r->world_size <= 1) {
+            /* A single-GPU job's trace: nothing says a rank because there is one. */
+            r->rank = 0;
+            r->rank_from = "alone";
+            text_add(notes, "the trace names no rank (no distributedInfo, no number ending its file name): taken"
+                            " as rank 0 of a world of 1 (--rank N says otherwise)\n");
         }
         if (r->rank < 0) {
             set_err(err, errlen,
@@ -155,6 +166,15 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
             said_world = r->world_size;
             said_by = r->path;
         }
+        if (r->pg_count >= 0) {
+            if (said_pgs >= 0 && said_pgs != r->pg_count) {
+                set_err(err, errlen, "%s says its job has %d process groups, %s says %d: not one job", r->path,
+                        r->pg_count, pgs_by, said_pgs);
+                return IMPORT_BAD_INPUT;
+            }
+            said_pgs = r->pg_count;
+            pgs_by = r->path;
+        }
     }
     for (int i = 0; i < nranks; i++)
         for (int j = i + 1; j < nranks; j++)
@@ -171,28 +191,51 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
         set_err(err, errlen, "rank %d is beyond the world size of %d that the traces say", maxr, said_world);
         return IMPORT_BAD_INPUT;
     }
-    if (nranks == 1) {
-        /* One trace alone: one rank of its job, said so. */
-        *world = said_world > 0 ? said_world : ranks[0]->rank + 1;
-        if (*world > 1)
-            text_add(notes, "one trace alone: rank %d of a world of %d; the other ranks are not in this run\n",
-                     ranks[0]->rank, *world);
-        return IMPORT_OK;
-    }
     int w = said_world > 0 ? said_world : maxr + 1;
-    for (int k = 0; k < w; k++) {
-        bool found = false;
-        for (int i = 0; i < nranks && !found; i++)
-            found = ranks[i]->rank == k;
-        if (!found) {
-            set_err(err, errlen,
-                    "rank %d missing: the %d traces given hold ranks up to %d of a world of %d; give"
-                    " every rank's trace (or one trace alone)",
-                    k, nranks, maxr, w);
-            return IMPORT_BAD_INPUT;
-        }
+    if (nranks < w) {
+        text_add(notes, "ranks ");
+        int listed = 0;
+        for (int k = 0; k < w && listed < nranks; k++)
+            for (int i = 0; i < nranks; i++)
+                if (ranks[i]->rank == k) {
+                    text_add(notes, "%s%d", listed ? ", " : "", k);
+                    listed++;
+                }
+        text_add(notes, " of a world of %d: the other ranks are not in this run; a collective's time on a"
+                        " traced rank holds its wait for them as well as the transfer\n",
+                 w);
     }
     *world = w;
+    return IMPORT_OK;
+}
+
+/* Traces on the wall clock whose times do not overlap were not recorded by one job. */
+static import_status check_time_ranges(rank_result *rr, int n, char *err, size_t errlen)
+{
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            const rank_result *x = &rr[a], *y = &rr[b];
+            if (!x->tr->abs_clock || !y->tr->abs_clock || x->nsp == 0 || y->nsp == 0)
+                continue;
+            int64_t x0 = INT64_MAX, x1 = INT64_MIN, y0 = INT64_MAX, y1 = INT64_MIN;
+            for (size_t i = 0; i < x->nsp; i++) {
+                x0 = x->sp[i].start < x0 ? x->sp[i].start : x0;
+                x1 = x->sp[i].end > x1 ? x->sp[i].end : x1;
+            }
+            for (size_t i = 0; i < y->nsp; i++) {
+                y0 = y->sp[i].start < y0 ? y->sp[i].start : y0;
+                y1 = y->sp[i].end > y1 ? y->sp[i].end : y1;
+            }
+            if (x1 < y0 || y1 < x0) {
+                const rank_result *early = x1 < y0 ? x : y, *late = x1 < y0 ? y : x;
+                int64_t gap = (x1 < y0 ? y0 - x1 : x0 - y1);
+                set_err(err, errlen,
+                        "%s (rank %d) ends %.3f s before %s (rank %d) begins, on the wall clock both"
+                        " traces keep: not one job's traces",
+                        early->tr->path, early->tr->rank, (double)gap / 1e9, late->tr->path, late->tr->rank);
+                return IMPORT_BAD_INPUT;
+            }
+        }
     return IMPORT_OK;
 }
 
@@ -660,9 +703,21 @@ import_status import_traces(store *st, const import_options *o, import_summary *
     if (any_comm && !any_bytes)
         text_add(&notes, "message sizes unknown: the trace records none (bucket sizes show as 0)\n");
 
+    if ((status = check_time_ranges(rr, nranks, err, errlen)) != IMPORT_OK)
+        goto out;
+    status = IMPORT_RUNTIME;
     if (match_collectives(rr, nranks, &keys, &nkeys, err, errlen) < 0 ||
         align_clocks(rr, nranks, keys, nkeys, wall, &how, err, errlen) < 0)
         goto out;
+    for (int i = 1; i < nranks; i++)
+        if (rr[0].has_comm && rr[i].has_comm && rr[i].matched == 0) {
+            set_err(err, errlen,
+                    "%s (rank %d) and %s (rank %d) share no collective (none has the same process group and"
+                    " sequence number, or step and place in it): not one job's traces",
+                    rr[0].tr->path, rr[0].tr->rank, rr[i].tr->path, rr[i].tr->rank);
+            status = IMPORT_BAD_INPUT;
+            goto out;
+        }
     if (notes.oom || how.oom) {
         set_err(err, errlen, "out of memory");
         goto out;
@@ -683,7 +738,16 @@ import_status import_traces(store *st, const import_options *o, import_summary *
     bool nsys = imported_backend_nsys((const trace_rank *const *)ranks, nranks);
     snprintf(sum->backend, sizeof sum->backend, "%s", nsys ? "nsys" : "pytorch-trace");
     snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", how.s ? how.s : "");
+    int *held = malloc((size_t)nranks * sizeof *held);
+    if (!held) {
+        set_err(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nranks; i++)
+        held[i] = rr[i].tr->rank; /* rr is in rank order */
     store_run_info info = {.name = name,
+                           .ranks = nranks < world ? held : NULL,
+                           .nranks = nranks,
                            .source = o->paths[0],
                            .backend = sum->backend,
                            .world_size = world,
@@ -700,7 +764,9 @@ import_status import_traces(store *st, const import_options *o, import_summary *
         goto out;
     bulk = true;
     int64_t run_id;
-    if (store_begin_run(st, &info, &run_id, err, errlen) < 0)
+    int began = store_begin_run(st, &info, &run_id, err, errlen);
+    free(held);
+    if (began < 0)
         goto out;
     char ranks_how[128];
     snprintf(ranks_how, sizeof ranks_how, "imported: %d trace%s from %d file%s", nranks, nranks > 1 ? "s" : "",
@@ -743,6 +809,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
         goto out;
     sum->run_id = run_id;
     sum->world_size = world;
+    sum->nranks = nranks;
     sum->iterations = iter_hi - iter_lo + 1;
     status = IMPORT_OK;
 out:
