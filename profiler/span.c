@@ -15,7 +15,8 @@ const char *span_kind_name(span_kind k)
         "forward",   "backward",      "copy_in",    "allreduce", "copy_out",
         "optimizer", "wait",          "broadcast",  "all_gather", "reduce_scatter",
         "all_to_all", "send_recv",    "reduce",     "barrier",   "collective",
-        "kernel",    "memcpy",        "memset",     "cpu_op"};
+        "kernel",    "memcpy",        "memset",     "cpu_op",    "step",
+        "profiler_step"};
     return (unsigned)k < SPAN_KIND_COUNT ? names[k] : "?";
 }
 

@@ -38,6 +38,12 @@ typedef enum {
     SPAN_MEMCPY,
     SPAN_MEMSET,
     SPAN_CPU_OP,      /* host work outside the phases above */
+    /* An imported iteration as the job ran it (host stream): its period on the device
+     * timeline, from its first device op to the next iteration's first, which is the
+     * step of the analysis definitions on an imported run; and the host's
+     * ProfilerStep#N range, shown beside. */
+    SPAN_STEP,
+    SPAN_PROFILER_STEP,
     SPAN_KIND_COUNT
 } span_kind;
 

@@ -34,7 +34,7 @@
 #include "profiler/hta_figures.h"
 #include "profiler/span.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 
 typedef struct store store;
 

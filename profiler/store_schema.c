@@ -27,7 +27,9 @@
  *   instead of numbering islands and grouping them (3.5x faster measured).
  *   step = end of the last optimizer span - start of the first forward span; a
  *   rank-iteration without an optimizer span (no_sync step, failed run) ends at its
- *   last span, and one without a forward span starts at its first span.
+ *   last span, and one without a forward span starts at its first span.  An imported
+ *   run's rank-iterations carry a 'step' span (the job's period on the device
+ *   timeline, profiler/import/import_job.c), which is the step where present.
  *   arrival a(s,r) = start of rank r's allreduce for collective seq s;
  *   wait(s,r) = max_r' a(s,r') - a(s,r); transfer(s) = end(s) - max a(s,.).
  */
@@ -122,9 +124,13 @@
     "    MAX(end_ns - MAX(start_ns, COALESCE(prev_m, start_ns)), 0) ELSE 0 END) AS m_ns," \
     "   SUM(CASE WHEN is_c OR is_m THEN"                                                \
     "    MAX(end_ns - MAX(start_ns, COALESCE(prev_u, start_ns)), 0) ELSE 0 END) AS u_ns," \
-    "   COALESCE(MIN(start_ns) FILTER (WHERE kind = 'forward'), MIN(start_ns))"         \
+    "   COALESCE(MIN(start_ns) FILTER (WHERE kind = 'step'),"                           \
+    "    MIN(start_ns) FILTER (WHERE kind = 'forward'),"                                \
+    "    MIN(start_ns) FILTER (WHERE kind <> 'profiler_step'), MIN(start_ns))"          \
     "    AS step_start_ns,"                                                             \
-    "   COALESCE(MAX(end_ns) FILTER (WHERE kind = 'optimizer'), MAX(end_ns))"           \
+    "   COALESCE(MAX(end_ns) FILTER (WHERE kind = 'step'),"                             \
+    "    MAX(end_ns) FILTER (WHERE kind = 'optimizer'),"                                \
+    "    MAX(end_ns) FILTER (WHERE kind <> 'profiler_step'), MAX(end_ns))"              \
     "    AS step_end_ns"                                                                \
     "  FROM w GROUP BY run_id, rank, iter"                                              \
     "), wt AS ("                                                                        \
@@ -492,8 +498,7 @@ static const char MIGRATE_V5[] =
     " comm_overlap_us INTEGER NOT NULL,"
     " PRIMARY KEY (run_id, rank)) WITHOUT ROWID;";
 
-_Static_assert(SPAN_KIND_COUNT == 19 && STREAM_COUNT == 3,
-               "span_kind and span_stream in MIGRATE_V5 list span.h's kinds and streams");
+_Static_assert(STREAM_COUNT == 3, "span_stream in MIGRATE_V5 lists span.h's streams");
 
 /* Version 6: the DDP logger's views take comm start at bucket 0's launch (not its
  * allreduce's start), static_graph's first iteration as delay_all_reduce() times it,
@@ -539,8 +544,19 @@ static const char MIGRATE_V7[] =
     "ALTER TABLE run ADD COLUMN verified INTEGER CHECK (verified IN (0, 1));"
     "ALTER TABLE run ADD COLUMN sweep INTEGER;";
 
+/* Version 8: an imported iteration's step is the job's period (span kinds 'step' and
+ * 'profiler_step', the first the step bounds of iteration_stats where present), and a
+ * run may hold some of its world's ranks only (the rank table lists those it holds).
+ * Older runs have no 'step' span: their figures stay as they were. */
+static const char MIGRATE_V8[] =
+    "INSERT INTO span_kind VALUES (19, 'step'), (20, 'profiler_step');"
+    "DROP VIEW IF EXISTS iteration_stats;"
+    "CREATE VIEW iteration_stats AS " SQL_ITERATION_STATS(RUN_ALL) ";";
+
+_Static_assert(SPAN_KIND_COUNT == 21, "span_kind in MIGRATE_V5 and MIGRATE_V8 lists span.h's kinds");
+
 static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1,  MIGRATE_V2, MIGRATE_V3, MIGRATE_V4,
-                                                             MIGRATE_V5, MIGRATE_V6, MIGRATE_V7};
+                                                             MIGRATE_V5, MIGRATE_V6, MIGRATE_V7, MIGRATE_V8};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 

@@ -138,8 +138,10 @@ typedef struct {
     vec its, colls, readies, group, group_ready;
     /* the open rank-iteration */
     int rank, iter;
-    bool open, has_fwd, has_opt;
+    bool open, has_fwd, has_opt, has_step, has_work;
     int64_t min_start, max_end, fwd_start, opt_end;
+    int64_t step_start, step_end; /* an imported iteration's 'step' span (the job's period) */
+    int64_t work_start, work_end; /* over the spans but the host's profiler_step ranges */
     /* HTA's figures of a recorded run: the open rank's device spans (start, end, flags
      * IS_M for communication; ts holds the launch until the rank closes) and the start of
      * its latest iteration, the last ProfilerStep of its Kineto export. */
@@ -204,8 +206,8 @@ static int close_group(scan_state *s)
     memset(a, 0, sizeof *a);
     a->rank = s->rank;
     a->iter = s->iter;
-    a->step_start = s->has_fwd ? s->fwd_start : s->min_start;
-    a->step_end = s->has_opt ? s->opt_end : s->max_end;
+    a->step_start = s->has_step ? s->step_start : s->has_fwd ? s->fwd_start : s->has_work ? s->work_start : s->min_start;
+    a->step_end = s->has_step ? s->step_end : s->has_opt ? s->opt_end : s->has_work ? s->work_end : s->max_end;
     sort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
     unions(s->group.v, s->group.n, a);
     s->group.n = 0;
@@ -244,9 +246,21 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
         s->open = true;
         s->rank = rank;
         s->iter = iter;
-        s->has_fwd = s->has_opt = false;
+        s->has_fwd = s->has_opt = s->has_step = s->has_work = false;
         s->min_start = start;
         s->max_end = end;
+    }
+    if (kind == SPAN_STEP && (!s->has_step || start < s->step_start))
+        s->step_start = start;
+    if (kind == SPAN_STEP && (!s->has_step || end > s->step_end))
+        s->step_end = end;
+    s->has_step |= kind == SPAN_STEP;
+    if (kind != SPAN_PROFILER_STEP) {
+        if (!s->has_work || start < s->work_start)
+            s->work_start = start;
+        if (!s->has_work || end > s->work_end)
+            s->work_end = end;
+        s->has_work = true;
     }
     if (start < s->min_start)
         s->min_start = start;

@@ -31,6 +31,7 @@ typedef struct {
     int64_t seq;       /* the run's collective number, once matched; -1 */
     int32_t name;
     int32_t iter;
+    int32_t launch_iter; /* the step that launched it (HTA's), whatever period it ran in */
     int32_t bucket;    /* -1 */
     int32_t pg;        /* names index; -1 */
     int32_t ordinal;   /* comm: its place among its group's collectives in its iteration */

@@ -468,12 +468,145 @@ static int align_clocks(rank_result *rr, int n, const coll_key *k, size_t m, boo
     return 0;
 }
 
+/* ---- the job's period ------------------------------------------------------------------ */
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Appends a host-stream span of kind `kind` to rr (names: interned `name`). */
+static int add_host_span(rank_result *rr, int kind, int32_t iter, int64_t start, int64_t end, const char *name,
+                         char *err, size_t errlen)
+{
+    int32_t id = trace_rank_name(rr->tr, name, strlen(name));
+    if (id < 0) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    if (rr->nsp == rr->cap) {
+        size_t cap = rr->cap ? 2 * rr->cap : 64;
+        pspan *grown = realloc(rr->sp, cap * sizeof *grown);
+        if (!grown) {
+            set_err(err, errlen, "out of memory");
+            return -1;
+        }
+        rr->sp = grown;
+        rr->cap = cap;
+    }
+    pspan *p = &rr->sp[rr->nsp++];
+    memset(p, 0, sizeof *p);
+    *p = (pspan){.start = start, .end = end, .launch = start, .bytes = -1, .coll_seq = -1, .seq = -1,
+                 .name = id, .iter = iter, .bucket = -1, .pg = -1, .stream = STREAM_HOST, .kind = (uint8_t)kind};
+    return 0;
+}
+
+/* Each iteration's step as the job ran it: its period on the device timeline, from
+ * the iteration's start to the next's, so that whatever kept the device idle between
+ * them (the input pipeline, launch gaps, the host's own stalls) counts, as it does for
+ * throughput.  An iteration starts at its first forward op on the device (DDP's
+ * forward), else at its first op there (a CPU-only job: its compute and collectives).
+ * The host runs ahead of the device, so a device op launched in one step may run in
+ * the next one's period (an input copy issued early): device ops other than the
+ * collectives belong to the period they run in, the collectives stay with the step
+ * that launched them (DDP's buckets are per step).  The last iteration has no next
+ * start: its period is its host ProfilerStep's length (the host's period, which the
+ * device's follows in a steady state; the device's tail past it overlaps the next
+ * period, which the trace does not hold), or, without one, up to its last op's end.  The host's ProfilerStep#N ranges are kept beside, as profiler_step spans. */
+static int add_periods(rank_result *rr, char *err, size_t errlen)
+{
+    size_t n0 = rr->nsp;
+    int32_t *iters = malloc((n0 ? n0 : 1) * sizeof *iters);
+    int64_t *anchor = malloc((n0 ? n0 : 1) * 3 * sizeof *anchor);
+    if (!iters || !anchor) {
+        free(iters);
+        free(anchor);
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t ni = 0;
+    for (size_t i = 0; i < n0; i++)
+        if (rr->sp[i].stream != STREAM_HOST)
+            iters[ni++] = rr->sp[i].iter;
+    qsort(iters, ni, sizeof *iters, cmp_i32);
+    size_t nu = 0;
+    for (size_t i = 0; i < ni; i++)
+        if (nu == 0 || iters[nu - 1] != iters[i])
+            iters[nu++] = iters[i];
+    int64_t *first_any = anchor + nu, *last_end = anchor + 2 * nu;
+    for (size_t k = 0; k < nu; k++) {
+        anchor[k] = first_any[k] = INT64_MAX;
+        last_end[k] = INT64_MIN;
+    }
+    for (size_t i = 0; i < n0; i++) {
+        const pspan *p = &rr->sp[i];
+        if (p->stream == STREAM_HOST)
+            continue;
+        size_t k = (size_t)((int32_t *)bsearch(&p->iter, iters, nu, sizeof *iters, cmp_i32) - iters);
+        first_any[k] = p->start < first_any[k] ? p->start : first_any[k];
+        if (p->kind == SPAN_FORWARD && p->start < anchor[k])
+            anchor[k] = p->start;
+    }
+    for (size_t k = 0; k < nu; k++)
+        if (anchor[k] == INT64_MAX)
+            anchor[k] = first_any[k];
+    /* Device ops by the period they run in (anchors in order only: a trace whose
+     * iterations' starts do not increase keeps its launch steps). */
+    bool ordered = true;
+    for (size_t k = 1; k < nu; k++)
+        ordered &= anchor[k] > anchor[k - 1];
+    for (size_t i = 0; i < n0 && ordered && nu > 1; i++) {
+        pspan *p = &rr->sp[i];
+        if (!p->on_device || p->stream == STREAM_COMM || p->start < anchor[0])
+            continue;
+        size_t lo = 0, hi = nu; /* the last anchor at or before its start */
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (anchor[mid] <= p->start)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        p->iter = iters[lo];
+    }
+    for (size_t i = 0; i < n0; i++) {
+        const pspan *p = &rr->sp[i];
+        if (p->stream == STREAM_HOST)
+            continue;
+        size_t k = (size_t)((int32_t *)bsearch(&p->iter, iters, nu, sizeof *iters, cmp_i32) - iters);
+        last_end[k] = p->end > last_end[k] ? p->end : last_end[k];
+    }
+    int ret = 0;
+    for (size_t k = 0; k < nu && ret == 0; k++) {
+        int64_t start = anchor[k], end = last_end[k];
+        if (k + 1 < nu && anchor[k + 1] > start) {
+            end = anchor[k + 1];
+        } else {
+            for (size_t s = 0; s < rr->nsteps; s++)
+                if (rr->step_n[s] == iters[k])
+                    end = start + (rr->step_end[s] - rr->step_start[s]);
+        }
+        ret = add_host_span(rr, SPAN_STEP, iters[k], start, end > start ? end : start, "step (the job's period)", err,
+                            errlen);
+    }
+    for (size_t s = 0; s < rr->nsteps && ret == 0; s++) {
+        char name[48];
+        snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)rr->step_n[s]);
+        ret = add_host_span(rr, SPAN_PROFILER_STEP, (int32_t)rr->step_n[s], rr->step_start[s], rr->step_end[s], name,
+                            err, errlen);
+    }
+    free(anchor);
+    free(iters);
+    return ret;
+}
+
 /* ---- HTA's figures ---------------------------------------------------------------------- */
 
 /* One rank's figures, as HTA computes them from the trace: the device ops it keeps
- * (launched by a host event before the last ProfilerStep starts; with
- * include_last_profiler_step=False, its default), times in whole µs (start rounded up,
- * end down). */
+ * (launched by a host event before the last ProfilerStep starts, with
+ * include_last_profiler_step=False, its default: in a trace of one step, those
+ * launched before it), times in whole µs (start rounded up, end down). */
 static int hta_rank(store *st, int64_t run_id, int rank, const rank_result *rr, char *err, size_t errlen)
 {
     size_t n = 0;
@@ -487,10 +620,11 @@ static int hta_rank(store *st, int64_t run_id, int rank, const rank_result *rr, 
         return -1;
     }
     int64_t last = rr->nsteps ? rr->step_n[rr->nsteps - 1] : -1;
+    int64_t last_start = rr->nsteps ? rr->step_start[rr->nsteps - 1] : INT64_MAX;
     size_t k = 0;
     for (size_t i = 0; i < rr->nsp; i++) {
         const pspan *p = &rr->sp[i];
-        if (!p->on_device || (rr->nsteps && (!p->launched || p->iter == last)))
+        if (!p->on_device || (rr->nsteps && (!p->launched || p->launch >= last_start)))
             continue;
         ops[k++] = (hta_op){hta_us_up(p->start), hta_us_down(p->end),
                             p->hta == HTA_COMMUNICATION ? HTA_OP_COMMUNICATION
@@ -502,8 +636,10 @@ static int hta_rank(store *st, int64_t run_id, int rank, const rank_result *rr, 
     if (rr->nsteps > 1)
         snprintf(steps, sizeof steps, "ProfilerStep#%" PRId64 "-#%" PRId64 " (the last, #%" PRId64 ", left out as HTA does)",
                  rr->step_n[0], rr->step_n[rr->nsteps - 2], last);
+    else if (rr->nsteps == 1)
+        snprintf(steps, sizeof steps, "the device ops launched before ProfilerStep#%" PRId64 " (the only step, left out as HTA does)", last);
     else
-        snprintf(steps, sizeof steps, "every device op (no ProfilerStep#N but the last, where HTA itself would keep none)");
+        snprintf(steps, sizeof steps, "every device op (the trace has no ProfilerStep#N)");
     store_hta_stat h = {.rank = rank, .steps = steps};
     int rc = hta_figures_compute(ops, k, &h);
     free(ops);
@@ -679,6 +815,9 @@ import_status import_traces(store *st, const import_options *o, import_summary *
             goto out;
         }
     }
+    for (int i = 0; i < nranks; i++)
+        if (add_periods(&rr[i], err, errlen) < 0)
+            goto out;
     if (!device_job && !any_comm) {
         set_err(err, errlen,
                 "%s: no GPU events and no collectives (gloo:*) in the trace%s: nothing of a DDP job to"

@@ -325,7 +325,7 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
     p->end = e->ts_ns + e->dur_ns;
     p->launch = rt >= 0 ? tr->ev[rt].ts_ns : e->ts_ns;
     p->launched = rt >= 0;
-    p->iter = iter_of(c->rr, p->launch);
+    p->iter = p->launch_iter = iter_of(c->rr, p->launch);
     p->name = e->name;
     p->on_device = 1;
     p->dev_stream = e->tid;
