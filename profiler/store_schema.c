@@ -101,29 +101,44 @@
     "  FROM (" SQL_RANK_COLLECTIVE(RUN, COLLECTIVE_KINDS) ") GROUP BY run_id, seq) c"   \
     " JOIN run r ON r.id = c.run_id"
 
-/* w: every span of a rank-iteration in start order, with the latest end among the
- * earlier spans of each set (C: compute stream, M: allreduce, U: either); the three
- * windows share one definition, so SQLite sorts once.  t: per rank-iteration, the
- * union lengths (see the header comment), the step bounds.  wt: the waits. */
+/* p: an imported rank-iteration's period (its 'step' span); c: every span, its
+ * interval clipped to that period where there is one (so that compute, exposed
+ * communication and the rest add up to the period: a device op of the step that runs
+ * past it belongs to the next period's time); w: the spans of a rank-iteration in
+ * start order, with the latest end among the earlier spans of each set (C: compute
+ * stream, M: allreduce, U: either); the three windows share one definition, so
+ * SQLite sorts once.  t: per rank-iteration, the union lengths (see the header
+ * comment), the step bounds.  wt: the waits. */
 #define SQL_ITERATION_STATS(RUN)                                                         \
-    "WITH w AS ("                                                                       \
-    "  SELECT run_id, rank, iter, kind, start_ns, end_ns,"                              \
+    "WITH p AS ("                                                                       \
+    "  SELECT run_id, rank, iter, MIN(start_ns) AS p0, MAX(end_ns) AS p1"               \
+    "  FROM span WHERE kind = 'step'" RUN " GROUP BY run_id, rank, iter"                \
+    "), c AS ("                                                                         \
+    "  SELECT s.run_id, s.rank, s.iter, s.kind, s.stream, s.start_ns, s.end_ns,"        \
+    "   CASE WHEN p.p0 IS NULL THEN s.start_ns"                                         \
+    "    ELSE MIN(MAX(s.start_ns, p.p0), p.p1) END AS cs,"                              \
+    "   CASE WHEN p.p0 IS NULL THEN s.end_ns"                                           \
+    "    ELSE MAX(MIN(s.end_ns, p.p1), p.p0) END AS ce"                                 \
+    "  FROM (SELECT * FROM span WHERE 1" RUN ") s LEFT JOIN p ON p.run_id = s.run_id"   \
+    "   AND p.rank = s.rank AND p.iter = s.iter"                                        \
+    "), w AS ("                                                                         \
+    "  SELECT run_id, rank, iter, kind, start_ns, end_ns, cs, ce,"                      \
     "   stream = 'compute' AS is_c, kind = 'allreduce' AS is_m,"                        \
-    "   MAX(CASE WHEN stream = 'compute' THEN end_ns END) OVER win AS prev_c,"          \
-    "   MAX(CASE WHEN kind = 'allreduce' THEN end_ns END) OVER win AS prev_m,"          \
-    "   MAX(CASE WHEN stream = 'compute' OR kind = 'allreduce' THEN end_ns END)"        \
+    "   MAX(CASE WHEN stream = 'compute' THEN ce END) OVER win AS prev_c,"              \
+    "   MAX(CASE WHEN kind = 'allreduce' THEN ce END) OVER win AS prev_m,"              \
+    "   MAX(CASE WHEN stream = 'compute' OR kind = 'allreduce' THEN ce END)"            \
     "    OVER win AS prev_u"                                                            \
-    "  FROM span WHERE 1" RUN                                                           \
-    "  WINDOW win AS (PARTITION BY run_id, rank, iter ORDER BY start_ns, end_ns"        \
+    "  FROM c"                                                                          \
+    "  WINDOW win AS (PARTITION BY run_id, rank, iter ORDER BY cs, ce"                  \
     "   ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"                              \
     "), t AS ("                                                                         \
     "  SELECT run_id, rank, iter,"                                                      \
     "   SUM(CASE WHEN is_c THEN"                                                        \
-    "    MAX(end_ns - MAX(start_ns, COALESCE(prev_c, start_ns)), 0) ELSE 0 END) AS c_ns," \
+    "    MAX(ce - MAX(cs, COALESCE(prev_c, cs)), 0) ELSE 0 END) AS c_ns,"               \
     "   SUM(CASE WHEN is_m THEN"                                                        \
-    "    MAX(end_ns - MAX(start_ns, COALESCE(prev_m, start_ns)), 0) ELSE 0 END) AS m_ns," \
+    "    MAX(ce - MAX(cs, COALESCE(prev_m, cs)), 0) ELSE 0 END) AS m_ns,"               \
     "   SUM(CASE WHEN is_c OR is_m THEN"                                                \
-    "    MAX(end_ns - MAX(start_ns, COALESCE(prev_u, start_ns)), 0) ELSE 0 END) AS u_ns," \
+    "    MAX(ce - MAX(cs, COALESCE(prev_u, cs)), 0) ELSE 0 END) AS u_ns,"               \
     "   COALESCE(MIN(start_ns) FILTER (WHERE kind = 'step'),"                           \
     "    MIN(start_ns) FILTER (WHERE kind = 'forward'),"                                \
     "    MIN(start_ns) FILTER (WHERE kind <> 'profiler_step'), MIN(start_ns))"          \
@@ -137,7 +152,7 @@
     "  SELECT run_id, rank, iter, SUM(wait_ns) AS wait_ns"                              \
     "  FROM (" SQL_COLLECTIVE_ARRIVAL(RUN) ") GROUP BY run_id, rank, iter"              \
     ")"                                                                                 \
-    " SELECT t.run_id, t.rank, t.iter, t.iter < r.warmup AS warmup,"                    \
+" SELECT t.run_id, t.rank, t.iter, t.iter < r.warmup AS warmup,"                    \
     "  t.step_end_ns - t.step_start_ns AS step_ns, t.c_ns AS compute_ns,"               \
     "  t.m_ns AS comm_ns, t.c_ns + t.m_ns - t.u_ns AS overlap_ns,"                      \
     "  t.u_ns - t.c_ns AS exposed_comm_ns, COALESCE(wt.wait_ns, 0) AS wait_ns,"         \

@@ -208,6 +208,16 @@ static int close_group(scan_state *s)
     a->iter = s->iter;
     a->step_start = s->has_step ? s->step_start : s->has_fwd ? s->fwd_start : s->has_work ? s->work_start : s->min_start;
     a->step_end = s->has_step ? s->step_end : s->has_opt ? s->opt_end : s->has_work ? s->work_end : s->max_end;
+    if (s->has_step) {
+        /* The view's clipping: intervals within the imported iteration's period. */
+        ival *v = s->group.v;
+        for (size_t i = 0; i < s->group.n; i++) {
+            int64_t lo = v[i].start > s->step_start ? v[i].start : s->step_start;
+            int64_t hi = v[i].end < s->step_end ? v[i].end : s->step_end;
+            v[i].start = lo < s->step_end ? lo : s->step_end;
+            v[i].end = hi > s->step_start ? hi : s->step_start;
+        }
+    }
     sort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
     unions(s->group.v, s->group.n, a);
     s->group.n = 0;

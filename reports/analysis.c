@@ -656,6 +656,20 @@ static int load_sources(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
         db_fail(db, err, errlen, "reading source files");
         goto out;
     }
+    sqlite3_finalize(s);
+    s = NULL;
+    if (r->nsources > 0) {
+        if (prepare(db, "SELECT AVG(end_ns - start_ns), COUNT(*) FROM span WHERE run_id = ?1 AND kind = 'profiler_step'",
+                    &s, err, errlen) < 0 ||
+            bind_run(db, s, r->id, err, errlen) < 0)
+            goto out;
+        if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
+            db_fail(db, err, errlen, "reading the host's steps");
+            goto out;
+        }
+        r->host_steps = sqlite3_column_int(s, 1);
+        r->host_step_ms_mean = r->host_steps > 0 ? ms(sqlite3_column_double(s, 0)) : NAN;
+    }
     ret = 0;
 out:
     sqlite3_finalize(s);
@@ -798,7 +812,8 @@ static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_
             goto out;
         b->collectives = sqlite3_column_int(s, 1);
         b->arrival_skew_ms = ms(col_or_nan(s, 2));
-        b->transfer_ms = ms(col_or_nan(s, 3));
+        /* A few ranks of a job: the last arrival is not known. */
+        b->transfer_ms = analysis_is_subset(r) ? NAN : ms(col_or_nan(s, 3));
         double bytes = col_or_nan(s, 4);
         if (b->nparams == 0 && b->bytes == 0 && !isnan(bytes))
             b->bytes = (int64_t)llround(bytes);
@@ -915,7 +930,7 @@ static void free_run(analysis_run *r)
 static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    r->step_ms_mean = r->step_ms_min = r->step_ms_max = NAN;
+    r->step_ms_mean = r->step_ms_min = r->step_ms_max = r->host_step_ms_mean = NAN;
     r->representative_iter = -1;
     its_row *rows = NULL;
     size_t n = 0;

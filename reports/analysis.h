@@ -25,7 +25,9 @@
  *   on a rank-iteration, after that rank-iteration's step start (first forward);
  *   launch delay = that rank's arrival at the bucket's allreduce - ready; both averaged
  *   over rank-iterations.  Arrival skew = last - first arrival and transfer = end -
- *   last arrival, averaged over the bucket's collectives; busbw = bytes * 2(n-1)/n /
+ *   last arrival, averaged over the bucket's collectives (undefined, NAN, where the run
+ *   holds some of its ranks only: the last arrival is then unknown, and a traced
+ *   rank's allreduce holds its wait for the others); busbw = bytes * 2(n-1)/n /
  *   transfer (nccl-tests' bus bandwidth, GB/s = 1e9 B/s; 0 when n == 1), from the
  *   mean bytes and mean transfer of those collectives.
  */
@@ -116,6 +118,10 @@ typedef struct {
     /* Imported runs: how the ranks' clocks were put on one, remarks on the source (one a
      * line), and the files; NULL / 0 for recorded runs. */
     char *clock_sync, *notes;
+    /* Imported runs: the host's ProfilerStep#N ranges (profiler_step spans), shown beside
+     * the step (the job's period on the device timeline); NAN / 0 where none. */
+    double host_step_ms_mean;
+    int host_steps;
     /* What was run (schema 7; NULL / -1 in older files): the command line's settings and
      * sweep point as JSON text; --verify's verdict (-1 not asked, 1 every synchronised
      * step checked and exact, 0 not); the first run of the sweep the run is a point of.

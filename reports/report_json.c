@@ -6,6 +6,7 @@
  * report rather than writing a partial document.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -21,9 +22,12 @@ static json_t *num(double v)
     return isnan(v) || isinf(v) ? json_null() : json_real(v);
 }
 
-static json_t *rank_json(const analysis_rank *k, json_error_t *je)
+/* subset: the run holds a few of its job's ranks; the exposed communication beyond the
+ * wait for traced ranks is then the transfer and the wait for the untraced ones
+ * together (exposed_transfer_or_untraced_wait_ms), and exposed_transfer_ms is null. */
+static json_t *rank_json(const analysis_rank *k, bool subset, json_error_t *je)
 {
-    return json_pack_ex(je, 0,
+    json_t *o = json_pack_ex(je, 0,
                         "{s:i, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o,"
                         " s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
                         "rank", k->rank, "speed", num(k->speed), "iterations", k->iterations,
@@ -35,6 +39,14 @@ static json_t *rank_json(const analysis_rank *k, json_error_t *je)
                         num(k->attr_straggler_wait_ms), "other_ms", num(k->attr_other_ms),
                         "comm_overlap_pct", num(k->comm_overlap_pct), "idle_pct", num(k->idle_pct),
                         "compute_pct", num(k->compute_pct), "non_compute_pct", num(k->non_compute_pct));
+    json_t *a = o ? json_object_get(o, "attribution") : NULL;
+    if (subset && a &&
+        (json_object_set_new(a, "exposed_transfer_or_untraced_wait_ms", num(k->attr_exposed_transfer_ms)) != 0 ||
+         json_object_set_new(a, "exposed_transfer_ms", json_null()) != 0)) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 static json_t *bucket_json(const analysis_bucket *b, json_error_t *je)
@@ -69,7 +81,7 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
     if (!ranks || !buckets)
         goto fail;
     for (size_t i = 0; i < r->nranks; i++)
-        if (json_array_append_new(ranks, rank_json(&r->ranks[i], je)) != 0)
+        if (json_array_append_new(ranks, rank_json(&r->ranks[i], analysis_is_subset(r), je)) != 0)
             goto fail;
     for (size_t i = 0; i < r->nbuckets; i++)
         if (json_array_append_new(buckets, bucket_json(&r->buckets[i], je)) != 0)
@@ -113,7 +125,9 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
             json_decref(held);
             held = NULL;
         }
-    if (extra && (!held || json_object_set_new(extra, "ranks_traced", held) != 0)) {
+    if (extra && (!held || json_object_set_new(extra, "ranks_traced", held) != 0 ||
+                  json_object_set_new(extra, "host_step_ms_mean", num(r->host_step_ms_mean)) != 0 ||
+                  json_object_set_new(extra, "host_steps", json_integer(r->host_steps)) != 0)) {
         json_decref(extra);
         extra = NULL;
     }

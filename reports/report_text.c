@@ -181,6 +181,12 @@ static void print_header(FILE *out, const analysis_run *r)
     print_ms(out, r->step_ms_max);
     fprintf(out, " (slowest rank per iteration, over %d iteration%s)\n", r->steps,
             r->steps == 1 ? "" : "s");
+    if (r->host_steps > 0) {
+        fprintf(out, "  host steps  mean ");
+        print_ms(out, r->host_step_ms_mean);
+        fprintf(out, " (ProfilerStep#N on the host, %d; the step above is the job's period on the device"
+                     " timeline)\n", r->host_steps);
+    }
     if (r->all_iterations && r->steps > 0)
         fprintf(out, "  note        no measured iteration recorded: figures include warm-up\n");
 }
@@ -239,8 +245,13 @@ static int print_ranks(FILE *out, const analysis_run *r)
         fprintf(out, "\n  Holistic Trace Analysis's figures: none (no device ops: HTA counts GPU kernels only)\n");
     }
 
-    static const char *const aheads[] = {"rank", "compute ms", "exposed transfer ms",
-                                         "straggler wait ms", "other ms", "step ms"};
+    /* A few ranks of a job: the exposed communication not spent waiting for a traced
+     * rank holds the wait for the untraced ones as well as the transfer, which one
+     * cannot tell apart without their traces. */
+    bool subset = analysis_is_subset(r);
+    const char *aheads[] = {"rank", "compute ms", subset ? "exposed comm ms (transfer + untraced ranks' wait)"
+                                                         : "exposed transfer ms",
+                            subset ? "wait for traced ranks ms" : "straggler wait ms", "other ms", "step ms"};
     if (table_init(&t, aheads, sizeof aheads / sizeof aheads[0], r->nranks) < 0)
         return -1;
     for (size_t i = 0; i < r->nranks; i++) {
@@ -252,8 +263,12 @@ static int print_ranks(FILE *out, const analysis_run *r)
         cell_num(&t, i, 4, k->attr_other_ms, 3);
         cell_num(&t, i, 5, k->step_ms, 3);
     }
-    fprintf(out, "\n  step attribution per rank (mean per iteration)\n");
+    fprintf(out, "\n  step attribution per rank (mean per iteration; the four parts add up to the step)\n");
     table_print(out, &t);
+    if (subset)
+        fprintf(out, "  note        %zu of %d ranks traced: a traced rank's collective holds its wait for the others, so"
+                     " its time is not the network's (no transfer or bus bandwidth without every rank)\n",
+                r->nranks, r->world_size);
     free(t.cells);
     return 0;
 }

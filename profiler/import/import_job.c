@@ -193,7 +193,7 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
     }
     int w = said_world > 0 ? said_world : maxr + 1;
     if (nranks < w) {
-        text_add(notes, "ranks ");
+        text_add(notes, nranks == 1 ? "rank " : "ranks ");
         int listed = 0;
         for (int k = 0; k < w && listed < nranks; k++)
             for (int i = 0; i < nranks; i++)
