@@ -11,7 +11,6 @@
 #include "common/errmsg.h"
 #include "engine/ddp/bucket_plan.h"
 #include "engine/predict/fit_ring.h"
-#include "engine/predict/median.h"
 #include "engine/workload/model_zoo.h"
 
 #define MIB (1024.0 * 1024.0)
@@ -22,7 +21,8 @@
 /* What one rank did in one measured iteration (ns on the run's clock; -1: not seen). */
 typedef struct {
     int64_t step_start, step_end, bwd_start, bwd_end, comm_end;
-    int64_t *ready; /* per bucket */
+    int64_t work_end; /* the end of its last DDP phase op (an imported iteration's may pass its period) */
+    int64_t *ready;   /* per bucket */
 } rank_iter;
 
 typedef struct {
@@ -38,9 +38,17 @@ typedef struct {
     /* its buckets (latest assignment), in launch order */
     int nb;
     int64_t *bucket_bytes;
+    /* the ranks the run holds (an imported trace may hold a few of its world) */
+    int nheld;
+    int *held;   /* ascending */
+    int *pos_of; /* [world]: a rank's place in held, -1 when not held */
+    bool device; /* imported device spans: the phases are read on the device timeline */
+    bool periods; /* imported 'step' spans: the job's period is the step */
+    bool sizes_known; /* the buckets' bytes are in the run */
     /* measured iterations */
+    int first_iter; /* the run's first (0, or an imported trace's first ProfilerStep#N) */
     int it0, nit;
-    rank_iter *ri; /* [rank * nit + (iter - it0)] */
+    rank_iter *ri; /* [place in held * nit + (iter - it0)] */
 } source;
 
 static void add_note(whatif_derived *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -116,6 +124,55 @@ static int read_run(source *s)
     return 0;
 }
 
+/* A yes/no question about the run's spans (?1 the run). */
+static int ask(source *s, const char *sql, bool *yes)
+{
+    sqlite3_stmt *st = query(s, sql);
+    if (!st)
+        return -1;
+    int rc = sqlite3_step(st);
+    *yes = rc == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(s, "reading the spans");
+}
+
+/* The ranks the run holds: those of its rank table (all of its world for a recorded
+ * run; the traced ones of an imported trace), and where its phases are measured. */
+static int read_ranks(source *s)
+{
+    s->held = malloc((size_t)s->world * sizeof *s->held);
+    s->pos_of = malloc((size_t)s->world * sizeof *s->pos_of);
+    if (!s->held || !s->pos_of) {
+        set_err(s->err, s->errlen, "out of memory");
+        return -1;
+    }
+    for (int r = 0; r < s->world; r++)
+        s->pos_of[r] = -1;
+    sqlite3_stmt *st = query(s, "SELECT rank FROM rank WHERE run_id = ?1 ORDER BY rank");
+    if (!st)
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int r = sqlite3_column_int(st, 0);
+        if (r >= 0 && r < s->world && s->pos_of[r] < 0) {
+            s->pos_of[r] = s->nheld;
+            s->held[s->nheld++] = r;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return db_fail(s, "reading the ranks");
+    if (s->nheld == 0) /* a file without rank rows: every rank */
+        for (int r = 0; r < s->world; r++) {
+            s->pos_of[r] = r;
+            s->held[s->nheld++] = r;
+        }
+    if (ask(s, "SELECT 1 FROM span WHERE run_id = ?1 AND device_stream IS NOT NULL LIMIT 1", &s->device) < 0 ||
+        ask(s, "SELECT 1 FROM span WHERE run_id = ?1 AND kind = 'step' LIMIT 1", &s->periods) < 0)
+        return -1;
+    return 0;
+}
+
 /* The latest assignment's buckets; sizes a trace did not give come from the collectives. */
 static int read_buckets(source *s)
 {
@@ -158,23 +215,24 @@ static int read_buckets(source *s)
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW)
         return db_fail(s, "reading the buckets");
-    for (int b = 0; b < s->nb; b++) {
-        if (s->bucket_bytes[b] <= 0) {
-            set_err(s->err, s->errlen,
-                    "run %lld: bucket %d's size is not in the run (the trace gives no message sizes); whatif "
-                    "needs each bucket's bytes",
-                    (long long)s->run, b);
-            return -1;
-        }
-    }
+    s->sizes_known = true;
+    for (int b = 0; b < s->nb; b++)
+        s->sizes_known &= s->bucket_bytes[b] > 0;
     return 0;
 }
 
 static rank_iter *at(source *s, int rank, int iter)
 {
-    if (rank < 0 || rank >= s->world || iter < s->it0 || iter >= s->it0 + s->nit)
+    if (rank < 0 || rank >= s->world || s->pos_of[rank] < 0 || iter < s->it0 || iter >= s->it0 + s->nit)
         return NULL;
-    return &s->ri[(size_t)rank * (size_t)s->nit + (size_t)(iter - s->it0)];
+    return &s->ri[(size_t)s->pos_of[rank] * (size_t)s->nit + (size_t)(iter - s->it0)];
+}
+
+/* The spans a phase is read from: on an imported device trace, the device's (the host
+ * runs ahead of them); everywhere else, all. */
+static const char *timeline(const source *s)
+{
+    return s->device ? " AND device_stream IS NOT NULL" : "";
 }
 
 /* Runs sql (?1 run, ?2 first iteration; columns rank, iter, [bucket,] value) into the
@@ -209,20 +267,23 @@ static int read_iterations(source *s)
 {
     /* The buckets measured are the latest assignment's: after the rebuild (DDP's first
      * synchronised iteration) and the warm-up. */
-    s->it0 = s->warmup > (s->version > 0 ? 1 : 0) ? s->warmup : (s->version > 0 ? 1 : 0);
-    sqlite3_stmt *st = query(s, "SELECT MAX(iter) FROM span WHERE run_id = ?1");
+    sqlite3_stmt *st = query(s, "SELECT MIN(iter), MAX(iter) FROM span WHERE run_id = ?1");
     if (!st)
         return -1;
-    int last = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int(st, 0)
-                                                                                              : -1;
+    bool any = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+    int first = any ? sqlite3_column_int(st, 0) : 0, last = any ? sqlite3_column_int(st, 1) : -1;
     sqlite3_finalize(st);
+    /* Iterations count from the run's first (an imported trace's ProfilerStep#N may start
+     * anywhere). */
+    s->first_iter = first;
+    s->it0 = first + (s->warmup > (s->version > 0 ? 1 : 0) ? s->warmup : (s->version > 0 ? 1 : 0));
     s->nit = last - s->it0 + 1;
     if (s->nit <= 0) {
         set_err(s->err, s->errlen, "run %lld has no measured iteration after DDP's rebuild and the warm-up",
                 (long long)s->run);
         return -1;
     }
-    size_t n = (size_t)s->world * (size_t)s->nit;
+    size_t n = (size_t)s->nheld * (size_t)s->nit;
     s->ri = calloc(n, sizeof *s->ri);
     int64_t *ready = s->ri ? malloc(n * (size_t)s->nb * sizeof *ready) : NULL;
     if (!ready) {
@@ -230,15 +291,19 @@ static int read_iterations(source *s)
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        s->ri[i] = (rank_iter){-1, -1, -1, -1, -1, ready + i * (size_t)s->nb};
+        s->ri[i] = (rank_iter){-1, -1, -1, -1, -1, -1, ready + i * (size_t)s->nb};
         for (int b = 0; b < s->nb; b++)
             s->ri[i].ready[b] = -1;
     }
-    if (fill(s,
+    char sql[512];
+    snprintf(sql, sizeof sql,
              "SELECT rank, iter, MIN(start_ns), MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind IN ('forward', 'backward', 'copy_in', 'allreduce', 'copy_out', 'optimizer') GROUP BY rank, iter",
-             0) != 0)
+             "kind IN ('forward', 'backward', 'copy_in', 'allreduce', 'copy_out', 'optimizer')%s GROUP BY rank, iter",
+             timeline(s));
+    if (fill(s, sql, 0) != 0)
         return -1;
+    for (size_t i = 0; i < n; i++)
+        s->ri[i].work_end = s->ri[i].step_end;
     return 0;
 }
 
@@ -247,8 +312,24 @@ static int read_iterations(source *s)
  * last bucket allreduce's end and each bucket's ready point. */
 static int read_phases(source *s)
 {
-    sqlite3_stmt *st = query(s, "SELECT rank, iter, MIN(start_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-                                "kind = 'forward' GROUP BY rank, iter");
+    char sql[5][384];
+    const char *tl = timeline(s);
+    snprintf(sql[0], sizeof sql[0],
+             "SELECT rank, iter, MIN(start_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'forward'%s "
+             "GROUP BY rank, iter", tl);
+    snprintf(sql[1], sizeof sql[1],
+             "SELECT rank, iter, MIN(start_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'backward'%s "
+             "GROUP BY rank, iter", tl);
+    snprintf(sql[2], sizeof sql[2],
+             "SELECT rank, iter, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
+             "kind IN ('backward', 'copy_in')%s GROUP BY rank, iter", tl);
+    snprintf(sql[3], sizeof sql[3],
+             "SELECT rank, iter, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'allreduce' "
+             "AND bucket IS NOT NULL GROUP BY rank, iter");
+    snprintf(sql[4], sizeof sql[4],
+             "SELECT rank, iter, bucket, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
+             "kind = 'copy_in' AND bucket IS NOT NULL%s GROUP BY rank, iter, bucket", tl);
+    sqlite3_stmt *st = query(s, sql[0]);
     if (!st)
         return -1;
     int rc;
@@ -260,36 +341,39 @@ static int read_phases(source *s)
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
         return db_fail(s, "reading the spans");
-    if (fill(s,
-             "SELECT rank, iter, MIN(start_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'backward' "
-             "GROUP BY rank, iter",
-             2) != 0 ||
+    if (fill(s, sql[1], 2) != 0 || fill(s, sql[2], 3) != 0 || fill(s, sql[3], 4) != 0 || fill(s, sql[4], -1) != 0)
+        return -1;
+    /* An imported iteration's step is the job's period (its 'step' span): the host's
+     * stalls before the next iteration count, in the phase after the optimizer. */
+    if (s->periods &&
         fill(s,
-             "SELECT rank, iter, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind IN ('backward', 'copy_in') GROUP BY rank, iter",
-             3) != 0 ||
-        fill(s,
-             "SELECT rank, iter, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'allreduce' "
-             "AND bucket IS NOT NULL GROUP BY rank, iter",
-             4) != 0 ||
-        fill(s,
-             "SELECT rank, iter, bucket, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind = 'copy_in' AND bucket IS NOT NULL GROUP BY rank, iter, bucket",
-             -1) != 0)
+             "SELECT rank, iter, MIN(start_ns), MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
+             "kind = 'step' GROUP BY rank, iter",
+             0) != 0)
         return -1;
     return 0;
 }
 
-/* One rank's medians over the iterations it was fully seen in: the forward phase, each
+/* The mean of n > 0 values.  Means, not medians: the job's throughput is set by its
+ * mean period, so a replay keeps each phase's mean, a slow iteration's stall included. */
+static double mean_of(const double *v, size_t n)
+{
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    return sum / (double)n;
+}
+
+/* One rank's means over the iterations it was fully seen in: the forward phase, each
  * bucket's interval from the previous ready point, the optimizer phase.  false when no
  * iteration was complete. */
 typedef struct {
     double fwd_ns, opt_ns, total_ns;
     double *bwd_ns; /* per bucket */
     int iterations;
-} rank_medians;
+} rank_means;
 
-static bool rank_median(source *s, int rank, rank_medians *m, double *scratch)
+static bool rank_mean(source *s, int rank, rank_means *m, double *scratch)
 {
     int n = 0;
     double *f = scratch, *o = scratch + s->nit, *b = scratch + 2 * s->nit;
@@ -300,7 +384,19 @@ static bool rank_median(source *s, int rank, rank_medians *m, double *scratch)
             whole = r->ready[k] >= 0;
         if (!whole)
             continue;
-        f[n] = (double)(r->bwd_start - r->step_start);
+        /* An imported job's iterations may overlap on the device (the next forward's first
+         * ops before this backward's end: a pipelined input or embedding stage): each
+         * iteration is timed from when the previous one's work ended, if later than its
+         * own start, to the next one's, so that its phases add up to the period. */
+        const rank_iter *before = s->periods && i > 0 ? at(s, rank, s->it0 + i - 1) : NULL;
+        if (s->periods && i == 0 && s->nit > 1)
+            continue; /* the trace's first iteration: when the one before it ended is not in the trace */
+        const rank_iter *next = s->periods ? at(s, rank, s->it0 + i + 1) : NULL;
+        int64_t from = before && before->work_end > r->step_start ? before->work_end : r->step_start;
+        int64_t to = r->step_end;
+        if (next && next->step_start >= 0)
+            to = next->step_start > r->work_end ? next->step_start : r->work_end;
+        f[n] = r->bwd_start > from ? (double)(r->bwd_start - from) : 0.0;
         int64_t prev = r->bwd_start;
         for (int k = 0; k < s->nb; k++) {
             /* Buckets launch in index order: one ready before its predecessor waited for it. */
@@ -309,17 +405,17 @@ static bool rank_median(source *s, int rank, rank_medians *m, double *scratch)
             prev = ready;
         }
         int64_t after = r->comm_end > r->bwd_end ? r->comm_end : r->bwd_end;
-        o[n] = after < r->step_end ? (double)(r->step_end - after) : 0.0;
+        o[n] = after < to ? (double)(to - after) : 0.0;
         n++;
     }
     m->iterations = n;
     if (n == 0)
         return false;
-    m->fwd_ns = median_sort(f, (size_t)n);
-    m->opt_ns = median_sort(o, (size_t)n);
+    m->fwd_ns = mean_of(f, (size_t)n);
+    m->opt_ns = mean_of(o, (size_t)n);
     m->total_ns = m->fwd_ns;
     for (int k = 0; k < s->nb; k++) {
-        m->bwd_ns[k] = median_sort(b + (size_t)k * (size_t)s->nit, (size_t)n);
+        m->bwd_ns[k] = mean_of(b + (size_t)k * (size_t)s->nit, (size_t)n);
         m->total_ns += m->bwd_ns[k];
     }
     return true;
@@ -402,7 +498,7 @@ static bool reproduces(const source *s, const model *m, const scenario *sc, buck
 
 /* Spreads each bucket's measured backward time over its layers by their FLOPs, and the
  * forward phase over every layer likewise. */
-static int layer_times(const model *m, const bucket_assignment *a, const rank_medians *base, scenario *sc, char *err,
+static int layer_times(const model *m, const bucket_assignment *a, const rank_means *base, scenario *sc, char *err,
                        size_t errlen)
 {
     int nl = m->nlayers;
@@ -454,7 +550,7 @@ out:
 
 /* One flat parameter per bucket, registration order the reverse of launch order (bucket
  * 0 holds the last layers), each bucket its own layer. */
-static int bucket_model(const source *s, const rank_medians *base, scenario *sc, char *err, size_t errlen)
+static int bucket_model(const source *s, const rank_means *base, scenario *sc, char *err, size_t errlen)
 {
     double *numel = malloc((size_t)s->nb * sizeof *numel), *fwd = malloc((size_t)s->nb * sizeof *fwd),
            *bwd = malloc((size_t)s->nb * sizeof *bwd);
@@ -514,7 +610,7 @@ static bool recorded_scenario(const source *s, scenario *sc)
 
 /* Chooses the model: the recorded run's own, or --model, or a zoo preset that reproduces
  * the run's buckets; else the bucket-granularity model.  Sets the [model] keys. */
-static int choose_model(source *s, const whatif_options *o, const rank_medians *base, bool recorded, scenario *sc,
+static int choose_model(source *s, const whatif_options *o, const rank_means *base, bool recorded, scenario *sc,
                         whatif_derived *d, char *err, size_t errlen)
 {
     static const char *const zoo[] = {"resnet18", "resnet50", "bert-large", "gpt2", "mlp"};
@@ -559,6 +655,122 @@ static int choose_model(source *s, const whatif_options *o, const rank_medians *
     return bucket_model(s, base, sc, err, errlen);
 }
 
+/* One bucket allreduce of a measured iteration: its bytes (-1: unknown) and the time
+ * it kept DDP's one communication stream busy, from when DDP could have started it to
+ * its end.  It could start once the last rank had the bucket ready (its last copy in)
+ * and the previous bucket had ended (DDP launches buckets in order on one stream); the
+ * wait beyond that for the untraced ranks, for a collective of the job's own that held
+ * the stream (an all_to_all), or in gloo's queue, is part of it, as a replay needs. */
+typedef struct {
+    int bucket;
+    int64_t bytes;
+    double busy_ns;
+} bucket_busy;
+
+static int cmp_busy_bytes(const void *a, const void *b)
+{
+    const bucket_busy *x = a, *y = b;
+    return (x->bytes > y->bytes) - (x->bytes < y->bytes);
+}
+
+static int read_bucket_busy(source *s, bucket_busy **out, size_t *nout)
+{
+    *out = NULL;
+    *nout = 0;
+    sqlite3_stmt *st = query(s, "SELECT iter, bucket, COALESCE(bytes, -1), last_arrival_ns, end_ns FROM collective "
+                                "WHERE run_id = ?1 AND iter >= ?2 AND kind = 'allreduce' AND bucket IS NOT NULL "
+                                "ORDER BY iter, bucket");
+    if (!st)
+        return -1;
+    size_t cap = 0, n = 0;
+    bucket_busy *v = NULL;
+    int rc, prev_iter = -1;
+    int64_t prev_end = INT64_MIN;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int iter = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
+        int64_t last_arrival = sqlite3_column_int64(st, 3), end = sqlite3_column_int64(st, 4);
+        if (iter != prev_iter)
+            prev_end = INT64_MIN;
+        prev_iter = iter;
+        int64_t ready = INT64_MIN;
+        for (int i = 0; b >= 0 && b < s->nb && i < s->nheld; i++) {
+            const rank_iter *r = at(s, s->held[i], iter);
+            if (r && r->ready[b] > ready)
+                ready = r->ready[b];
+        }
+        int64_t from = ready != INT64_MIN ? ready : last_arrival;
+        from = from > prev_end ? from : prev_end;
+        prev_end = end;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            bucket_busy *g = realloc(v, cap * sizeof *g);
+            if (!g) {
+                free(v);
+                sqlite3_finalize(st);
+                set_err(s->err, s->errlen, "out of memory");
+                return -1;
+            }
+            v = g;
+        }
+        v[n++] = (bucket_busy){b, sqlite3_column_int64(st, 2), end > from ? (double)(end - from) : 0.0};
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        return db_fail(s, "reading the collectives");
+    }
+    *out = v;
+    *nout = n;
+    return 0;
+}
+
+/* Without message sizes, each bucket stands for the bytes a ring allreduce moves at
+ * EQUIVALENT_GBPS in its measured time (from the last arrival) at the run's world size:
+ * a change of world size then scales the time by the ring's 2(n-1)/n, as it would the
+ * real bytes', and the replay keeps the measured times.  Changes that need the real
+ * sizes (bucket_cap_mb) are refused by the caller (whatif_derived.sizes_unknown). */
+#define EQUIVALENT_GBPS 1.0
+static int equivalent_sizes(source *s, whatif_derived *d)
+{
+    if (s->sizes_known)
+        return 0;
+    bucket_busy *v;
+    size_t nv;
+    if (read_bucket_busy(s, &v, &nv) < 0)
+        return -1;
+    double *t = calloc((size_t)s->nb, sizeof *t);
+    int *count = calloc((size_t)s->nb, sizeof *count);
+    if (!t || !count) {
+        free(t);
+        free(count);
+        free(v);
+        set_err(s->err, s->errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < nv; i++)
+        if (v[i].bucket >= 0 && v[i].bucket < s->nb) {
+            count[v[i].bucket]++;
+            t[v[i].bucket] += v[i].busy_ns;
+        }
+    free(v);
+    int ret = 0;
+    double ring = s->world > 1 ? 2.0 * (s->world - 1) / s->world : 1.0;
+    for (int b = 0; ret == 0 && b < s->nb; b++) {
+        double bytes = count[b] > 0 ? t[b] / count[b] * EQUIVALENT_GBPS / ring : 1.0; /* GB/s is bytes per ns */
+        s->bucket_bytes[b] = bytes >= 1.0 ? (int64_t)llround(bytes) : 1;
+    }
+    if (ret == 0) {
+        d->sizes_unknown = true;
+        add_note(d, "sizes: the trace gives no message sizes: each bucket stands for the bytes a ring allreduce moves in "
+                    "its measured time at %.3g GB/s, so world size, skew and speed can change but not the bucket "
+                    "sizes (profile with record_shapes=True for them)",
+                 EQUIVALENT_GBPS);
+    }
+    free(t);
+    free(count);
+    return ret;
+}
+
 /* The run's bucket cap where it was recorded (an imported trace's is PyTorch's default). */
 static int bucket_limits(const source *s, scenario *sc, char *err, size_t errlen)
 {
@@ -570,43 +782,37 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
 {
     if (s->world < 2)
         return 0;
-    sqlite3_stmt *st = query(s, "SELECT bytes, transfer_ns FROM collective WHERE run_id = ?1 AND iter >= ?2 AND "
-                                "bucket IS NOT NULL AND bytes > 0 ORDER BY bytes");
-    if (!st)
+    if (!s->sizes_known) /* the buckets' equivalent bytes (equivalent_sizes) on a bare ring */
+        return set(sc, "network.algorithm", "ring", err, errlen) != 0 ||
+                       set_num(sc, "network.latency_us", 0, err, errlen) != 0 ||
+                       set_num(sc, "network.bandwidth_gbps", EQUIVALENT_GBPS, err, errlen) != 0 ||
+                       set(sc, "network.gpus_per_node", "0", err, errlen) != 0
+                   ? -1
+                   : 0;
+    bucket_busy *v;
+    size_t nv;
+    if (read_bucket_busy(s, &v, &nv) < 0)
         return -1;
-    /* Rows by increasing bytes; the times of one size are contiguous in t. */
-    size_t cap = 0, n = 0;
-    double *t = NULL;
-    int64_t *bytes = NULL;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            double *t2 = realloc(t, cap * sizeof *t);
-            if (t2)
-                t = t2;
-            int64_t *b2 = t2 ? realloc(bytes, cap * sizeof *bytes) : NULL;
-            if (!b2) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            bytes = b2;
-        }
-        bytes[n] = sqlite3_column_int64(st, 0);
-        t[n] = (double)sqlite3_column_int64(st, 1);
-        n++;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
+    size_t n = 0;
+    for (size_t i = 0; i < nv; i++)
+        if (v[i].bytes > 0)
+            v[n++] = v[i];
+    qsort(v, n, sizeof *v, cmp_busy_bytes);
+    double *t = malloc((n ? n : 1) * sizeof *t);
+    int64_t *bytes = malloc((n ? n : 1) * sizeof *bytes);
+    if (!t || !bytes) {
         free(t);
         free(bytes);
-        if (rc == SQLITE_NOMEM) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        return db_fail(s, "reading the collectives");
+        free(v);
+        set_err(err, errlen, "out of memory");
+        return -1;
     }
-    /* The median per size, from the last arrival to the end. */
+    for (size_t i = 0; i < n; i++) {
+        t[i] = v[i].busy_ns;
+        bytes[i] = v[i].bytes;
+    }
+    free(v);
+    /* The mean per size (the times of one size are contiguous). */
     double mb[SCENARIO_MAX_MEASURED], mu[SCENARIO_MAX_MEASURED], mr[SCENARIO_MAX_MEASURED];
     ring_sample rs[SCENARIO_MAX_MEASURED];
     int np = 0;
@@ -614,7 +820,7 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
         size_t j = i;
         while (j < n && bytes[j] == bytes[i])
             j++;
-        double us = median_sort(t + i, j - i) / 1e3;
+        double us = mean_of(t + i, j - i) / 1e3;
         if (us > 0) {
             mb[np] = (double)bytes[i];
             mu[np] = us;
@@ -649,7 +855,8 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
     if (set_num(sc, "network.latency_us", alpha, err, errlen) != 0 ||
         set_num(sc, "network.bandwidth_gbps", bw > 0.001 ? bw : 0.001, err, errlen) != 0)
         return -1;
-    add_note(d, "network: %d bucket sizes' allreduce times from the last arrival (measured at %d ranks); a ring of "
+    add_note(d, "network: %d bucket sizes' allreduce times from the bucket's ready point on the last rank (measured at "
+                "%d ranks); a ring of "
                 "%.3g us a step and %.4g GB/s a link fitted to them for other world sizes",
              np, s->world, alpha, bw);
     return 0;
@@ -660,7 +867,7 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
 {
     memset(out, 0, sizeof *out);
     source s = {.db = db, .run = run_id, .err = err, .errlen = errlen};
-    rank_medians *rm = NULL;
+    rank_means *rm = NULL;
     double *scratch = NULL, *speeds = NULL;
     int rc = -1;
     out->sc = malloc(sizeof *out->sc);
@@ -668,10 +875,12 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    if (read_run(&s) != 0 || read_buckets(&s) != 0 || read_iterations(&s) != 0 || read_phases(&s) != 0)
+    if (read_run(&s) != 0 || read_ranks(&s) != 0 || read_buckets(&s) != 0 || read_iterations(&s) != 0 ||
+        read_phases(&s) != 0 || equivalent_sizes(&s, out) != 0)
         goto out;
-    rm = calloc((size_t)s.world, sizeof *rm);
-    double *bwd = rm ? calloc((size_t)s.world * (size_t)s.nb, sizeof *bwd) : NULL;
+    int nh = s.nheld;
+    rm = calloc((size_t)nh, sizeof *rm);
+    double *bwd = rm ? calloc((size_t)nh * (size_t)s.nb, sizeof *bwd) : NULL;
     scratch = malloc((size_t)s.nit * (size_t)(s.nb + 2) * sizeof *scratch);
     speeds = malloc((size_t)s.world * sizeof *speeds);
     if (!rm || !bwd || !scratch || !speeds) {
@@ -680,30 +889,38 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
         goto out;
     }
     int seen = 0;
-    for (int r = 0; r < s.world; r++) {
-        rm[r].bwd_ns = bwd + (size_t)r * (size_t)s.nb;
-        seen += rank_median(&s, r, &rm[r], scratch);
+    for (int i = 0; i < nh; i++) {
+        rm[i].bwd_ns = bwd + (size_t)i * (size_t)s.nb;
+        seen += rank_mean(&s, s.held[i], &rm[i], scratch);
     }
-    if (seen < s.world) {
+    if (seen < nh) {
         set_err(err, errlen,
-                "run %lld: %d of %d ranks have no measured iteration with a forward, a backward and every bucket's "
-                "copies",
-                (long long)run_id, s.world - seen, s.world);
+                "run %lld: %d of the %d ranks it holds have no measured iteration with a forward, a backward and every "
+                "bucket's copies",
+                (long long)run_id, nh - seen, nh);
         goto out;
     }
     /* The representative rank: the median by compute; the others' speeds relative to it. */
     int base = 0;
-    for (int r = 0; r < s.world; r++) {
+    for (int i = 0; i < nh; i++) {
         int below = 0;
-        for (int q = 0; q < s.world; q++)
-            below += rm[q].total_ns < rm[r].total_ns || (rm[q].total_ns == rm[r].total_ns && q < r);
-        if (below == (s.world - 1) / 2)
-            base = r;
+        for (int q = 0; q < nh; q++)
+            below += rm[q].total_ns < rm[i].total_ns || (rm[q].total_ns == rm[i].total_ns && q < i);
+        if (below == (nh - 1) / 2)
+            base = i;
     }
-    for (int r = 0; r < s.world; r++) {
-        double v = rm[r].total_ns > 0 ? rm[base].total_ns / rm[r].total_ns : 1.0;
+    /* Every rank's speed: a traced rank's own; a rank not traced, that of a traced rank
+     * in turn (the traced ranks repeat over the world). */
+    int nspeeds = s.world <= SCENARIO_MAX_RANK_LIST ? s.world : nh;
+    for (int r = 0; r < nspeeds; r++) {
+        int i = nspeeds == s.world && s.pos_of[r] >= 0 ? s.pos_of[r] : r % nh;
+        double v = rm[i].total_ns > 0 ? rm[base].total_ns / rm[i].total_ns : 1.0;
         speeds[r] = v < 0.01 ? 0.01 : v > 100 ? 100 : v;
     }
+    if (nh < s.world)
+        add_note(out, "ranks: %d of %d traced; the others take the traced ranks' speeds in turn, and a collective's "
+                      "measured time (which holds the wait for the untraced ranks) stands for all",
+                 nh, s.world);
 
     scenario *sc = out->sc;
     bool recorded = recorded_scenario(&s, sc);
@@ -715,12 +932,12 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
     if (set(sc, "run.name", name, err, errlen) != 0 || set(sc, "run.backend", "sim", err, errlen) != 0 ||
         set(sc, "run.ranks", "threads", err, errlen) != 0 || set_num(sc, "run.world_size", s.world, err, errlen) != 0 ||
         set_num(sc, "run.iterations", rm[base].iterations, err, errlen) != 0 ||
-        set_num(sc, "run.warmup", s.it0 > 1 ? s.it0 : 1, err, errlen) != 0 ||
+        set_num(sc, "run.warmup", s.it0 - s.first_iter > 1 ? s.it0 - s.first_iter : 1, err, errlen) != 0 ||
         set(sc, "model.compute", "model", err, errlen) != 0 || set(sc, "model.params_file", "", err, errlen) != 0 ||
         set(sc, "skew.slow_ranks", "", err, errlen) != 0 || set(sc, "skew.slowdown", "1", err, errlen) != 0 ||
         set(sc, "skew.jitter", "0", err, errlen) != 0 || set(sc, "skew.slow_fraction", "0", err, errlen) != 0 ||
         set(sc, "skew.speed_sigma", "0", err, errlen) != 0 ||
-        set_list(sc, "skew.speed", speeds, s.world, "%.6g", err, errlen) != 0 ||
+        set_list(sc, "skew.speed", speeds, nspeeds, "%.6g", err, errlen) != 0 ||
         set(sc, "skew.speed_repeat", "true", err, errlen) != 0 ||
         set(sc, "ddp.broadcast_buffers", "false", err, errlen) != 0 || bucket_limits(&s, sc, err, errlen) != 0)
         goto out;
@@ -745,10 +962,10 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
         goto out;
     if (derive_network(&s, sc, out, err, errlen) != 0)
         goto out;
-    add_note(out, "compute: rank %d's measured iterations (%d, from iteration %d; medians), forward %.3f ms, "
-                  "backward %.3f ms to the last bucket, optimizer phase %.3f ms; the other ranks by their speed",
-             base, rm[base].iterations, s.it0, rm[base].fwd_ns / 1e6, (rm[base].total_ns - rm[base].fwd_ns) / 1e6,
-             rm[base].opt_ns / 1e6);
+    add_note(out, "compute: rank %d's measured iterations (%d, from iteration %d; means), forward %.3f ms, "
+                  "backward %.3f ms to the last bucket, optimizer phase %.3f ms%s; the other ranks by their speed",
+             s.held[base], rm[base].iterations, s.it0, rm[base].fwd_ns / 1e6, (rm[base].total_ns - rm[base].fwd_ns) / 1e6,
+             rm[base].opt_ns / 1e6, s.periods ? " (to the next iteration's start: the job's period)" : "");
     char why[SCENARIO_ERR];
     if (scenario_validate(sc, why) != 0) {
         set_err(err, errlen, "the derived scenario: %s", why);
@@ -760,6 +977,8 @@ out:
         whatif_free(out);
     free(s.scenario_text);
     free(s.bucket_bytes);
+    free(s.held);
+    free(s.pos_of);
     if (s.ri)
         free(s.ri[0].ready);
     free(s.ri);

@@ -3,7 +3,7 @@
  *
  * Contract: whatif_derive() reads run `run_id` of db and fills a scenario that keeps what
  * was measured, over the run's measured iterations (the first after DDP's rebuild and the
- * warm-up on), each figure the median over iterations:
+ * warm-up on), each figure the mean over iterations (the job's throughput is its mean period):
  *  - compute on the wall clock, idle gaps included (a step bound by the host's launches
  *    stays so): the forward phase (first forward op to first backward op), then per
  *    bucket, in launch order, the time from the previous bucket's gradients being ready
@@ -45,6 +45,8 @@ typedef struct {
 typedef struct {
     scenario *sc;          /* the derived scenario (malloc'ed) */
     bool bucket_granularity; /* one parameter per bucket: re-bucketing merges whole buckets */
+    bool sizes_unknown;    /* the run gave no message sizes: bucket_cap_mb and first_bucket_mb
+                            * cannot change (each bucket is its time's equivalent bytes) */
     char notes[4096];      /* what was found and assumed, one remark per line */
 } whatif_derived;
 

@@ -8,7 +8,8 @@
  * missing among several files are errors.
  *
  * Collectives are matched by (process group, Seq) where the trace numbers them, else by
- * (process group, iteration, place among the group's collectives in that iteration):
+ * (process group, iteration, kind, place among the group's collectives of that kind in
+ * that iteration; a rank whose trace lost one all_to_all still matches its allreduces):
  * ProfilerStep#N is the same step on every rank, so a collective missing on one rank
  * shifts nothing beyond its own step.
  *
@@ -250,6 +251,7 @@ static int cmp_rank_ptr(const void *a, const void *b)
 typedef struct {
     const char *pg; /* "" when the trace names none */
     int64_t a, b;   /* (Seq, 0) or (iteration, ordinal) */
+    int kind;       /* matched by ordinal: the collective's kind (its ordinal counts its kind) */
     bool by_seq;
     int rank_idx;
     size_t span;
@@ -265,6 +267,8 @@ static int cmp_key(const void *x, const void *y)
     int c = strcmp(p->pg, q->pg);
     if (c)
         return c;
+    if (p->kind != q->kind)
+        return p->kind < q->kind ? -1 : 1;
     if (p->a != q->a)
         return p->a < q->a ? -1 : 1;
     if (p->b != q->b)
@@ -274,7 +278,7 @@ static int cmp_key(const void *x, const void *y)
 
 static bool same_key(const coll_key *p, const coll_key *q)
 {
-    return p->by_seq == q->by_seq && p->a == q->a && p->b == q->b && !strcmp(p->pg, q->pg);
+    return p->by_seq == q->by_seq && p->a == q->a && p->b == q->b && p->kind == q->kind && !strcmp(p->pg, q->pg);
 }
 
 static int cmp_ordinal(const void *x, const void *y, void *arg)
@@ -285,6 +289,8 @@ static int cmp_ordinal(const void *x, const void *y, void *arg)
         return p->pg < q->pg ? -1 : 1;
     if (p->iter != q->iter)
         return p->iter < q->iter ? -1 : 1;
+    if (p->kind != q->kind)
+        return p->kind < q->kind ? -1 : 1;
     if (p->start != q->start)
         return p->start < q->start ? -1 : 1;
     return (p->end > q->end) - (p->end < q->end);
@@ -310,7 +316,8 @@ static int number_ordinals(rank_result *rr, char *err, size_t errlen)
     int32_t ord = 0;
     for (size_t i = 0; i < n; i++) {
         const pspan *p = &rr->sp[v[i]];
-        if (i > 0 && (rr->sp[v[i - 1]].pg != p->pg || rr->sp[v[i - 1]].iter != p->iter))
+        if (i > 0 && (rr->sp[v[i - 1]].pg != p->pg || rr->sp[v[i - 1]].iter != p->iter ||
+                      rr->sp[v[i - 1]].kind != p->kind))
             ord = 0;
         rr->sp[v[i]].ordinal = ord++;
     }
@@ -346,6 +353,7 @@ static int match_collectives(rank_result *rr, int n, coll_key **keys_out, size_t
             q->by_seq = p->coll_seq >= 0;
             q->a = q->by_seq ? p->coll_seq : p->iter;
             q->b = q->by_seq ? 0 : p->ordinal;
+            q->kind = q->by_seq ? 0 : p->kind;
             q->rank_idx = r;
             q->span = i;
         }
@@ -508,9 +516,11 @@ static int add_host_span(rank_result *rr, int kind, int32_t iter, int64_t start,
  * throughput.  An iteration starts at its first forward op on the device (DDP's
  * forward), else at its first op there (a CPU-only job: its compute and collectives).
  * The host runs ahead of the device, so a device op launched in one step may run in
- * the next one's period (an input copy issued early): device ops other than the
- * collectives belong to the period they run in, the collectives stay with the step
- * that launched them (DDP's buckets are per step).  The last iteration has no next
+ * the next one's period (an input copy issued early): device ops outside DDP's phases
+ * and the collectives belong to the period they run in; DDP's phases (forward,
+ * backward, bucket copies, optimizer) and the collectives stay with the step that
+ * launched them, as DDP's buckets are per step.  The statistics clip each span to
+ * its iteration's period, so the parts of a step add up to it.  The last iteration has no next
  * start: its period is its host ProfilerStep's length (the host's period, which the
  * device's follows in a steady state; the device's tail past it overlaps the next
  * period, which the trace does not hold), or, without one, up to its last op's end.  The host's ProfilerStep#N ranges are kept beside, as profiler_step spans. */
@@ -558,7 +568,8 @@ static int add_periods(rank_result *rr, char *err, size_t errlen)
         ordered &= anchor[k] > anchor[k - 1];
     for (size_t i = 0; i < n0 && ordered && nu > 1; i++) {
         pspan *p = &rr->sp[i];
-        if (!p->on_device || p->stream == STREAM_COMM || p->start < anchor[0])
+        if (!p->on_device || p->stream == STREAM_COMM || p->start < anchor[0] ||
+            (p->kind != SPAN_KERNEL && p->kind != SPAN_MEMCPY && p->kind != SPAN_MEMSET))
             continue;
         size_t lo = 0, hi = nu; /* the last anchor at or before its start */
         while (hi - lo > 1) {
