@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""ddp_bucket_run.py — one run of real PyTorch DDP (gloo, CPU processes, one thread each) at
+one bucket_cap_mb, timed untraced and then traced, for bench/whatif_vs_pytorch.sh.
+
+    /usr/bin/python3 bench/ddp_bucket_run.py --out DIR --bucket-cap-mb 25 [--world 4]
+        [--layers 12] [--width 1024] [--batch 32] [--warmup 3] [--timed 5] [--active 4]
+        [--trace shapes|plain]
+
+Each rank trains an MLP (LAYERS Linear(WIDTH, WIDTH) with ReLU between, MSE, SGD) under
+DistributedDataParallel: WARMUP untimed steps (DDP rebuilds its buckets after the first),
+TIMED steps timed by the wall clock without the profiler, then the PyTorch profiler
+(record_shapes=True, schedule wait=1, warmup=1, active=ACTIVE, so ProfilerStep#N brackets
+each step) writing DIR/rank<R>.json.
+
+The trace: this PyTorch (Debian's 1.13, built without Kineto) records each op's input shapes
+under record_shapes=True but its export_chrome_trace writes `"args": {}`, so its list-form
+trace has no message sizes.  With --trace shapes (the default) the file is written from the
+same events as export_chrome_trace would write them, plus Kineto's `Input Dims` (the shapes
+the profiler recorded) on every op that has them and, on the `gloo:` collective annotations,
+Kineto's `Input type` ("float": the profiler of 1.13 records no dtypes; every gradient of this
+fp32 model is float).  --trace plain: export_chrome_trace's own file.
+
+Prints one line of JSON: the step times (ms) of the untraced steps and of the trace's
+ProfilerSteps, per step the slowest rank's, and their means; DDP's rebuilt bucket sizes; the
+trace files.  Exits 3 when torch is missing.
+"""
+import argparse
+import json
+import os
+import socket
+import sys
+import time
+
+try:
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    from torch.nn.parallel import DistributedDataParallel as DDP
+except ImportError as e:
+    print("torch unavailable: %s" % e, file=sys.stderr)
+    sys.exit(3)
+
+
+def write_trace(events, path):
+    """export_chrome_trace's list form, with Kineto's Input Dims / Input type args."""
+    out = []
+    for e in events:
+        if e.trace_name is None:
+            continue
+        args = {}
+        shapes = [list(s) for s in (e.input_shapes or [])]
+        if any(shapes):
+            args["Input Dims"] = shapes
+            if e.trace_name.startswith("gloo:"):
+                args["Input type"] = ["float" if s else "" for s in shapes]
+        out.append({"name": e.trace_name, "ph": "X", "ts": e.time_range.start,
+                    "dur": e.time_range.elapsed_us(), "tid": e.thread, "pid": "CPU functions",
+                    "args": args})
+    with open(path, "w") as f:
+        json.dump(out, f)
+
+
+def profiler_steps(path):
+    """The ProfilerStep#N durations of one trace file, in ms, by N."""
+    with open(path) as f:
+        ev = json.load(f)
+    if isinstance(ev, dict):
+        ev = ev.get("traceEvents", [])
+    steps = {}
+    for e in ev:
+        n = e.get("name", "")
+        if n.startswith("ProfilerStep#"):
+            steps[int(n[len("ProfilerStep#"):])] = e["dur"] / 1e3
+    return steps
+
+
+def worker(rank, a, q):
+    torch.set_num_threads(1)
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(a.port)
+    dist.init_process_group("gloo", rank=rank, world_size=a.world)
+    torch.manual_seed(0)
+    mods = []
+    for i in range(a.layers):
+        mods.append(torch.nn.Linear(a.width, a.width))
+        if i < a.layers - 1:
+            mods.append(torch.nn.ReLU())
+    ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=a.bucket_cap_mb)
+    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
+    loss_fn = torch.nn.MSELoss()
+    torch.manual_seed(1 + rank)
+    x, y = torch.randn(a.batch, a.width), torch.randn(a.batch, a.width)
+
+    def step():
+        opt.zero_grad()
+        loss_fn(ddp(x), y).backward()
+        opt.step()
+
+    for _ in range(a.warmup):
+        step()
+    dist.barrier()
+    wall = []
+    t = time.perf_counter()
+    for _ in range(a.timed):
+        step()
+        now = time.perf_counter()
+        wall.append((now - t) * 1e3)
+        t = now
+
+    path = os.path.join(a.out, "rank%d.json" % rank)
+
+    def ready(prof):
+        if a.trace == "plain":
+            prof.export_chrome_trace(path)
+        else:
+            write_trace(prof.events(), path)
+
+    dist.barrier()
+    sched = torch.profiler.schedule(wait=1, warmup=1, active=a.active, repeat=1)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=sched,
+                                on_trace_ready=ready, record_shapes=True) as prof:
+        for _ in range(a.active + 2):
+            step()
+            prof.step()
+    d = ddp._get_ddp_logging_data() if rank == 0 else {}
+    q.put((rank, wall, d.get("rebuilt_bucket_sizes") or d.get("bucket_sizes")))
+    dist.barrier()
+    dist.destroy_process_group()
+
+
+def per_step_max(per_rank):
+    """Per step, the slowest rank's time; lists per rank of equal length."""
+    return [max(v) for v in zip(*per_rank)]
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--world", type=int, default=4)
+    p.add_argument("--layers", type=int, default=12)
+    p.add_argument("--width", type=int, default=1024)
+    p.add_argument("--batch", type=int, default=32, help="samples per rank")
+    p.add_argument("--bucket-cap-mb", type=float, default=25.0)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--timed", type=int, default=5)
+    p.add_argument("--active", type=int, default=4)
+    p.add_argument("--trace", choices=("shapes", "plain"), default="shapes")
+    a = p.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        a.port = s.getsockname()[1]
+    load = open("/proc/loadavg").read().split()[0]
+    ctx = mp.get_context("spawn")
+    q = ctx.SimpleQueue()
+    t0 = time.time()
+    mp.start_processes(worker, args=(a, q), nprocs=a.world, join=True, start_method="spawn")
+    res = sorted(q.get() for _ in range(a.world))
+    wall = per_step_max([r[1] for r in res])
+    files = [os.path.join(a.out, "rank%d.json" % r) for r in range(a.world)]
+    steps = [profiler_steps(f) for f in files]
+    common = sorted(set.intersection(*(set(s) for s in steps)))
+    traced = [max(s[n] for s in steps) for n in common]
+    print(json.dumps({
+        "bucket_cap_mb": a.bucket_cap_mb, "world": a.world, "layers": a.layers, "width": a.width,
+        "batch": a.batch, "param_bytes": 4 * a.layers * (a.width * a.width + a.width),
+        "buckets": res[0][2], "load": float(load), "seconds": round(time.time() - t0, 1),
+        "wall_ms": sum(wall) / len(wall), "wall_steps_ms": [round(v, 3) for v in wall],
+        "trace_ms": sum(traced) / len(traced) if traced else None,
+        "trace_steps_ms": [round(v, 3) for v in traced], "trace": a.trace, "files": files}))
+
+
+if __name__ == "__main__":
+    main()

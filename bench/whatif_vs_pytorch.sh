@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# whatif_vs_pytorch.sh — ground truth for a change: real PyTorch DDP (Debian's torch 1.13,
+# gloo, CPU processes of one thread each) trained at several bucket_cap_mb, each run timed
+# untraced and traced (bench/ddp_bucket_run.py); every traced run imported and
+# `ddpprof whatif --sweep ddp.bucket_cap_mb=...` from it predicting every cap.  Prints the
+# measured step per cap (median and range over the repetitions, caps interleaved: rep 1 at
+# every cap, then rep 2, ...) and per source cap and target cap the predicted step beside the
+# measured one, with the error.  A refusal is printed with its reason.  Asserts nothing.
+#
+#   bench/whatif_vs_pytorch.sh     (REPS=5 CAPS="1 5 25 100" WORLD=4 LAYERS=12 WIDTH=1024
+#                                   BATCH=32 TIMED=8 ACTIVE=5 TRACE=shapes OUT=a scratch dir)
+#   REUSE=1 OUT=DIR bench/whatif_vs_pytorch.sh   (no PyTorch: DIR's traces predicted again)
+#
+# Measured twice: "wall", TIMED untraced steps by the clock in the script (per step the
+# slowest rank's, their mean); "trace", the ProfilerStep#N of the ACTIVE traced steps likewise
+# (the profiler with record_shapes=True slows these steps).  The prediction is of the traced
+# job, so its error is given against both.  TRACE=shapes writes the trace with Kineto's
+# `Input Dims`/`Input type` (this torch records shapes but its list-form export drops them);
+# TRACE=plain keeps torch's own file, which gives whatif no message sizes.
+# 2026-11-28, 2-core VM under load 2-4: see docs/validation.md, "whatif against PyTorch".
+set -u
+cd "$(dirname "$0")/.."
+DDPPROF=${DDPPROF:-./ddpprof}
+PY=/usr/bin/python3 # Debian's, with python3-torch; not the python3 first on PATH
+REPS=${REPS:-5}
+CAPS=${CAPS:-1 5 25 100}
+WORLD=${WORLD:-4} LAYERS=${LAYERS:-12} WIDTH=${WIDTH:-1024} BATCH=${BATCH:-32}
+TIMED=${TIMED:-8} ACTIVE=${ACTIVE:-5} TRACE=${TRACE:-shapes}
+OUT=${OUT:-$(mktemp -d /tmp/ddpprof-whatif-pytorch.XXXXXX)}
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+mkdir -p "$OUT"
+DB=$OUT/whatif.sqlite
+rm -f "$DB" "$OUT/pred.tsv" "$OUT/refused.tsv" "$OUT/notes.tsv"
+[ -n "${REUSE:-}" ] || rm -f "$OUT/runs.jsonl"
+say() { printf '%s\n' "$*" >&2; }
+
+[ -x "$DDPPROF" ] || { say "no $DDPPROF: make ddpprof"; exit 2; }
+"$PY" -c 'import torch' 2>/dev/null || { say "$PY has no torch (apt install python3-torch)"; exit 2; }
+sweep=$(printf '%s' "$CAPS" | tr -s ' ' ',')
+printf 'whatif against PyTorch DDP: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
+printf 'machine: %s cores, %s; ddpprof %s; torch %s\n' "$(getconf _NPROCESSORS_ONLN)" \
+    "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
+    "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" "$("$PY" -c 'import torch; print(torch.__version__)')"
+printf 'job: %d ranks (gloo, 1 thread each), %d x Linear(%d, %d) fp32, batch %d a rank; caps %s MiB; %d reps\n' \
+    "$WORLD" "$LAYERS" "$WIDTH" "$WIDTH" "$BATCH" "$CAPS" "$REPS"
+
+# 1. Measure, caps interleaved.
+measure() {
+    printf 'load before: %s\n' "$(uptime | sed 's/.*load average/load average/')"
+    for r in $(seq 1 "$REPS"); do
+        for c in $CAPS; do
+            d=$OUT/rep$r-cap$c
+            if line=$("$PY" bench/ddp_bucket_run.py --out "$d" --bucket-cap-mb "$c" --world "$WORLD" \
+                --layers "$LAYERS" --width "$WIDTH" --batch "$BATCH" --timed "$TIMED" --active "$ACTIVE" \
+                --trace "$TRACE" 2>"$d.err"); then
+                printf '{"rep": %d, "dir": "%s", "run": %s}\n' "$r" "$d" "$line" >>"$OUT/runs.jsonl"
+                say "rep $r cap $c: $(printf '%s' "$line" | "$PY" -c 'import json,sys; j=json.load(sys.stdin)
+print("wall %.1f ms, trace %.1f ms, load %.2f, %.0f s" % (j["wall_ms"], j["trace_ms"], j["load"], j["seconds"]))')"
+            else
+                say "rep $r cap $c: PyTorch run failed (see $d.err)"
+            fi
+        done
+    done
+    printf 'load after:  %s\n' "$(uptime | sed 's/.*load average/load average/')"
+}
+
+# 2. Import each traced run; from each, predict every cap.
+job_step() { # run id -> the job's step, ms: mean over measured iterations of the slowest rank's
+    sqlite3 "$DB" "select round(avg(s) / 1e6, 3) from (select max(step_ns) as s from iteration_stats where
+        run_id = $1 and warmup = 0 group by iter)"
+}
+predict() {
+    "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    j = json.loads(l); print(j["rep"], j["run"]["bucket_cap_mb"], j["dir"])' "$OUT/runs.jsonl" |
+    while read -r r c d; do
+        c=$(printf '%g' "$c")
+        if ! "$DDPPROF" import "$d" -o "$DB" --name "cap$c-rep$r" >"$d.import" 2>&1; then
+            printf '%s\t%s\timport: %s\n' "$c" "$r" "$(tail -n 1 "$d.import" | cut -c1-160)" >>"$OUT/refused.tsv"
+            continue
+        fi
+        id=$(sqlite3 "$DB" "select max(id) from run")
+        if ! "$DDPPROF" whatif "$DB" --run "$id" -q --sweep "ddp.bucket_cap_mb=$sweep" >"$d.whatif" 2>&1; then
+            printf '%s\t%s\t%s\n' "$c" "$r" "$(tail -n 1 "$d.whatif" | sed 's/^ddpprof: whatif: [^:]*: //' |
+                cut -c1-160)" >>"$OUT/refused.tsv"
+            continue
+        fi
+        printf '%s\t%s\t%s\n' "$c" "$r" "$(grep -m1 '^model:' "$d.whatif" | cut -c1-200)" >>"$OUT/notes.tsv"
+        src=$(job_step "$id")
+        for t in $CAPS; do
+            p=$(sqlite3 "$DB" "select id from run where id > $id and name like '%[ddp.bucket_cap_mb=$t]' order by id limit 1")
+            [ -n "$p" ] && printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$r" "$t" "$(job_step "$p")" "$src" >>"$OUT/pred.tsv"
+        done
+    done
+}
+[ -n "${REUSE:-}" ] || measure # REUSE=1 OUT=DIR: that check's traces imported and predicted again
+predict
+
+# 3. The tables.
+"$PY" - "$OUT" "$CAPS" <<'PY'
+import json, os, statistics as st, sys
+out, caps = sys.argv[1], [float(c) for c in sys.argv[2].split()]
+runs = [json.loads(l) for l in open(os.path.join(out, "runs.jsonl"))]
+def rows(name):
+    p = os.path.join(out, name)
+    return [l.rstrip("\n").split("\t") for l in open(p)] if os.path.exists(p) else []
+pred, refused, notes = rows("pred.tsv"), rows("refused.tsv"), rows("notes.tsv")
+def med(v): return st.median(v) if v else float("nan")
+def rng(v): return "%.1f-%.1f" % (min(v), max(v)) if v else "-"
+def spread(v): return 100.0 * (max(v) - min(v)) / med(v) if v else float("nan")
+meas = {}
+for c in caps:
+    rs = [r["run"] for r in runs if r["run"]["bucket_cap_mb"] == c]
+    imp = [float(p[4]) for p in pred if float(p[0]) == c and float(p[2]) == c]
+    meas[c] = ([r["wall_ms"] for r in rs], [r["trace_ms"] for r in rs], imp,
+               rs[0]["buckets"] if rs else "", [r["load"] for r in rs])
+print("\nmeasured, per cap (median, min-max over reps; spread = range / median)")
+print("%7s %5s  %20s %7s  %20s %7s  %10s  %s" % ("cap MiB", "reps", "wall step ms", "spread", "trace step ms",
+      "spread", "import ms", "DDP's buckets, bytes"))
+for c in caps:
+    w, t, i, b, _ = meas[c]
+    print("%7g %5d  %8.1f %11s %6.1f%%  %8.1f %11s %6.1f%%  %10.1f  %s" % (c, len(w), med(w), rng(w), spread(w),
+          med(t), rng(t), spread(t), med(i), b))
+loads = [r["run"]["load"] for r in runs]
+if loads:
+    print("load average (1 min) at each run's start: %.2f-%.2f, median %.2f" % (min(loads), max(loads), med(loads)))
+print("\npredicted from each source cap's traced runs (median, min-max over reps) beside the measured medians;")
+print("change: the target's step over the source's, measured (trace) and predicted (over whatif's own replay)")
+print("%7s %7s  %9s %9s  %20s  %9s %9s  %9s %9s" % ("source", "target", "wall ms", "trace ms", "predicted ms",
+      "vs trace", "vs wall", "change", "change"))
+print("%7s %7s  %9s %9s  %20s  %9s %9s  %9s %9s" % ("cap", "cap", "median", "median", "median, range", "", "",
+      "measured", "predicted"))
+for s in caps:
+    for t in caps:
+        p = [float(x[3]) for x in pred if float(x[0]) == s and float(x[2]) == t]
+        base = {x[1]: float(x[3]) for x in pred if float(x[0]) == s and float(x[2]) == s}
+        ch = [float(x[3]) / base[x[1]] - 1 for x in pred if float(x[0]) == s and float(x[2]) == t and x[1] in base]
+        w, tr = med(meas[t][0]), med(meas[t][1])
+        if p:
+            m = med(p)
+            print("%7g %7g  %9.1f %9.1f  %8.1f %11s  %+8.1f%% %+8.1f%%  %s" % (s, t, w, tr, m, rng(p),
+                  100 * (m - tr) / tr, 100 * (m - w) / w, "   replay" if s == t else "%+8.1f%% %+8.1f%%" % (
+                  100 * (tr / med(meas[s][1]) - 1), 100 * med(ch))))
+        else:
+            why = sorted({x[2] for x in refused if float(x[0]) == s})
+            print("%7g %7g  %9.1f %9.1f  refused: %s" % (s, t, w, tr, "; ".join(why) or "no run"))
+if notes:
+    print("\nwhatif's model, per source cap (first rep):")
+    for s in caps:
+        n = [x[2] for x in notes if float(x[0]) == s]
+        if n:
+            print("  cap %g: %s" % (s, n[0]))
+PY
+say "runs, traces, logs and the database in $OUT"
