@@ -85,7 +85,8 @@ for l in open(sys.argv[1]):
                 cut -c1-160)" >>"$OUT/refused.tsv"
             continue
         fi
-        printf '%s\t%s\t%s\n' "$c" "$r" "$(grep -m1 '^model:' "$d.whatif" | cut -c1-200)" >>"$OUT/notes.tsv"
+        printf '%s\t%s\t%s\n' "$c" "$r" "$(grep -E -m2 '^(sizes|model):' "$d.whatif" | cut -c1-260 |
+            paste -sd '|')" >>"$OUT/notes.tsv"
         src=$(job_step "$id")
         for t in $CAPS; do
             p=$(sqlite3 "$DB" "select id from run where id > $id and name like '%[ddp.bucket_cap_mb=$t]' order by id limit 1")
@@ -145,10 +146,10 @@ for s in caps:
             why = sorted({x[2] for x in refused if float(x[0]) == s})
             print("%7g %7g  %9.1f %9.1f  refused: %s" % (s, t, w, tr, "; ".join(why) or "no run"))
 if notes:
-    print("\nwhatif's model, per source cap (first rep):")
+    print("\nwhatif's notes, per source cap (first rep):")
     for s in caps:
         n = [x[2] for x in notes if float(x[0]) == s]
         if n:
-            print("  cap %g: %s" % (s, n[0]))
+            print("  cap %g: %s" % (s, n[0].replace("|", "\n" + " " * (9 + len("%g" % s)))))
 PY
 say "runs, traces, logs and the database in $OUT"
