@@ -1,16 +1,18 @@
 #!/usr/bin/python3
-"""ddp_bucket_run.py — one run of real PyTorch DDP (gloo, CPU processes, one thread each) at
-one bucket_cap_mb, timed untraced and then traced, for bench/whatif_vs_pytorch.sh.
+"""ddp_bucket_run.py — real PyTorch DDP (gloo, CPU processes, one thread each) at several
+bucket_cap_mb in one job, each timed untraced and then traced, for bench/whatif_vs_pytorch.sh.
 
-    /usr/bin/python3 bench/ddp_bucket_run.py --out DIR --bucket-cap-mb 25 [--world 4]
-        [--layers 12] [--width 1024] [--batch 32] [--warmup 3] [--timed 5] [--active 4]
+    /usr/bin/python3 bench/ddp_bucket_run.py --out DIR --bucket-cap-mb 1,5,25,100 [--world 4]
+        [--layers 12] [--width 1024] [--batch 32] [--warmup 3] [--timed 8] [--active 5]
         [--trace shapes|plain]
 
-Each rank trains an MLP (LAYERS Linear(WIDTH, WIDTH) with ReLU between, MSE, SGD) under
-DistributedDataParallel: WARMUP untimed steps (DDP rebuilds its buckets after the first),
-TIMED steps timed by the wall clock without the profiler, then the PyTorch profiler
-(record_shapes=True, schedule wait=1, warmup=1, active=ACTIVE, so ProfilerStep#N brackets
-each step) writing DIR/rank<R>.json.
+The ranks meet once; then, for each cap in the order given (the caller rotates it), each rank
+wraps a fresh MLP (LAYERS Linear(WIDTH, WIDTH) with ReLU between, the same initial weights,
+MSE, SGD) in DistributedDataParallel at that cap and runs WARMUP untimed steps (DDP rebuilds
+its buckets after the first), TIMED steps timed by the wall clock without the profiler, then
+the PyTorch profiler (record_shapes=True, schedule wait=1, warmup=1, active=ACTIVE, so
+ProfilerStep#N brackets each step) writing DIR/cap<C>/rank<R>.json.  Caps measured seconds
+apart meet the same machine, which a shared machine's load makes matter.
 
 The trace: this PyTorch (Debian's 1.13, built without Kineto) records each op's input shapes
 under record_shapes=True but its export_chrome_trace writes `"args": {}`, so its list-form
@@ -20,9 +22,10 @@ the profiler recorded) on every op that has them and, on the `gloo:` collective 
 Kineto's `Input type` ("float": the profiler of 1.13 records no dtypes; every gradient of this
 fp32 model is float).  --trace plain: export_chrome_trace's own file.
 
-Prints one line of JSON: the step times (ms) of the untraced steps and of the trace's
-ProfilerSteps, per step the slowest rank's, and their means; DDP's rebuilt bucket sizes; the
-trace files.  Exits 3 when torch is missing.
+Prints one line of JSON per cap: the job's step (ms: each rank's mean step, the slowest
+rank's) over the untraced steps ("wall_ms") and over the trace's ProfilerSteps
+("trace_ms"), per step the slowest rank's, DDP's rebuilt bucket sizes, the load average when
+the cap began, the trace directory.  Exits 3 when torch is missing.
 """
 import argparse
 import json
@@ -79,58 +82,60 @@ def worker(rank, a, q):
     os.environ["MASTER_ADDR"] = "127.0.0.1"
     os.environ["MASTER_PORT"] = str(a.port)
     dist.init_process_group("gloo", rank=rank, world_size=a.world)
-    torch.manual_seed(0)
-    mods = []
-    for i in range(a.layers):
-        mods.append(torch.nn.Linear(a.width, a.width))
-        if i < a.layers - 1:
-            mods.append(torch.nn.ReLU())
-    ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=a.bucket_cap_mb)
-    opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
-    loss_fn = torch.nn.MSELoss()
-    torch.manual_seed(1 + rank)
-    x, y = torch.randn(a.batch, a.width), torch.randn(a.batch, a.width)
+    for cap in a.caps:
+        load = float(open("/proc/loadavg").read().split()[0])
+        torch.manual_seed(0)
+        mods = []
+        for i in range(a.layers):
+            mods.append(torch.nn.Linear(a.width, a.width))
+            if i < a.layers - 1:
+                mods.append(torch.nn.ReLU())
+        ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=cap)
+        opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
+        loss_fn = torch.nn.MSELoss()
+        torch.manual_seed(1 + rank)
+        x, y = torch.randn(a.batch, a.width), torch.randn(a.batch, a.width)
 
-    def step():
-        opt.zero_grad()
-        loss_fn(ddp(x), y).backward()
-        opt.step()
+        def step():
+            opt.zero_grad()
+            loss_fn(ddp(x), y).backward()
+            opt.step()
 
-    for _ in range(a.warmup):
-        step()
-    dist.barrier()
-    wall = []
-    t = time.perf_counter()
-    for _ in range(a.timed):
-        step()
-        now = time.perf_counter()
-        wall.append((now - t) * 1e3)
-        t = now
-
-    path = os.path.join(a.out, "rank%d.json" % rank)
-
-    def ready(prof):
-        if a.trace == "plain":
-            prof.export_chrome_trace(path)
-        else:
-            write_trace(prof.events(), path)
-
-    dist.barrier()
-    sched = torch.profiler.schedule(wait=1, warmup=1, active=a.active, repeat=1)
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=sched,
-                                on_trace_ready=ready, record_shapes=True) as prof:
-        for _ in range(a.active + 2):
+        for _ in range(a.warmup):
             step()
-            prof.step()
-    d = ddp._get_ddp_logging_data() if rank == 0 else {}
-    q.put((rank, wall, d.get("rebuilt_bucket_sizes") or d.get("bucket_sizes")))
-    dist.barrier()
+        dist.barrier()
+        wall = []
+        t = time.perf_counter()
+        for _ in range(a.timed):
+            step()
+            now = time.perf_counter()
+            wall.append((now - t) * 1e3)
+            t = now
+
+        path = os.path.join(cap_dir(a.out, cap), "rank%d.json" % rank)
+
+        def ready(prof):
+            if a.trace == "plain":
+                prof.export_chrome_trace(path)
+            else:
+                write_trace(prof.events(), path)
+
+        dist.barrier()
+        sched = torch.profiler.schedule(wait=1, warmup=1, active=a.active, repeat=1)
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU], schedule=sched,
+                                    on_trace_ready=ready, record_shapes=True) as prof:
+            for _ in range(a.active + 2):
+                step()
+                prof.step()
+        d = ddp._get_ddp_logging_data() if rank == 0 else {}
+        q.put((cap, rank, wall, d.get("rebuilt_bucket_sizes") or d.get("bucket_sizes"), load))
+        del ddp, opt
+        dist.barrier()
     dist.destroy_process_group()
 
 
-def per_step_max(per_rank):
-    """Per step, the slowest rank's time; lists per rank of equal length."""
-    return [max(v) for v in zip(*per_rank)]
+def cap_dir(out, cap):
+    return os.path.join(out, "cap%g" % cap)
 
 
 def main():
@@ -140,34 +145,38 @@ def main():
     p.add_argument("--layers", type=int, default=12)
     p.add_argument("--width", type=int, default=1024)
     p.add_argument("--batch", type=int, default=32, help="samples per rank")
-    p.add_argument("--bucket-cap-mb", type=float, default=25.0)
+    p.add_argument("--bucket-cap-mb", default="25", help="caps, comma-separated, run in this order")
     p.add_argument("--warmup", type=int, default=3)
-    p.add_argument("--timed", type=int, default=5)
-    p.add_argument("--active", type=int, default=4)
+    p.add_argument("--timed", type=int, default=8)
+    p.add_argument("--active", type=int, default=5)
     p.add_argument("--trace", choices=("shapes", "plain"), default="shapes")
     a = p.parse_args()
-    os.makedirs(a.out, exist_ok=True)
+    a.caps = [float(c) for c in a.bucket_cap_mb.split(",")]
+    for c in a.caps:
+        os.makedirs(cap_dir(a.out, c), exist_ok=True)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         a.port = s.getsockname()[1]
-    load = open("/proc/loadavg").read().split()[0]
     ctx = mp.get_context("spawn")
     q = ctx.SimpleQueue()
-    t0 = time.time()
     mp.start_processes(worker, args=(a, q), nprocs=a.world, join=True, start_method="spawn")
-    res = sorted(q.get() for _ in range(a.world))
-    wall = per_step_max([r[1] for r in res])
-    files = [os.path.join(a.out, "rank%d.json" % r) for r in range(a.world)]
-    steps = [profiler_steps(f) for f in files]
-    common = sorted(set.intersection(*(set(s) for s in steps)))
-    traced = [max(s[n] for s in steps) for n in common]
-    print(json.dumps({
-        "bucket_cap_mb": a.bucket_cap_mb, "world": a.world, "layers": a.layers, "width": a.width,
-        "batch": a.batch, "param_bytes": 4 * a.layers * (a.width * a.width + a.width),
-        "buckets": res[0][2], "load": float(load), "seconds": round(time.time() - t0, 1),
-        "wall_ms": sum(wall) / len(wall), "wall_steps_ms": [round(v, 3) for v in wall],
-        "trace_ms": sum(traced) / len(traced) if traced else None,
-        "trace_steps_ms": [round(v, 3) for v in traced], "trace": a.trace, "files": files}))
+    res = [q.get() for _ in range(a.world * len(a.caps))]
+    for order, cap in enumerate(a.caps):
+        mine = sorted((r for r in res if r[0] == cap), key=lambda r: r[1])
+        files = [os.path.join(cap_dir(a.out, cap), "rank%d.json" % r) for r in range(a.world)]
+        steps = [profiler_steps(f) for f in files]
+        # The job's period: each rank's mean step, the slowest rank's.
+        wall = max(sum(r[2]) / len(r[2]) for r in mine)
+        traced = max(sum(s.values()) / len(s) for s in steps) if all(steps) else None
+        print(json.dumps({
+            "bucket_cap_mb": cap, "order": order, "world": a.world, "layers": a.layers, "width": a.width,
+            "batch": a.batch, "param_bytes": 4 * a.layers * (a.width * a.width + a.width),
+            "buckets": mine[0][3], "load": mine[0][4], "wall_ms": wall,
+            "wall_steps_ms": [round(max(v), 3) for v in zip(*(r[2] for r in mine))],
+            "trace_ms": traced,
+            "trace_steps_ms": [round(max(s[n] for s in steps), 3)
+                               for n in sorted(set.intersection(*(set(s) for s in steps)))],
+            "trace": a.trace, "dir": cap_dir(a.out, cap)}), flush=True)
 
 
 if __name__ == "__main__":

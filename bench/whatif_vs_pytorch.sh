@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # whatif_vs_pytorch.sh — ground truth for a change: real PyTorch DDP (Debian's torch 1.13,
-# gloo, CPU processes of one thread each) trained at several bucket_cap_mb, each run timed
-# untraced and traced (bench/ddp_bucket_run.py); every traced run imported and
-# `ddpprof whatif --sweep ddp.bucket_cap_mb=...` from it predicting every cap.  Prints the
-# measured step per cap (median and range over the repetitions, caps interleaved: rep 1 at
-# every cap, then rep 2, ...) and per source cap and target cap the predicted step beside the
-# measured one, with the error.  A refusal is printed with its reason.  Asserts nothing.
+# gloo, CPU processes of one thread each) trained at several bucket_cap_mb and traced
+# (bench/ddp_bucket_run.py); every trace imported and `ddpprof whatif --sweep
+# ddp.bucket_cap_mb=...` from it predicting every cap.  Prints the measured step per cap
+# (median and range over REPS repetitions) and, per source cap and target cap, the predicted
+# step beside the measured one, with the error.  A refusal is printed with its reason.
+# Asserts nothing: a benchmark.
 #
 #   bench/whatif_vs_pytorch.sh     (REPS=5 CAPS="1 5 25 100" WORLD=4 LAYERS=12 WIDTH=1024
 #                                   BATCH=32 TIMED=8 ACTIVE=5 TRACE=shapes OUT=a scratch dir)
 #   REUSE=1 OUT=DIR bench/whatif_vs_pytorch.sh   (no PyTorch: DIR's traces predicted again)
 #
-# Measured twice: "wall", TIMED untraced steps by the clock in the script (per step the
-# slowest rank's, their mean); "trace", the ProfilerStep#N of the ACTIVE traced steps likewise
-# (the profiler with record_shapes=True slows these steps).  The prediction is of the traced
-# job, so its error is given against both.  TRACE=shapes writes the trace with Kineto's
-# `Input Dims`/`Input type` (this torch records shapes but its list-form export drops them);
-# TRACE=plain keeps torch's own file, which gives whatif no message sizes.
-# 2026-11-28, 2-core VM under load 2-4: see docs/validation.md, "whatif against PyTorch".
+# Interleaved: each repetition is one job that runs every cap in turn, seconds apart, the
+# order rotated from one repetition to the next.  Each cap is measured twice: "wall", TIMED
+# untraced steps by the clock in the script; "trace", the ProfilerStep#N of ACTIVE steps
+# traced with record_shapes=True (the profiler slows them); both the job's period (each
+# rank's mean step, the slowest rank's).  The prediction is of the traced job, so its error
+# is given against both.  TRACE=shapes writes the trace with Kineto's `Input Dims`/`Input
+# type` (this torch records shapes but its list-form export drops them); TRACE=plain keeps
+# torch's own file, which gives whatif no message sizes.
 set -u
 cd "$(dirname "$0")/.."
 DDPPROF=${DDPPROF:-./ddpprof}
@@ -47,19 +48,23 @@ printf 'job: %d ranks (gloo, 1 thread each), %d x Linear(%d, %d) fp32, batch %d 
 # 1. Measure, caps interleaved.
 measure() {
     printf 'load before: %s\n' "$(uptime | sed 's/.*load average/load average/')"
+    local caps=($CAPS)
     for r in $(seq 1 "$REPS"); do
-        for c in $CAPS; do
-            d=$OUT/rep$r-cap$c
-            if line=$("$PY" bench/ddp_bucket_run.py --out "$d" --bucket-cap-mb "$c" --world "$WORLD" \
-                --layers "$LAYERS" --width "$WIDTH" --batch "$BATCH" --timed "$TIMED" --active "$ACTIVE" \
-                --trace "$TRACE" 2>"$d.err"); then
-                printf '{"rep": %d, "dir": "%s", "run": %s}\n' "$r" "$d" "$line" >>"$OUT/runs.jsonl"
-                say "rep $r cap $c: $(printf '%s' "$line" | "$PY" -c 'import json,sys; j=json.load(sys.stdin)
-print("wall %.1f ms, trace %.1f ms, load %.2f, %.0f s" % (j["wall_ms"], j["trace_ms"], j["load"], j["seconds"]))')"
-            else
-                say "rep $r cap $c: PyTorch run failed (see $d.err)"
-            fi
-        done
+        local order=() i n=${#caps[@]}
+        for ((i = 0; i < n; i++)); do order+=("${caps[(i + r - 1) % n]}"); done
+        d=$OUT/rep$r
+        if "$PY" bench/ddp_bucket_run.py --out "$d" --bucket-cap-mb "$(IFS=,; echo "${order[*]}")" \
+            --world "$WORLD" --layers "$LAYERS" --width "$WIDTH" --batch "$BATCH" --timed "$TIMED" \
+            --active "$ACTIVE" --trace "$TRACE" >"$d.json" 2>"$d.err"; then
+            "$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    j = json.loads(l)
+    print(json.dumps({"rep": int(sys.argv[2]), "dir": j["dir"], "run": j}))
+    print("rep %s cap %g: wall %.1f ms, trace %.1f ms, load %.2f" % (sys.argv[2], j["bucket_cap_mb"], j["wall_ms"],
+          j["trace_ms"], j["load"]), file=sys.stderr)' "$d.json" "$r" >>"$OUT/runs.jsonl"
+        else
+            say "rep $r: PyTorch job failed (see $d.err)"
+        fi
     done
     printf 'load after:  %s\n' "$(uptime | sed 's/.*load average/load average/')"
 }
