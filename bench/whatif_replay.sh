@@ -2,14 +2,15 @@
 # whatif_replay.sh — how well `ddpprof whatif` replays what it derives from: every run the
 # recorded scenarios make on the cpu backend and every trace the import tests make, each
 # derived and predicted unchanged, measured against replayed step (the job's, mean over
-# measured iterations) and DDP's overlap per rank.  Prints a table; asserts nothing.
+# measured iterations) and DDP's overlap per rank; and the DDP traces of real jobs in
+# ../shared/traces (TRACES=DIR), where present.  Prints a table; asserts nothing.
 #
 #   bench/whatif_replay.sh            (DDPPROF=./ddpprof, OUT=a scratch directory)
 #
 # Traces: tests/import/kineto_gen.py (Kineto JSON with NCCL kernels: both naming schemes,
 # both time bases, a slow rank; an Nsight Systems export) and tests/import/ddp_trace.py
 # (a real PyTorch 1.13 gloo job on CPU, 4 processes, one rank slowed; its list-form trace
-# gives no message sizes, which whatif needs, so it is listed as refused).
+# gives no message sizes, so its buckets are their times' equivalent bytes).
 set -u
 cd "$(dirname "$0")/.."
 DDPPROF=${DDPPROF:-./ddpprof}
@@ -43,6 +44,20 @@ for t in k_kernel k_devkernel_int k_world3 nsys torch; do
     "$DDPPROF" import "$OUT/$t" -o "$DB" --name "$t" >/dev/null 2>"$OUT/$t.err" || { say "import $t failed"; continue; }
     sources+=("$(sqlite3 "$DB" "select max(id) from run") trace:$t")
 done
+
+# Real jobs' traces (../shared/traces, or TRACES=DIR): each DDP one's files, one job a run.
+TRACES=${TRACES:-../shared/traces}
+if [ -d "$TRACES" ]; then
+    for job in "$TRACES"/tracelens_mi300x_rank0of8 "$TRACES"/hta_a100_rank0of16 "$TRACES"/hta_sampled_2of128 \
+        "$TRACES"/hta_v100_ws1 "$TRACES"/hta_gloo_cpu_rank34of300; do
+        [ -d "$job" ] || continue
+        t=real:$(basename "$job")
+        "$DDPPROF" import "$job"/*.json.gz -o "$DB" --name "$t" >/dev/null 2>"$OUT/${t#real:}.err" || { say "import $t failed"; continue; }
+        sources+=("$(sqlite3 "$DB" "select max(id) from run") $t")
+    done
+else
+    say "no real traces at $TRACES (TRACES=DIR names them)"
+fi
 
 per_rank_sql() { # run id -> "rank step_ms overlap_pct" lines
     sqlite3 -separator ' ' "$DB" "select rank, round(avg(step_ns) / 1e6, 3), round(100.0 * sum(overlap_ns) /

@@ -177,6 +177,21 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         whatif_free(&d);
         goto out;
     }
+    /* Without message sizes a bucket is its time's equivalent bytes: a change that moves
+     * parameters between buckets would be a guess, and is refused before anything runs. */
+    for (int i = 0; d.sizes_unknown && i + 1 < nrun; i += 2) {
+        const char *kv = run_argv[i + 1];
+        if (!strncmp(kv, "ddp.bucket_cap_mb", 17) || !strncmp(kv, "ddp.first_bucket_mb", 19)) {
+            fprintf(stderr,
+                    "ddpprof: whatif: %s: run %lld: %s %s: the trace gives no message sizes, so its buckets cannot be"
+                    " re-formed (world size, skew and speed can change; profile with record_shapes=True for the"
+                    " sizes)\n",
+                    db_path, run_id, run_argv[i], kv);
+            whatif_free(&d);
+            status = EXIT_USAGE;
+            goto out;
+        }
+    }
     printf("whatif: run %lld derived\n%s", run_id, d.notes);
 
     char tmp[] = "/tmp/ddpprof-whatif-XXXXXX.ini";

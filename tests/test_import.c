@@ -294,19 +294,109 @@ static void test_no_metadata_names_and_gzip(void **state)
     assert_int_equal(q(db, "SELECT bytes FROM source_file WHERE rank = 1"), (int64_t)sb.st_size);
     assert_int_equal(q(db, "SELECT COUNT(*) FROM collective WHERE kind = 'allreduce' AND nranks = 2"), 4 * 2);
 
-    /* One such file whose name says nothing: --rank, or an error that says so. */
+    /* One such file whose name says nothing: rank 0 of a world of 1, said in a note;
+     * --rank says otherwise. */
     char one[512], db2[512];
     imp_path(one, sizeof one, "named/trace.json.gz");
     assert_int_equal(rename(path, one), 0);
     imp_path(db2, sizeof db2, "e.sqlite");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "import", one, "-o", db2, NULL), 0);
-    assert_int_equal(r.status, 2);
-    assert_non_null(strstr(r.err, "--rank"));
+    if (r.status != 0)
+        fail_msg("import of a trace naming no rank: %s", r.err);
+    assert_int_equal(q(db2, "SELECT world_size FROM run WHERE id = 1"), 1);
+    assert_int_equal(q(db2, "SELECT COUNT(*) FROM source_file WHERE rank = 0 AND rank_from = 'alone'"), 1);
+    assert_int_equal(q(db2, "SELECT COUNT(*) FROM run WHERE id = 1 AND notes LIKE '%%taken as rank 0 of a world of 1%%'"),
+                     1);
     assert_int_equal(ddpprof_cmd(&r, "import", one, "-o", db2, "--rank", "1", NULL), 0);
     if (r.status != 0)
         fail_msg("import --rank 1: %s", r.err);
     assert_int_equal(q(db2, "SELECT COUNT(*) FROM source_file WHERE rank = 1 AND rank_from = '--rank'"), 1);
+    /* Two files naming no rank are one job's only with their ranks said. */
+    char other[512];
+    imp_path(other, sizeof other, "named/other.json.gz");
+    imp_path(path, sizeof path, "named/worker0.pt.trace.json.gz");
+    assert_int_equal(rename(path, other), 0);
+    assert_int_equal(ddpprof_cmd(&r, "import", one, other, "-o", db2, NULL), 0);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "which rank is this trace?"));
+}
+
+/* Ranks 0 and 2 of a job of 3, as users profile a few ranks of many: the run holds
+ * those two (no rows for rank 1), says so in the report, runs and JSON, shows no
+ * transfer or bus bandwidth (a traced rank's collective holds its wait for rank 1),
+ * its step is the job's period on the device timeline, and whatif replays it with
+ * rank 1 taking the traced ranks' speeds. */
+static void test_subset_of_ranks(void **state)
+{
+    (void)state;
+    gen("job", "--world", "3", "--steps", "5", "--layers", "6", NULL);
+    char sub[512], from[512], to[512];
+    imp_path(sub, sizeof sub, "sub");
+    assert_int_equal(mkdir(sub, 0700), 0);
+    for (int r = 0; r <= 2; r += 2) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "job/rank%d.json", r);
+        imp_path(from, sizeof from, rel);
+        snprintf(rel, sizeof rel, "sub/rank%d.json", r);
+        imp_path(to, sizeof to, rel);
+        assert_int_equal(link(from, to), 0);
+    }
+    char db[512];
+    imp_path(db, sizeof db, "s.sqlite");
+    cmd_result r;
+    assert_int_equal(ddpprof_cmd(&r, "import", sub, "-o", db, NULL), 0);
+    if (r.status != 0)
+        fail_msg("import of ranks 0 and 2 of 3: %s", r.err);
+    assert_non_null(strstr(r.out, "imported 2 ranks of 3"));
+    assert_int_equal(q(db, "SELECT world_size FROM run WHERE id = 1"), 3);
+    assert_int_equal(q(db, "SELECT group_concat(rank) = '0,2' FROM (SELECT rank FROM rank ORDER BY rank)"), 1);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM span WHERE rank = 1"), 0);
+    /* The step is the period: each rank-iteration's step span, from the first forward
+     * op on the device to the next iteration's. */
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM span WHERE kind = 'step'"), 2 * 5);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM span WHERE kind = 'profiler_step'"), 2 * 5);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM iteration_stat i JOIN span s ON s.run_id = i.run_id AND s.rank = i.rank"
+                           " AND s.iter = i.iter AND s.kind = 'step' WHERE i.step_ns = s.end_ns - s.start_ns"),
+                     2 * 5);
+    assert_int_equal(q(db, "SELECT COUNT(*) FROM span s JOIN span n ON n.rank = s.rank AND n.iter = s.iter + 1"
+                           " AND n.kind = 'step' WHERE s.kind = 'step' AND s.end_ns <> n.start_ns"),
+                     0);
+    assert_int_equal(ddpprof_cmd(&r, "report", db, NULL), 0);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "(traced: ranks 0, 2 of 3)"));
+    assert_null(strstr(r.out, "\n     1   "));
+    assert_non_null(strstr(r.out, "transfer + untraced ranks' wait"));
+    assert_non_null(strstr(r.out, "host steps  mean"));
+    assert_int_equal(ddpprof_cmd(&r, "runs", db, NULL), 0);
+    assert_non_null(strstr(r.out, "2 of 3"));
+    assert_int_equal(ddpprof_cmd(&r, "report", db, "--json", NULL), 0);
+    json_error_t je;
+    json_t *doc = json_loads(r.out, 0, &je);
+    if (!doc)
+        fail_msg("report --json: %s", je.text);
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    json_t *traced = json_object_get(run, "ranks_traced");
+    assert_int_equal(json_array_size(traced), 2);
+    assert_int_equal(json_integer_value(json_array_get(traced, 1)), 2);
+    json_t *bucket = json_array_get(json_object_get(run, "buckets"), 0);
+    assert_true(json_is_null(json_object_get(bucket, "transfer_ms")));
+    assert_true(json_is_null(json_object_get(bucket, "busbw_gbps")));
+    json_t *attr = json_object_get(json_array_get(json_object_get(run, "ranks"), 0), "attribution");
+    assert_true(json_is_null(json_object_get(attr, "exposed_transfer_ms")));
+    assert_true(json_is_number(json_object_get(attr, "exposed_transfer_or_untraced_wait_ms")));
+    double measured = json_number_value(json_object_get(run, "step_ms_mean"));
+    json_decref(doc);
+    /* whatif: rank 1 as the traced ranks; the replay within 5 %. */
+    assert_int_equal(ddpprof_cmd(&r, "whatif", db, "--run", "1", "-q", NULL), 0);
+    if (r.status != 0)
+        fail_msg("whatif: %s", r.err);
+    assert_non_null(strstr(r.out, "ranks: 2 of 3 traced"));
+    assert_int_equal(q(db, "SELECT world_size FROM run WHERE id = 2"), 3);
+    double replayed = (double)q(db, "SELECT CAST(AVG(step_ns) AS INTEGER) FROM (SELECT iter, MAX(step_ns) AS step_ns"
+                                    " FROM iteration_stat WHERE run_id = 2 AND warmup = 0 GROUP BY iter)") / 1e6;
+    if (fabs(replayed - measured) > 0.05 * measured)
+        fail_msg("replay %.3f ms, measured %.3f ms", replayed, measured);
 }
 
 int main(void)
@@ -316,6 +406,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_int_timebase_devkernel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lowercase_without_args, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_metadata_names_and_gzip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subset_of_ranks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

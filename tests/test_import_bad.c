@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "import_run.h"
 
@@ -182,6 +183,24 @@ static void test_nothing_to_analyse(void **state)
     refused("nothing to analyse", p, NULL);
 }
 
+/* A copy of a trace's text whose distributedInfo says pg_count `digit`, into path. */
+static void with_pg_count(const char *text, size_t n, char digit, const char *path)
+{
+    const char *info = strstr(text, "\"world_size\": 3}");
+    assert_non_null(info);
+    size_t at = (size_t)(info - text) + 15;
+    char *out = malloc(n + 16);
+    assert_non_null(out);
+    memcpy(out, text, at);
+    memcpy(out + at, ", \"pg_count\": 0", 15);
+    out[at + 14] = digit;
+    memcpy(out + at + 15, text + at, n - at + 1);
+    write_bytes(path, out, n + 15);
+    free(out);
+}
+
+/* Traces that cannot be one job's: ranks twice, world sizes or process groups that
+ * disagree, wall clocks that never meet; --rank where it cannot apply. */
 static void test_ranks_that_are_not_one_job(void **state)
 {
     (void)state;
@@ -189,10 +208,37 @@ static void test_ranks_that_are_not_one_job(void **state)
     imp_path(r0, sizeof r0, "good/rank0.json");
     imp_path(r1, sizeof r1, "good/rank1.json");
     imp_path(r2, sizeof r2, "good/rank2.json");
-    refused("rank 1 missing", r0, r2, NULL);
     imp_path(dup, sizeof dup, "rank7.json");
     size_t n;
     char *text = read_all(r0, &n);
+    /* Rank 1 of the job recorded a day later: its wall clock does not meet rank 0's. */
+    char *b = strstr(text, "\"baseTimeNanoseconds\": 1711964646");
+    assert_non_null(b);
+    char *later = malloc(n + 1);
+    assert_non_null(later);
+    memcpy(later, text, n + 1);
+    const char *day_later = "\"baseTimeNanoseconds\": 1712051046"; /* + 86400 s */
+    memcpy(later + (b - text), day_later, strlen(day_later));
+    char *rk = strstr(later, "\"rank\": 0");
+    assert_non_null(rk);
+    rk[strlen("\"rank\": ")] = '1';
+    imp_path(dup, sizeof dup, "rank1.json");
+    write_bytes(dup, later, n);
+    refused("not one job's traces", r0, dup, NULL);
+    /* The same job's process groups counted differently: rank 0 says 2, rank 1 says 1. */
+    char pg0[300], pg1[300];
+    imp_path(pg0, sizeof pg0, "pg");
+    assert_int_equal(mkdir(pg0, 0700), 0);
+    imp_path(pg0, sizeof pg0, "pg/rank0.json");
+    imp_path(pg1, sizeof pg1, "pg/rank1.json");
+    with_pg_count(text, n, '2', pg0);
+    size_t n1;
+    char *text1 = read_all(r1, &n1);
+    with_pg_count(text1, n1, '1', pg1);
+    refused("process groups", pg0, pg1, NULL);
+    free(text1);
+    free(later);
+    imp_path(dup, sizeof dup, "rank7.json");
     write_bytes(dup, text, n);
     refused("both hold rank 0", r0, r1, r2, dup, NULL);
     char *w = strstr(text, "\"world_size\": 3");

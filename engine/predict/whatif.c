@@ -277,6 +277,11 @@ static int read_iterations(source *s)
      * anywhere). */
     s->first_iter = first;
     s->it0 = first + (s->warmup > (s->version > 0 ? 1 : 0) ? s->warmup : (s->version > 0 ? 1 : 0));
+    /* An imported trace starts wherever the profiler's schedule began, seldom at DDP's
+     * first iteration: buckets that differ between its steps are not DDP's rebuild, and
+     * every step whose buckets are the latest assignment's counts (rank_mean checks). */
+    if (s->periods)
+        s->it0 = first + s->warmup;
     s->nit = last - s->it0 + 1;
     if (s->nit <= 0) {
         set_err(s->err, s->errlen, "run %lld has no measured iteration after DDP's rebuild and the warm-up",

@@ -13,6 +13,8 @@
  *  - NCCL kernels are the communication, each of its collective (the trace's
  *    "Collective name" where given, else the kernel's name); on a job without device
  *    events, gloo's host ops are, and the host ops are the compute;
+ *  - a job of one rank: its nccl:<op> ranges that launched no kernel (NCCL runs none
+ *    for one rank) are collectives of no duration where the device reaches them;
  *  - DDP: per iteration, the allreduces launched after backward began are the buckets,
  *    numbered in launch order; a bucket's parameters are the gradients made ready
  *    (AccumulateGrad, or reducer::mul_out) since the previous bucket's launch.
@@ -33,6 +35,7 @@ typedef struct {
     uint8_t launch;     /* c10d:: or record_param_comms */
     uint8_t c10d_allreduce;
     uint8_t nccl;
+    uint8_t nccl_annotation; /* "nccl:<op>": ProcessGroupNCCL's range around a collective */
     uint8_t hta;
 } name_info;
 
@@ -48,7 +51,11 @@ typedef struct {
     size_t nrt;
 } ctx;
 
-enum { F_PHASE_BELOW = 1, F_NESTED = 2 /* under a host op other than a step */ };
+enum {
+    F_PHASE_BELOW = 1,
+    F_NESTED = 2,   /* under a host op other than a step */
+    F_LAUNCHED = 4, /* it, or a host op under it, launched device work */
+};
 
 static const char *nm(const trace_rank *tr, int32_t i)
 {
@@ -291,14 +298,21 @@ static pspan *new_span(rank_result *rr, char *err, size_t errlen)
     return p;
 }
 
+static tev_info completed_info(const ctx *c, tev_info info, int32_t from);
+
 /* A collective kernel's arguments: its own (Kineto copies record_param_comms's onto
  * it), completed by those of the host ops around its launch, innermost first: the
  * nccl:<op> annotation's sizes (record_shapes), record_param_comms's group and Seq. */
 static tev_info collective_info(const ctx *c, const tev *kernel, int32_t launch)
 {
+    return completed_info(c, tev_extra(c->tr, kernel), launch);
+}
+
+/* info completed by the host ops with collective arguments from `from` outward. */
+static tev_info completed_info(const ctx *c, tev_info info, int32_t from)
+{
     const trace_rank *tr = c->tr;
-    tev_info info = tev_extra(tr, kernel);
-    for (int32_t op = launch >= 0 ? c->info_op[launch] : -1; op >= 0;
+    for (int32_t op = from >= 0 ? c->info_op[from] : -1; op >= 0;
          op = c->parent[op] >= 0 ? c->info_op[c->parent[op]] : -1) {
         tev_info more = tev_extra(tr, &tr->ev[op]);
         if (info.bytes < 0)
@@ -325,6 +339,8 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
     p->end = e->ts_ns + e->dur_ns;
     p->launch = rt >= 0 ? tr->ev[rt].ts_ns : e->ts_ns;
     p->launched = rt >= 0;
+    for (int32_t a = rt >= 0 ? c->parent[rt] : -1; a >= 0 && !(c->flags[a] & F_LAUNCHED); a = c->parent[a])
+        c->flags[a] |= F_LAUNCHED;
     p->iter = p->launch_iter = iter_of(c->rr, p->launch);
     p->name = e->name;
     p->on_device = 1;
@@ -444,6 +460,79 @@ static void pair_gloo_launches(ctx *c)
             rr->sp[g[a]].launch = l[a];
     free(l);
     free(g);
+}
+
+/* ---- collectives of one rank alone ----------------------------------------------------------- */
+
+typedef struct {
+    int64_t launch, end;
+} launched_op;
+
+static int cmp_launched(const void *a, const void *b)
+{
+    const launched_op *x = a, *y = b;
+    return (x->launch > y->launch) - (x->launch < y->launch);
+}
+
+/* A job of one rank: NCCL runs no kernel for a collective of one rank, so DDP's
+ * allreduces are only their nccl:<op> ranges on the host.  Each becomes a collective
+ * of no duration on the device timeline, where the compute stream reaches it (the end
+ * of the device work launched before it), so that DDP's buckets are seen and whatif
+ * can ask what more ranks would cost. */
+static int lone_rank_collectives(ctx *c, char *err, size_t errlen)
+{
+    trace_rank *tr = c->tr;
+    rank_result *rr = c->rr;
+    if (tr->world_size != 1)
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < rr->nsp; i++)
+        n += rr->sp[i].on_device && rr->sp[i].stream == STREAM_COMPUTE;
+    launched_op *ops = malloc((n ? n : 1) * sizeof *ops);
+    if (!ops) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < rr->nsp; i++)
+        if (rr->sp[i].on_device && rr->sp[i].stream == STREAM_COMPUTE)
+            ops[k++] = (launched_op){rr->sp[i].launch, rr->sp[i].end};
+    qsort(ops, n, sizeof *ops, cmp_launched);
+    for (size_t i = 1; i < n; i++) /* the latest end among the ops launched so far */
+        ops[i].end = ops[i].end > ops[i - 1].end ? ops[i].end : ops[i - 1].end;
+    int ret = 0;
+    for (size_t i = 0; i < tr->nev && ret == 0; i++) {
+        const tev *e = &tr->ev[i];
+        if (e->type != TEV_CPU || !c->ni[e->name].nccl_annotation || (c->flags[i] & F_LAUNCHED))
+            continue;
+        int kind = name_coll_kind(nm(tr, e->name) + 5);
+        size_t lo = 0, hi = n; /* ops launched before it */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (ops[mid].launch < e->ts_ns)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        pspan *p = new_span(rr, err, errlen);
+        if (!p) {
+            ret = -1;
+            break;
+        }
+        p->start = p->end = lo > 0 ? ops[lo - 1].end : e->ts_ns;
+        p->launch = e->ts_ns;
+        p->iter = p->launch_iter = iter_of(rr, e->ts_ns);
+        p->name = e->name;
+        p->kind = (uint8_t)(kind >= 0 ? kind : SPAN_COLLECTIVE);
+        p->stream = STREAM_COMM;
+        tev_info info = completed_info(c, (tev_info){-1, -1, -1, -1}, (int32_t)i);
+        p->bytes = info.bytes;
+        p->pg = info.pg;
+        p->coll_seq = info.seq;
+        rr->has_comm = true;
+    }
+    free(ops);
+    return ret;
 }
 
 /* ---- DDP's buckets -------------------------------------------------------------------------- */
@@ -598,6 +687,7 @@ static int classify_names(ctx *c, char *err, size_t errlen)
         ni->launch = name_is_collective_launch(s);
         ni->c10d_allreduce = !strcmp(s, "c10d::allreduce_");
         ni->nccl = name_is_nccl_kernel(s);
+        ni->nccl_annotation = !strncmp(s, "nccl:", 5);
         ni->hta = (uint8_t)name_hta_class(s);
     }
     return 0;
@@ -638,6 +728,8 @@ int rank_spans_build(rank_result *rr, trace_rank *tr, bool device_job, char *err
     }
     if (!device_job)
         pair_gloo_launches(&c);
+    else if (lone_rank_collectives(&c, err, errlen) < 0)
+        goto out;
     if (ddp_buckets(&c, err, errlen) < 0)
         goto out;
     ret = 0;
