@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # whatif_vs_pytorch.sh — ground truth for a change: real PyTorch DDP (Debian's torch 1.13,
 # gloo, CPU processes of one thread each) trained at several bucket_cap_mb and traced
-# (bench/ddp_bucket_run.py); every trace imported and `ddpprof whatif --sweep
+# (bench/ddp_bucket_run.py); every trace imported and `ddpprof whatif -s
 # ddp.bucket_cap_mb=...` from it predicting every cap.  Prints the measured step per cap
 # (median and range over REPS repetitions) and, per source cap and target cap, the predicted
 # step beside the measured one, with the error.  A refusal is printed with its reason.
@@ -37,7 +37,6 @@ say() { printf '%s\n' "$*" >&2; }
 
 [ -x "$DDPPROF" ] || { say "no $DDPPROF: make ddpprof"; exit 2; }
 "$PY" -c 'import torch' 2>/dev/null || { say "$PY has no torch (apt install python3-torch)"; exit 2; }
-sweep=$(printf '%s' "$CAPS" | tr -s ' ' ',')
 printf 'whatif against PyTorch DDP: %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')"
 printf 'machine: %s cores, %s; ddpprof %s; torch %s\n' "$(getconf _NPROCESSORS_ONLN)" \
     "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')" \
@@ -74,28 +73,32 @@ job_step() { # run id -> the job's step, ms: mean over measured iterations of th
     sqlite3 "$DB" "select round(avg(s) / 1e6, 3) from (select max(step_ns) as s from iteration_stats where
         run_id = $1 and warmup = 0 group by iter)"
 }
-predict() {
+predict() { # per source run and target cap: a prediction, or the refusal's reason
     "$PY" -c 'import json,sys
 for l in open(sys.argv[1]):
     j = json.loads(l); print(j["rep"], j["run"]["bucket_cap_mb"], j["dir"])' "$OUT/runs.jsonl" |
     while read -r r c d; do
         c=$(printf '%g' "$c")
         if ! "$DDPPROF" import "$d" -o "$DB" --name "cap$c-rep$r" >"$d.import" 2>&1; then
-            printf '%s\t%s\timport: %s\n' "$c" "$r" "$(tail -n 1 "$d.import" | cut -c1-160)" >>"$OUT/refused.tsv"
+            for t in $CAPS; do
+                printf '%s\t%s\t%s\timport: %s\n' "$c" "$r" "$t" "$(tail -n 1 "$d.import" | cut -c1-160)"
+            done >>"$OUT/refused.tsv"
             continue
         fi
         id=$(sqlite3 "$DB" "select max(id) from run")
-        if ! "$DDPPROF" whatif "$DB" --run "$id" -q --sweep "ddp.bucket_cap_mb=$sweep" >"$d.whatif" 2>&1; then
-            printf '%s\t%s\t%s\n' "$c" "$r" "$(tail -n 1 "$d.whatif" | sed 's/^ddpprof: whatif: [^:]*: //' |
-                cut -c1-160)" >>"$OUT/refused.tsv"
-            continue
-        fi
-        printf '%s\t%s\t%s\n' "$c" "$r" "$(grep -E -m2 '^(sizes|model):' "$d.whatif" | cut -c1-260 |
-            paste -sd '|')" >>"$OUT/notes.tsv"
         src=$(job_step "$id")
-        for t in $CAPS; do
-            p=$(sqlite3 "$DB" "select id from run where id > $id and name like '%[ddp.bucket_cap_mb=$t]' order by id limit 1")
-            [ -n "$p" ] && printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$r" "$t" "$(job_step "$p")" "$src" >>"$OUT/pred.tsv"
+        for t in $CAPS; do # the source's own cap: the replay, unchanged
+            set -- -q
+            [ "$(printf '%g' "$t")" = "$c" ] || set -- -q -s "ddp.bucket_cap_mb=$t"
+            if ! "$DDPPROF" whatif "$DB" --run "$id" "$@" >"$d.whatif-$t" 2>&1; then
+                printf '%s\t%s\t%s\t%s\n' "$c" "$r" "$t" "$(tail -n 1 "$d.whatif-$t" |
+                    sed 's/^ddpprof: whatif: [^:]*: run [0-9]*: //' | cut -c1-160)" >>"$OUT/refused.tsv"
+                continue
+            fi
+            [ "$t" != "$c" ] || printf '%s\t%s\t%s\n' "$c" "$r" "$(grep -E -m2 '^(sizes|model):' "$d.whatif-$t" |
+                cut -c1-260 | paste -sd '|')" >>"$OUT/notes.tsv"
+            printf '%s\t%s\t%s\t%s\t%s\n' "$c" "$r" "$t" "$(job_step "$(sqlite3 "$DB" "select max(id) from run")")" \
+                "$src" >>"$OUT/pred.tsv"
         done
     done
 }
@@ -107,6 +110,7 @@ predict
 import json, os, statistics as st, sys
 out, caps = sys.argv[1], [float(c) for c in sys.argv[2].split()]
 runs = [json.loads(l) for l in open(os.path.join(out, "runs.jsonl"))]
+caps = [c for c in caps if any(r["run"]["bucket_cap_mb"] == c for r in runs)]
 def rows(name):
     p = os.path.join(out, name)
     return [l.rstrip("\n").split("\t") for l in open(p)] if os.path.exists(p) else []
@@ -131,7 +135,8 @@ loads = [r["run"]["load"] for r in runs]
 if loads:
     print("load average (1 min) at each run's start: %.2f-%.2f, median %.2f" % (min(loads), max(loads), med(loads)))
 print("\npredicted from each source cap's traced runs (median, min-max over reps) beside the measured medians;")
-print("change: the target's step over the source's, measured (trace) and predicted (over whatif's own replay)")
+print("change: the target's step over the source's, measured (trace) and predicted (over whatif's own replay);")
+print("replay, own run: the replay over the imported step of the run it replays (median over reps)")
 print("%7s %7s  %9s %9s  %20s  %9s %9s  %9s %9s" % ("source", "target", "wall ms", "trace ms", "predicted ms",
       "vs trace", "vs wall", "change", "change"))
 print("%7s %7s  %9s %9s  %20s  %9s %9s  %9s %9s" % ("cap", "cap", "median", "median", "median, range", "", "",
@@ -145,10 +150,12 @@ for s in caps:
         if p:
             m = med(p)
             print("%7g %7g  %9.1f %9.1f  %8.1f %11s  %+8.1f%% %+8.1f%%  %s" % (s, t, w, tr, m, rng(p),
-                  100 * (m - tr) / tr, 100 * (m - w) / w, "   replay" if s == t else "%+8.1f%% %+8.1f%%" % (
+                  100 * (m - tr) / tr, 100 * (m - w) / w, "replay, own run %+.1f%%" % (100 * med(
+                  [float(x[3]) / float(x[4]) - 1 for x in pred if float(x[0]) == s and float(x[2]) == s]))
+                  if s == t else "%+8.1f%% %+8.1f%%" % (
                   100 * (tr / med(meas[s][1]) - 1), 100 * med(ch))))
         else:
-            why = sorted({x[2] for x in refused if float(x[0]) == s})
+            why = sorted({x[3] for x in refused if float(x[0]) == s and float(x[2]) == t})
             print("%7g %7g  %9.1f %9.1f  refused: %s" % (s, t, w, tr, "; ".join(why) or "no run"))
 if notes:
     print("\nwhatif's notes, per source cap (first rep):")
