@@ -129,7 +129,6 @@ def worker(rank, a, q):
                 prof.step()
         d = ddp._get_ddp_logging_data() if rank == 0 else {}
         q.put((cap, rank, wall, d.get("rebuilt_bucket_sizes") or d.get("bucket_sizes"), load))
-        del ddp, opt
         dist.barrier()
     dist.destroy_process_group()
 

@@ -22,7 +22,7 @@
 # type` (this torch records shapes but its list-form export drops them); TRACE=plain keeps
 # torch's own file, which gives whatif no message sizes.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 DDPPROF=${DDPPROF:-./ddpprof}
 PY=/usr/bin/python3 # Debian's, with python3-torch; not the python3 first on PATH
 REPS=${REPS:-7}
@@ -47,7 +47,8 @@ printf 'machine: %s cores, %s; ddpprof %s; torch %s\n' "$(getconf _NPROCESSORS_O
 # 1. Measure, caps interleaved.
 measure() {
     printf 'load before: %s\n' "$(uptime | sed 's/.*load average/load average/')"
-    local caps=($CAPS)
+    local caps
+    read -r -a caps <<<"$CAPS"
     for r in $(seq 1 "$REPS"); do
         local order=() i n=${#caps[@]}
         for ((i = 0; i < n; i++)); do order+=("${caps[(i + r - 1) % n]}"); done
