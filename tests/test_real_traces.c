@@ -266,6 +266,17 @@ static void test_every_trace(void **state)
                 if (fabs(err) > tol)
                     fail_msg("%s: the replay is %+.1f %% off the measured step", t->folder, 100 * err);
                 replayed++;
+                /* The A100 job's all_to_all in the forward: measured, and scaling with the world. */
+                if (strstr(t->folder, "a100")) {
+                    char ini[640];
+                    imp_path(ini, sizeof ini, "a100-derived.ini");
+                    assert_int_equal(ddpprof_cmd(&r, "whatif", db, "--run", "1", "-q", "--scenario-out", ini, NULL), 0);
+                    assert_int_equal(r.status, 0);
+                    assert_non_null(strstr(r.out, "other collectives:"));
+                    char text[1 << 15];
+                    imp_slurp(ini, text, sizeof text);
+                    assert_non_null(strstr(text, "comm_ranks = 16"));
+                }
             }
         }
     }

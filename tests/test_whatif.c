@@ -162,6 +162,39 @@ static void test_replay_imported(void **state)
     assert_int_equal(db_int(db, "SELECT COUNT(*) FROM bucket WHERE run_id = 3 AND version = 1"), 3);
 }
 
+/* Collectives other than DDP's (model.forward_comm_us, measured at model.comm_ranks): their
+ * part of the forward scales with the world size as (n-1)/n, the rest stays: 1000 us of
+ * forward with 400 us of it an all_to_all at 2 ranks takes 600 + 400 x (7/8)/(1/2) = 1300
+ * us at 8. */
+static void test_other_collectives_scale(void **state)
+{
+    (void)state;
+    char db[300], scen[300];
+    imp_path(db, sizeof db, "other.sqlite");
+    imp_path(scen, sizeof scen, "other.ini");
+    FILE *f = fopen(scen, "w");
+    assert_non_null(f);
+    fputs("[run]\nbackend = sim\nworld_size = 2\niterations = 3\nwarmup = 1\n"
+          "[model]\npreset = custom\nparams = 1000, 1000\nlayer_forward_us = 500, 500\n"
+          "layer_backward_us = 500, 500\nforward_comm_us = 400\ncomm_ranks = 2\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    cmd_result r;
+    assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", NULL), 0);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.world_size=8", NULL), 0);
+    assert_int_equal(r.status, 0);
+    const char *fwd = "SELECT AVG(d) FROM (SELECT SUM(end_ns - start_ns) AS d FROM span WHERE run_id = %d AND"
+                      " kind = 'forward' AND iter >= 1 GROUP BY rank, iter)";
+    char sql[300];
+    snprintf(sql, sizeof sql, fwd, 1);
+    double at2 = db_double(db, sql);
+    snprintf(sql, sizeof sql, fwd, 2);
+    double at8 = db_double(db, sql);
+    if (fabs(at2 - 1e6) > 1e3 || fabs(at8 - 1.3e6) > 1e3)
+        fail_msg("forward %.0f ns at 2 ranks (want 1000000), %.0f at 8 (want 1300000)", at2, at8);
+}
+
 /* Runs whatif cannot derive from: an unknown run, a run without DDP buckets (one rank). */
 static void test_refusals(void **state)
 {
@@ -187,6 +220,7 @@ int main(void)
         cmocka_unit_test(test_rebucketing_known_model),
         cmocka_unit_test(test_world_size_moves_comm_only),
         cmocka_unit_test(test_replay_imported),
+        cmocka_unit_test(test_other_collectives_scale),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

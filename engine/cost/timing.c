@@ -49,6 +49,11 @@ void timing_init(timing_model *t, const scenario *sc, int rank)
     double speed = scenario_rank_speed(sc, rank);
     t->flops_per_ns = sc->peak_tflops * 1e3 * sc->efficiency * speed;
     t->speed = speed;
+    /* Collectives other than DDP's move their bytes in (n-1)/n steps (all_to_all,
+     * all_gather, reduce_scatter): that, at this world size over at theirs. */
+    int n0 = sc->comm_ranks > 0 ? sc->comm_ranks : sc->world_size;
+    double at = sc->world_size > 1 ? (sc->world_size - 1.0) / sc->world_size : 0.0;
+    t->comm_scale = n0 > 1 ? at / ((n0 - 1.0) / n0) : 1.0;
     /* A rank's speed is its compute's (skew.slowdown: "the slow ranks' compute takes this
      * many times longer"): its copies and optimizer step move bytes at the memory's
      * bandwidth, as the cpu and cuda backends' real copies do whatever the skew. */
@@ -94,14 +99,18 @@ void timing_use_cache(timing_model *t, const scenario *sc)
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer)
 {
     if (layer->fwd_measured)
-        return (uint64_t)(layer->fwd_ns_measured / t->speed * jitter_factor(t));
+        return (uint64_t)(((layer->fwd_ns_measured - layer->fwd_comm_ns) / t->speed +
+                           layer->fwd_comm_ns * t->comm_scale) *
+                          jitter_factor(t));
     return (uint64_t)(layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
 }
 
 uint64_t timing_backward_ns(timing_model *t, const model_layer *layer)
 {
     if (layer->bwd_measured)
-        return (uint64_t)(layer->bwd_ns_measured / t->speed * jitter_factor(t));
+        return (uint64_t)(((layer->bwd_ns_measured - layer->bwd_comm_ns) / t->speed +
+                           layer->bwd_comm_ns * t->comm_scale) *
+                          jitter_factor(t));
     return (uint64_t)(2.0 * layer->fwd_flops * t->batch / t->flops_per_ns * jitter_factor(t));
 }
 

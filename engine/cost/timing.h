@@ -23,6 +23,7 @@ typedef struct {
     uint64_t op_overhead_ns; /* dispatch cost of one stream op ([device] op_overhead_us) */
     double comm_slowdown;    /* timed ops at 1/(1+this) speed while the comm stream is busy ([device]) */
     double speed;            /* the rank's speed factor (scales measured layer times) */
+    double comm_scale;       /* other collectives' time at this world size over theirs measured */
     double jitter;
     double batch;
     uint64_t rng;
@@ -70,7 +71,8 @@ timing_shares timing_core_shares(double cores, int ops, int sums, double sum_wei
  * terms are sim_host_terms.h's. */
 void timing_use_cache(timing_model *t, const scenario *sc);
 /* Forward of `layer` for the rank's batch: its FLOPs at the achieved rate, or its measured
- * time (model.layer_forward_us) over the rank's speed. */
+ * time (model.layer_forward_us) over the rank's speed, but for the part other collectives
+ * took (model.forward_comm_us), which scales with the world size instead. */
 uint64_t timing_forward_ns(timing_model *t, const model_layer *layer);
 /* Backward: twice the forward FLOPs (input and weight gradients), or its measured time. */
 uint64_t timing_backward_ns(timing_model *t, const model_layer *layer);

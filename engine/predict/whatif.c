@@ -23,6 +23,8 @@ typedef struct {
     int64_t step_start, step_end, bwd_start, bwd_end, comm_end;
     int64_t work_end; /* the end of its last DDP phase op (an imported iteration's may pass its period) */
     int64_t *ready;   /* per bucket */
+    /* as rank_mean timed it (-1: not used): the forward phase's start, the last bucket's ready */
+    int64_t timed_from, timed_ready;
 } rank_iter;
 
 typedef struct {
@@ -296,7 +298,7 @@ static int read_iterations(source *s)
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        s->ri[i] = (rank_iter){-1, -1, -1, -1, -1, -1, ready + i * (size_t)s->nb};
+        s->ri[i] = (rank_iter){-1, -1, -1, -1, -1, -1, ready + i * (size_t)s->nb, -1, -1};
         for (int b = 0; b < s->nb; b++)
             s->ri[i].ready[b] = -1;
     }
@@ -411,6 +413,8 @@ static bool rank_mean(source *s, int rank, rank_means *m, double *scratch)
         }
         int64_t after = r->comm_end > r->bwd_end ? r->comm_end : r->bwd_end;
         o[n] = after < to ? (double)(to - after) : 0.0;
+        r->timed_from = from;
+        r->timed_ready = prev;
         n++;
     }
     m->iterations = n;
@@ -776,6 +780,119 @@ static int equivalent_sizes(source *s, whatif_derived *d)
     return ret;
 }
 
+/* ---- collectives other than DDP's ------------------------------------------------------- */
+
+typedef struct {
+    int64_t a, b;
+} ival;
+
+/* Merges sorted intervals in place; their count. */
+static size_t merge_ivals(ival *v, size_t n)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m > 0 && v[i].a <= v[m - 1].b) {
+            if (v[i].b > v[m - 1].b)
+                v[m - 1].b = v[i].b;
+        } else {
+            v[m++] = v[i];
+        }
+    }
+    return m;
+}
+
+/* |x ∩ [lo, hi)| for merged intervals x, minus what of it merged y covers. */
+static int64_t exposed_in(const ival *x, size_t nx, const ival *y, size_t ny, int64_t lo, int64_t hi)
+{
+    int64_t t = 0;
+    for (size_t i = 0; i < nx; i++) {
+        int64_t a = x[i].a > lo ? x[i].a : lo, b = x[i].b < hi ? x[i].b : hi;
+        if (b <= a)
+            continue;
+        t += b - a;
+        for (size_t j = 0; j < ny; j++) {
+            int64_t c = y[j].a > a ? y[j].a : a, d = y[j].b < b ? y[j].b : b;
+            if (d > c)
+                t -= d - c;
+        }
+    }
+    return t;
+}
+
+/* How long collectives other than DDP's bucket allreduces (an all_to_all, an all_gather,
+ * a broadcast) ran with no compute beside them, inside the base rank's forward phase and
+ * inside its backward up to the last bucket's ready point, as means over the iterations
+ * rank_mean timed: the part of model.forward_comm_us and backward_comm_us that scales
+ * with the world size. */
+static int other_comm(source *s, int rank, double *fwd_ns, double *bwd_ns)
+{
+    *fwd_ns = *bwd_ns = 0;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT iter, start_ns, end_ns, stream = 'comm' FROM span WHERE run_id = ?1 AND iter >= ?2 AND rank = ?3"
+             " AND ((stream = 'compute'%s) OR (stream = 'comm' AND NOT (kind = 'allreduce' AND bucket IS NOT NULL)))"
+             " ORDER BY iter, start_ns",
+             timeline(s));
+    sqlite3_stmt *st = query(s, sql);
+    if (!st)
+        return -1;
+    sqlite3_bind_int(st, 3, rank);
+    size_t cap = 256, nc = 0, nf = 0;
+    ival *c = malloc(cap * sizeof *c), *f = malloc(cap * sizeof *f);
+    int rc, iter = INT32_MIN, used = 0;
+    double fsum = 0, bsum = 0;
+    bool oom = !c || !f;
+    for (;;) {
+        rc = oom ? SQLITE_NOMEM : sqlite3_step(st);
+        int it = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : INT32_MIN;
+        if (iter != INT32_MIN && it != iter) { /* an iteration's spans are all in: measure it */
+            const rank_iter *r = at(s, rank, iter);
+            if (r && r->timed_from >= 0) {
+                nc = merge_ivals(c, nc);
+                nf = merge_ivals(f, nf);
+                fsum += (double)exposed_in(f, nf, c, nc, r->timed_from, r->bwd_start);
+                bsum += (double)exposed_in(f, nf, c, nc, r->bwd_start, r->timed_ready);
+                used++;
+            }
+            nc = nf = 0;
+        }
+        if (rc != SQLITE_ROW)
+            break;
+        iter = it;
+        if (nc == cap || nf == cap) {
+            cap *= 2;
+            ival *c2 = realloc(c, cap * sizeof *c2);
+            if (c2)
+                c = c2;
+            ival *f2 = c2 ? realloc(f, cap * sizeof *f2) : NULL;
+            if (!f2) {
+                oom = true;
+                continue;
+            }
+            f = f2;
+        }
+        ival v = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
+        if (sqlite3_column_int(st, 3))
+            f[nf++] = v;
+        else
+            c[nc++] = v;
+    }
+    sqlite3_finalize(st);
+    free(c);
+    free(f);
+    if (rc == SQLITE_NOMEM) {
+        set_err(s->err, s->errlen, "out of memory");
+        return -1;
+    }
+    if (rc != SQLITE_DONE)
+        return db_fail(s, "reading the spans");
+    if (used > 0) {
+        *fwd_ns = fsum / used;
+        *bwd_ns = bsum / used;
+    }
+    return 0;
+}
+
 /* The run's bucket cap where it was recorded (an imported trace's is PyTorch's default). */
 static int bucket_limits(const source *s, scenario *sc, char *err, size_t errlen)
 {
@@ -967,6 +1084,19 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
         goto out;
     if (derive_network(&s, sc, out, err, errlen) != 0)
         goto out;
+    double fwd_comm, bwd_comm;
+    if (other_comm(&s, s.held[base], &fwd_comm, &bwd_comm) != 0)
+        goto out;
+    if (fwd_comm > 0 || bwd_comm > 0) {
+        if (set_num(sc, "model.forward_comm_us", fwd_comm / 1e3, err, errlen) != 0 ||
+            set_num(sc, "model.backward_comm_us", bwd_comm / 1e3, err, errlen) != 0 ||
+            set_num(sc, "model.comm_ranks", s.world, err, errlen) != 0)
+            goto out;
+        add_note(out, "other collectives: %.3f ms of the forward and %.3f ms of the backward are collectives other than "
+                      "DDP's with no compute beside them; they stay where they ran and scale with the world size as "
+                      "(n-1)/n (those after the backward stay as measured)",
+                 fwd_comm / 1e6, bwd_comm / 1e6);
+    }
     add_note(out, "compute: rank %d's measured iterations (%d, from iteration %d; means), forward %.3f ms, "
                   "backward %.3f ms to the last bucket, optimizer phase %.3f ms%s; the other ranks by their speed",
              s.held[base], rm[base].iterations, s.it0, rm[base].fwd_ns / 1e6, (rm[base].total_ns - rm[base].fwd_ns) / 1e6,

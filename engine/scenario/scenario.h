@@ -126,6 +126,11 @@ typedef struct scenario {
     double layer_forward_us[SCENARIO_MAX_CUSTOM_PARAMS];
     double layer_backward_us[SCENARIO_MAX_CUSTOM_PARAMS];
     int nlayer_forward, nlayer_backward;
+    /* Time inside the measured layer times that collectives other than DDP's took (an
+     * all_to_all in the forward), at comm_ranks ranks: it scales with the world size as
+     * their (n-1)/n, not with a rank's speed. */
+    double forward_comm_us, backward_comm_us;
+    int comm_ranks;
     char params_file[256]; /* custom: parameter-list file (custom_model.h), "" for none */
     int global_batch;   /* compute = real: samples per step over all ranks (0 = batch x world) */
     loss_fn_kind loss;  /* compute = real, mlp: mse | cross_entropy */

@@ -120,6 +120,16 @@ const key_def scn_keys[] = {
      "measured backward time of each layer in microseconds, like layer_forward_us: the time "
      "from the previous layer's gradients being ready to this layer's; empty = modelled",
      LIST_AT(layer_backward_us, nlayer_backward)},
+    {"model", "forward_comm_us", K_DOUBLE, 0, 1e12, NULL, "0",
+     "of layer_forward_us, the time collectives other than DDP's took (an embedding's "
+     "all_to_all, an all_gather) in microseconds, at model.comm_ranks ranks: it scales with "
+     "the world size as (n-1)/n and not with a rank's speed (`ddpprof whatif` measures it)",
+     AT(forward_comm_us), 0, 0},
+    {"model", "backward_comm_us", K_DOUBLE, 0, 1e12, NULL, "0",
+     "the same, of layer_backward_us", AT(backward_comm_us), 0, 0},
+    {"model", "comm_ranks", K_INT, 0, SCENARIO_MAX_WORLD, NULL, "0",
+     "the world size forward_comm_us and backward_comm_us were measured at (0: the run's)",
+     AT(comm_ranks), 0, 0},
     {"model", "params_file", K_STRING, 0, 0, NULL, "",
      "a custom model's parameter-list file (relative to the scenario file), one tensor a "
      "line in registration order: NAME KIND SHAPE, KIND linear.weight|linear.bias|"

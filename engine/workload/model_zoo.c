@@ -475,13 +475,22 @@ static void apply_measured_times(builder *b, const scenario *sc)
                  lists[k].n, sc->preset, b->m->nlayers);
             return;
         }
+        /* The other collectives' time, shared over the layers as their times are, and
+         * never more than a layer's own. */
+        double total = 0, comm = (k == 0 ? sc->forward_comm_us : sc->backward_comm_us) * 1e3;
+        for (int l = 0; l < b->m->nlayers; l++)
+            total += lists[k].us[l] * 1e3;
+        double share = total > 0 && comm < total ? comm / total : total > 0 ? 1.0 : 0.0;
         for (int l = 0; l < b->m->nlayers; l++) {
             model_layer *layer = &b->m->layers[l];
+            double ns = lists[k].us[l] * 1e3;
             if (k == 0) {
-                layer->fwd_ns_measured = lists[k].us[l] * 1e3;
+                layer->fwd_ns_measured = ns;
+                layer->fwd_comm_ns = ns * share;
                 layer->fwd_measured = true;
             } else {
-                layer->bwd_ns_measured = lists[k].us[l] * 1e3;
+                layer->bwd_ns_measured = ns;
+                layer->bwd_comm_ns = ns * share;
                 layer->bwd_measured = true;
             }
         }

@@ -44,6 +44,9 @@ typedef struct {
     /* Measured times at speed 1 (model.layer_forward_us / layer_backward_us), in place of
      * the FLOPs' roofline, where the flags say so. */
     double fwd_ns_measured, bwd_ns_measured;
+    /* of those, what collectives other than DDP's took (model.forward_comm_us and
+     * backward_comm_us, shared over the layers as their measured times) */
+    double fwd_comm_ns, bwd_comm_ns;
     bool fwd_measured, bwd_measured;
 } model_layer;
 

@@ -2,7 +2,7 @@
 """ddp_trace.py — a real PyTorch DDP job (gloo, CPU processes) profiled by torch.profiler,
 one trace file per rank, for the importer's end-to-end tests.
 
-    /usr/bin/python3 tests/import/ddp_trace.py --out DIR [--world 4] [--slow-rank 2]
+    /usr/bin/python3 tests/import/ddp_trace.py --out DIR [--world 4] [--slow-rank 2[,3...]]
         [--slow-ms 30] [--steps 6] [--layers 4] [--width 512] [--bucket-cap-mb 1]
 
 Each rank trains an MLP under DistributedDataParallel and writes DIR/rank<R>.json through
@@ -47,7 +47,8 @@ def worker(rank, a):
     os.environ["MASTER_PORT"] = str(a.port)
     dist.init_process_group("gloo", rank=rank, world_size=a.world)
     torch.manual_seed(0)
-    mods = [Slow(a.slow_ms / 1000.0 if rank == a.slow_rank else 0.0)]
+    slow = [int(r) for r in str(a.slow_rank).split(",") if r != ""]
+    mods = [Slow(a.slow_ms / 1000.0 if rank in slow else 0.0)]
     for i in range(a.layers):
         mods.append(torch.nn.Linear(a.width, a.width))
         if i < a.layers - 1:
@@ -78,7 +79,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--out", required=True)
     p.add_argument("--world", type=int, default=4)
-    p.add_argument("--slow-rank", type=int, default=2)
+    p.add_argument("--slow-rank", default="2", help="the slow rank, or several: 2,3")
     p.add_argument("--slow-ms", type=float, default=30.0)
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--layers", type=int, default=4)
