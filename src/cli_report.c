@@ -2,7 +2,8 @@
  * (read-only, without needing write access anywhere; a newer schema or a non-ddpprof
  * file is refused) and prints the report of one run or of every run.
  *
- * Contract: exit 0 with the report; 2 for bad usage: a missing database, a --run that
+ * Contract: exit 0 with the report; 2 for bad usage: a missing database or a file that
+ * is not one (a scenario given for DB), a --run that
  * is not a positive integer in range, or one naming no run in DB (the message gives
  * the ids DB holds; an id is never clamped to the nearest run); 1 for a database that
  * cannot be read or analysed, or an output file that cannot be written (it is then

@@ -252,39 +252,11 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         status = EXIT_USAGE;
         goto out_sc;
     }
-    for (int i = 0; i < noverrides; i++) {
-        char was[SCENARIO_ERR];
-        int unswept = scenario_unsweep(sc, overrides[i], was, sizeof was);
-        if (scenario_override(sc, overrides[i], err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        /* Said once, by the command the user typed, not again by each rank process. */
-        if (unswept && !getenv("DDPPROF_COORDINATOR"))
-            fprintf(stderr, "ddpprof: -s %s replaces the sweep of %s: %s is not swept\n", overrides[i], file, was);
-    }
-    for (int i = 0; i < nsweeps; i++) {
-        char was[SCENARIO_ERR];
-        int replaced = scenario_sweep_override(sc, sweeps[i], was, sizeof was, err);
-        if (replaced < 0) {
-            fprintf(stderr, "%s\n", err);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        if (replaced && !getenv("DDPPROF_COORDINATOR"))
-            fprintf(stderr, "ddpprof: --sweep %s replaces the sweep of %s: %s\n", sweeps[i], file, was);
-    }
-    if (backend && scenario_set(sc, "run.backend", backend, err) != 0) {
-        fprintf(stderr, "--backend %s: %s\n", backend, err);
-        status = EXIT_USAGE;
+    /* Said once, by the command the user typed, not again by each rank process. */
+    status = cli_scenario_apply(sc, file, (const char *const *)overrides, noverrides, (const char *const *)sweeps,
+                                nsweeps, backend, !getenv("DDPPROF_COORDINATOR"));
+    if (status != EXIT_OK)
         goto out_sc;
-    }
-    if (scenario_validate(sc, err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        status = EXIT_USAGE;
-        goto out_sc;
-    }
     if (verify && real_training_applies(sc)) {
         fprintf(stderr, "ddpprof: --verify checks the synthetic gradients of compute = model; the mlp with compute "
                         "= real trains on real ones (tests/parity compares them with PyTorch)\n");
@@ -325,9 +297,13 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             goto out_sc;
         }
         if (be->max_world > 0 && point->world_size > be->max_world) {
-            fprintf(stderr, "%s: %s: run.world_size %d is more than the %s backend runs (at most %d ranks); "
-                            "`ddpprof predict` models up to %d\n",
-                    file, point->name, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD);
+            char at[320];
+            if (scenario_key_where(point, "run.world_size", at, sizeof at) != 0)
+                snprintf(at, sizeof at, "%s: ", file);
+            fprintf(stderr, "%srun.world_size %d is more than the %s backend runs (at most %d ranks); "
+                            "`ddpprof predict` models up to %d%s%s%s\n",
+                    at, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD,
+                    npoints > 1 ? " (sweep point \"" : "", npoints > 1 ? point->name : "", npoints > 1 ? "\")" : "");
             model_free(&m);
             status = EXIT_USAGE;
             goto out_sc;

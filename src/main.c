@@ -30,7 +30,7 @@ static const char *const usage =
     "                     the same run in virtual time (sim backend): thousands of ranks in seconds\n"
     "  whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]... [--scenario-out FILE]\n"
     "                     a run, recorded or imported, replayed and re-modelled with the changes\n"
-    "  runs DB [--json]   the runs DB holds: id, name, backend, status, step, overlap\n"
+    "  runs [DB] [--json] the runs DB holds: id, name, backend, status, step, overlap\n"
     "  report DB [--run ID] [--json | --html] [-o FILE]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
     "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"

@@ -60,7 +60,7 @@ const key_def scn_keys[] = {
      AT(backend), 0,
      0},
     {"run", "world_size", K_INT, 1, SCENARIO_MAX_WORLD, NULL, "4",
-     "number of DDP ranks (the cpu backend runs up to 1024; sim, many more)", AT(world_size), 0, 0},
+     "number of DDP ranks (the cpu backend runs up to 64; sim, many more)", AT(world_size), 0, 0},
     {"run", "ranks", K_ENUM_STR, 0, 0, ranks_choices, "threads",
      "threads: every rank a thread of one process; processes: ddpprof starts one process "
      "per rank (as torchrun does), gathered into one database (under a launcher each "
@@ -183,7 +183,8 @@ const key_def scn_keys[] = {
 
     /* [skew] */
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
-     "speed factor of each rank, one per rank (1.5 = 1.5x faster); empty = all 1",
+     "speed factor of each rank, one per rank (1.5 = 1.5x faster); one value = every rank's; "
+     "empty = all 1",
      LIST_AT(speed, nspeed)},
     {"skew", "speed_repeat", K_BOOL, 0, 0, NULL, "false",
      "skew.speed repeats over the ranks, whatever the world size: rank r takes the speed of "
