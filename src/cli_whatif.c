@@ -19,6 +19,7 @@
 #include "engine/predict/whatif.h"
 #include "profiler/store.h"
 #include "reports/compare.h"
+#include "reports/run_config.h"
 #include "src/cli.h"
 
 static const char *const usage =
@@ -68,7 +69,8 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
     sqlite3 *db = store_db(st);
     sqlite3_stmt *s = NULL;
     char err[512];
-    if (sqlite3_prepare_v2(db, "SELECT id FROM run WHERE id >= ?1 ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT id, overrides FROM run WHERE id >= ?1 ORDER BY id", -1, &s, NULL) !=
+        SQLITE_OK) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, sqlite3_errmsg(db));
         store_close(st);
         return EXIT_RUNTIME;
@@ -76,7 +78,11 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
     sqlite3_bind_int64(s, 1, first_new);
     while (rc == EXIT_OK && sqlite3_step(s) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
-        printf("\n== run %lld (source) beside run %lld (prediction)\n", source, (long long)id);
+        /* Each prediction says what it changed: its -s settings and sweep point. */
+        char point[256];
+        run_config_point_text((const char *)sqlite3_column_text(s, 1), point, sizeof point);
+        printf("\n== run %lld (source) beside run %lld (prediction)%s%s\n", source, (long long)id, point[0] ? ": " : "",
+               point);
         if (quiet) {
             analysis_run *a = NULL, *b = NULL;
             size_t na = 0, nb = 0;
@@ -112,9 +118,15 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     bool quiet = false;
     /* The prediction's command line: run FILE -o DB --backend sim -q, then -s and --sweep. */
     char **run_argv = calloc((size_t)argc + 8, sizeof *run_argv);
-    int nrun = 0;
-    if (!run_argv)
+    /* The same -s and --sweep apart, to check them before anything is printed. */
+    const char **overrides = calloc((size_t)argc, sizeof *overrides), **sweeps = calloc((size_t)argc, sizeof *sweeps);
+    int nrun = 0, noverrides = 0, nsweeps = 0;
+    if (!run_argv || !overrides || !sweeps) {
+        free(run_argv);
+        free(overrides);
+        free(sweeps);
         return EXIT_RUNTIME;
+    }
     int status = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -129,6 +141,10 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             if (status != EXIT_OK)
                 goto out;
         } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep")) {
+            if (a[1] == 's')
+                overrides[noverrides++] = argv[i + 1];
+            else
+                sweeps[nsweeps++] = argv[i + 1];
             run_argv[nrun++] = argv[i];
             run_argv[nrun++] = argv[++i];
         } else if (!strcmp(a, "--model")) {
@@ -164,6 +180,19 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         if (whatif_derive(store_db(st), run_id, &o, &d, err, sizeof err) != 0) {
             fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
             status = EXIT_USAGE;
+        }
+    }
+    if (status == EXIT_OK) {
+        /* The overrides are checked on a copy before anything is printed: a typo'd key is
+         * the only thing said.  The prediction applies them again, and says what they
+         * replace. */
+        scenario *checked = malloc(sizeof *checked);
+        if (!checked) {
+            status = EXIT_RUNTIME;
+        } else {
+            *checked = *d.sc;
+            status = cli_scenario_apply(checked, db_path, overrides, noverrides, sweeps, nsweeps, "sim", false);
+            free(checked);
         }
     }
     int64_t last = status == EXIT_OK ? max_run_id(store_db(st)) : 0;
@@ -221,5 +250,7 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         status = print_comparisons(db_path, run_id, first_new, quiet);
 out:
     free(run_argv);
+    free(overrides);
+    free(sweeps);
     return status;
 }

@@ -277,7 +277,7 @@ static void test_sweep_runs_each_point(void **state)
     assert_int_equal(r.status, 0);
     assert_int_equal(count_rows(db, "select count(*) from run where status = 'complete'"), 4);
     assert_int_equal(count_rows(db, "select count(distinct bucket_cap_mb) from run"), 2);
-    assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb=0.05%'"), 2);
+    assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb 0.05%'"), 2);
     /* Each point records its values and its sweep; `report` prints the summary that -q
      * left out. */
     assert_int_equal(count_rows(db, "select count(*) from run where sweep = 1"), 4);
@@ -451,8 +451,12 @@ static void test_runs_listed(void **state)
     ddpprof(&r, (const char *[]){"runs", db, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "step ms"));
-    assert_non_null(strstr(r.out, "    1  skewed"));
-    assert_non_null(strstr(r.out, "    2  second"));
+    /* The name last and whole; every line fits a 100-column terminal. */
+    assert_non_null(strstr(r.out, "  1  sim  "));
+    assert_non_null(strstr(r.out, "  skewed\n"));
+    assert_non_null(strstr(r.out, "  second\n"));
+    for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        assert_true(strlen(line) <= 100);
     ddpprof(&r, (const char *[]){"runs", db, "--json", NULL});
     assert_int_equal(r.status, 0);
     json_error_t je;
@@ -478,6 +482,12 @@ static void test_runs_listed(void **state)
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.err, "exporting run 2 (second, sim), the last in"));
     ddpprof(&r, (const char *[]){"runs", "/nonexistent/none.sqlite", NULL});
+    assert_int_equal(r.status, 2);
+    /* A scenario where a database goes is bad usage, as a missing database is. */
+    ddpprof(&r, (const char *[]){"report", scen, NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "not an SQLite database"));
+    ddpprof(&r, (const char *[]){"runs", scen, NULL});
     assert_int_equal(r.status, 2);
     /* A bad override is named once, whether or not the file sweeps its key. */
     ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=abc", NULL});

@@ -824,7 +824,7 @@ static void test_sweep_points(void **state)
         assert_int_equal(scenario_sweep_count(pt), 1);
     }
     assert_int_equal(scenario_sweep_point(sc, 3, pt, err), 0);
-    assert_string_equal(pt->name, "sw [ddp.bucket_cap_mb=25, model.preset=resnet50]");
+    assert_string_equal(pt->name, "sw [bucket_cap_mb 25, model.preset resnet50]");
     assert_string_equal(sc->name, "sw"); /* the base is untouched */
 
     assert_int_equal(scenario_sweep_point(sc, 6, pt, err), -1);
@@ -889,7 +889,7 @@ static void test_sweep_list_key_with_bar(void **state)
     assert_int_equal(scenario_sweep_point(sc, 2, pt, err), 0);
     assert_int_equal(pt->nspeed, 2);
     assert_true(pt->speed[1] == 0.5);
-    assert_string_equal(pt->name, "swbar [skew.speed=1, 0.5]");
+    assert_string_equal(pt->name, "swbar [speed 1, 0.5]");
     free(sc);
     free(pt);
 }
@@ -907,7 +907,7 @@ static void test_sweep_point_validation(void **state)
     assert_int_equal(scenario_sweep_point(sc, 1, pt, err), -1);
     snprintf(want, sizeof want,
              "%s:5: skew.slow_ranks lists rank 3 but run.world_size is 2 (ranks are 0..1) "
-             "(sweep point \"v [run.world_size=2]\")",
+             "(sweep point \"v [world_size 2]\")",
              path);
     assert_string_equal(err, want);
     free(sc);

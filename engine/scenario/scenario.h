@@ -281,6 +281,11 @@ int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n);
  * or -1 with err = "source:line: message" naming the offending key's line. */
 int scenario_validate(const scenario *sc, char err[SCENARIO_ERR]);
 
+/* A key as short as it stays unambiguous, for labels a reader scans: "bucket_cap_mb"
+ * for "ddp.bucket_cap_mb" (no other section has that name), "model.preset" as it is
+ * (network and device have one too).  Text that is no known key is copied as it is. */
+void scenario_short_key(const char *dotted, char *out, size_t n);
+
 /* Where key `dotted` ("run.world_size") got its value, as the messages above begin:
  * "path:LINE: " (the file or include that set it), "-s run.world_size: " for an
  * override, "path: " for a default.  Returns 0, or -1 for an unknown key. */
@@ -298,7 +303,7 @@ size_t scenario_sweep_count(const scenario *sc);
 
 /* Fills `out` with sweep point `index` (0-based, last axis fastest): a copy of `sc`
  * with the point's values applied, no sweep axes, and the name suffixed with
- * " [key=value, ...]".  Returns 0 or -1 with err. */
+ * " [key value, ...]" (keys as scenario_short_key() writes them).  Returns 0 or -1 with err. */
 int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR]);
 
 /* The command line against the file's [sweep].  An override "section.key=value" of a key

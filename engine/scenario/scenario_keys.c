@@ -669,6 +669,16 @@ int scn_find_dotted(const char *dotted, int *index, char *err)
     return 0;
 }
 
+void scenario_short_key(const char *dotted, char *out, size_t n)
+{
+    const char *dot = strchr(dotted, '.');
+    const char *name = dot ? dot + 1 : dotted;
+    int found = 0;
+    for (size_t i = 0; i < scn_nkeys && dot; i++)
+        found += strcmp(scn_keys[i].name, name) == 0;
+    snprintf(out, n, "%s", found == 1 ? name : dotted);
+}
+
 int scn_key_index(const char *section, const char *name)
 {
     int i = scn_find_key(section, name);
