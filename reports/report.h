@@ -23,7 +23,7 @@
  * buckets_rebuilt, bucket_version, steps, step_ms_mean/min/max, representative_iter
  * (the iteration the HTML timeline shows), ranks[] (rank, speed,
  * iterations, step_ms, compute_ms, comm_ms, overlap_pct, exposed_comm_ms, wait_ms,
- * attribution {compute_ms, exposed_transfer_ms, straggler_wait_ms, other_ms}),
+ * attribution {compute_ms, exposed_transfer_ms, exposed_wait_ms, other_ms}),
  * buckets[] (idx, bytes, nparams, collectives, ready_samples, ready_ms,
  * launch_delay_ms, arrival_skew_ms, transfer_ms, busbw_gbps), record_detail ("op", or
  * "phase" when compute spans were merged per phase: the text header says so too).

@@ -8,7 +8,7 @@
  * one scenario name on different backends, their figures side by side — then per
  * run: header, the timeline of its representative iteration (a lane per rank and
  * stream, each allreduce split at the last rank's arrival into wait and transfer),
- * each rank's step split into compute / exposed transfer / straggler wait / other,
+ * each rank's step split into compute / exposed transfer / exposed wait / other,
  * the rank table, and each bucket's ready, launch delay, arrival skew and transfer.
  * Every figure carries its --json path (report_html_fig.h).
  */
@@ -120,10 +120,14 @@ static void run_header(FILE *out, const analysis_run *r, size_t idx)
         html_esc(out, r->notes);
         fputs("</p>\n", out);
     }
-    if (r->straggler_rank >= 0)
-        fprintf(out, "<p class=\"note\">straggler: rank %d — the other ranks wait %.3f ms per iteration for it"
-                     " (mean)</p>\n",
-                r->straggler_rank, r->straggler_others_wait_ms);
+    if (r->nstragglers > 0) {
+        char who[160];
+        analysis_stragglers_text(r, who, sizeof who);
+        fprintf(out, "<p class=\"note\">%s: %s — the other ranks wait %.3f ms per iteration for %s"
+                     " (their mean wait ms)</p>\n",
+                r->nstragglers > 1 ? "stragglers" : "straggler", who, r->straggler_others_wait_ms,
+                r->nstragglers > 1 ? "them" : "it");
+    }
     char path[96];
     fputs("<div class=\"kpi\">", out);
     static const char *const keys[] = {"step_ms_mean", "step_ms_min", "step_ms_max"};
@@ -175,15 +179,15 @@ static void timeline_section(FILE *out, sqlite3 *db, const analysis_run *r)
 static void rank_section(FILE *out, const analysis_run *r, size_t idx)
 {
     static const char *const colours[] = {COL_COMPUTE, COL_AR_TRANSFER, COL_AR_WAIT, COL_OTHER};
-    static const char *const labels[] = {"compute", "exposed transfer", "straggler wait", "other"};
+    static const char *const labels[] = {"compute", "exposed transfer", "exposed wait", "other"};
     fputs("<h3>Where each rank's step goes</h3>\n<p class=\"note\">Means per measured iteration, ms."
-          " Exposed transfer and straggler wait are the communication the compute stream does"
+          " Exposed transfer and exposed wait are the communication the compute stream does"
           " not hide.</p>\n", out);
     html_legend(out, colours, labels, 4);
     svg_attribution(out, r, idx);
     fputs("<table class=\"ranks\"><tr><th>rank</th><th>speed</th><th>step ms</th><th>compute ms</th>"
           "<th>comm ms</th><th>overlap %</th><th>exposed comm ms</th><th>wait ms</th>"
-          "<th>exposed transfer ms</th><th>straggler wait ms</th><th>other ms</th>"
+          "<th>exposed transfer ms</th><th>exposed wait ms</th><th>other ms</th>"
           "<th title=\"Holistic Trace Analysis: every communication kernel under computation kernels\">"
           "comm_overlap_pct (HTA)</th><th>idle_pct (HTA)</th><th>compute_pct (HTA)</th>"
           "<th>non_compute_pct (HTA)</th></tr>\n", out);
@@ -204,7 +208,7 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
         FIG("exposed_comm_ms", k->exposed_comm_ms, 3);
         FIG("wait_ms", k->wait_ms, 3);
         FIG("attribution.exposed_transfer_ms", k->attr_exposed_transfer_ms, 3);
-        FIG("attribution.straggler_wait_ms", k->attr_straggler_wait_ms, 3);
+        FIG("attribution.exposed_wait_ms", k->attr_exposed_wait_ms, 3);
         FIG("attribution.other_ms", k->attr_other_ms, 3);
         FIG("comm_overlap_pct", k->comm_overlap_pct, 2);
         FIG("idle_pct", k->idle_pct, 2);

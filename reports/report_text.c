@@ -205,9 +205,13 @@ static int print_ranks(FILE *out, const analysis_run *r)
     fprintf(out, "\n  per rank (mean per iteration; overlap %% is DDP's gradient overlap: bucket allreduces under compute)\n");
     table_print(out, &t);
     free(t.cells);
-    if (r->straggler_rank >= 0)
-        fprintf(out, "  straggler   rank %d: the other ranks wait %.3f ms per iteration for it (mean)\n",
-                r->straggler_rank, r->straggler_others_wait_ms);
+    if (r->nstragglers > 0) {
+        char who[160];
+        analysis_stragglers_text(r, who, sizeof who);
+        fprintf(out, "  %-11s %s: the other ranks wait %.3f ms per iteration for %s (their mean wait ms)\n",
+                r->nstragglers > 1 ? "stragglers" : "straggler", who, r->straggler_others_wait_ms,
+                r->nstragglers > 1 ? "them" : "it");
+    }
 
     /* Holistic Trace Analysis's figures, named as HTA names them. */
     bool any_hta = false;
@@ -237,7 +241,7 @@ static int print_ranks(FILE *out, const analysis_run *r)
     }
 
     static const char *const aheads[] = {"rank", "compute ms", "exposed transfer ms",
-                                         "straggler wait ms", "other ms", "step ms"};
+                                         "exposed wait ms", "other ms", "step ms"};
     if (table_init(&t, aheads, sizeof aheads / sizeof aheads[0], r->nranks) < 0)
         return -1;
     for (size_t i = 0; i < r->nranks; i++) {
@@ -245,11 +249,12 @@ static int print_ranks(FILE *out, const analysis_run *r)
         cell(&t, i, 0, "%d", k->rank);
         cell_num(&t, i, 1, k->attr_compute_ms, 3);
         cell_num(&t, i, 2, k->attr_exposed_transfer_ms, 3);
-        cell_num(&t, i, 3, k->attr_straggler_wait_ms, 3);
+        cell_num(&t, i, 3, k->attr_exposed_wait_ms, 3);
         cell_num(&t, i, 4, k->attr_other_ms, 3);
         cell_num(&t, i, 5, k->step_ms, 3);
     }
-    fprintf(out, "\n  step attribution per rank (mean per iteration)\n");
+    fprintf(out, "\n  step attribution per rank (mean per iteration; exposed wait = the part of wait ms"
+                 " in exposed comm ms, exposed transfer = the rest of it)\n");
     table_print(out, &t);
     free(t.cells);
     return 0;
@@ -286,6 +291,15 @@ static int print_buckets(FILE *out, const analysis_run *r)
         fprintf(out, "\n  per bucket (no assignment recorded; from the collectives)\n");
     table_print(out, &t);
     free(t.cells);
+    for (size_t i = 0; i < r->nbuckets; i++)
+        if (r->buckets[i].launch_delay_ms < 0) {
+            /* Said where it is seen: a rank's allreduce began before the bucket's last
+             * gradient was copied in, which DDP's order of events rules out, so the
+             * clocks of the two streams disagree (an imported trace's, mostly). */
+            fprintf(out, "  note        a launch delay below 0: the allreduce started before the bucket's last"
+                         " copy-in ended on the rank's clock (streams' clocks apart)\n");
+            break;
+        }
     return 0;
 }
 

@@ -236,16 +236,16 @@ static void test_worked_example_json(void **state)
     near(k1, "wait_ms", 0.0);
     near(k1, "step_ms", 0.032);
 
-    /* Attribution: rank 0's exposed 10 is all straggler wait (wait 13 >= 10);
+    /* Attribution: rank 0's exposed 10 is all exposed wait (wait 13 >= 10);
      * rank 1's exposed 2 is all transfer. Nothing else in either step. */
     json_t *a0 = json_object_get(k0, "attribution"), *a1 = json_object_get(k1, "attribution");
     near(a0, "compute_ms", 0.022);
     near(a0, "exposed_transfer_ms", 0.0);
-    near(a0, "straggler_wait_ms", 0.010);
+    near(a0, "exposed_wait_ms", 0.010);
     near(a0, "other_ms", 0.0);
     near(a1, "compute_ms", 0.030);
     near(a1, "exposed_transfer_ms", 0.002);
-    near(a1, "straggler_wait_ms", 0.0);
+    near(a1, "exposed_wait_ms", 0.0);
     near(a1, "other_ms", 0.0);
 
     /* The bucket: last arrival 25, first 12, end 30: skew 13, transfer 5;
@@ -295,7 +295,7 @@ static void test_text_report_contains_figures(void **state)
         "run 1: worked example", "status      complete", "world size 2", "250000 params",
         "1 measured, 0 warm-up", "1 initial, 0 rebuilt", "mean 0.032 ms", "overlap %",
         "44.4", "60.0", "0.022", "0.030", "0.018", "0.005", "0.010", "0.013", "0.002",
-        "straggler wait ms", "busbw GB/s", "200.00", "1000000",
+        "exposed wait ms", "busbw GB/s", "200.00", "1000000",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(text, want[i]))
