@@ -3,7 +3,7 @@
  *
  * Contract (report.h): built from the same analysis_run structs as the other
  * formats, plus the spans of each run's representative iteration (timeline.h).
- * Page: cross-run sections first — for runs of one sweep (names "base [key=value]"
+ * Page: cross-run sections first — for runs of one sweep (names "base [key value]"
  * with one numeric key), step time and overlap against the swept value; for runs of
  * one scenario name on different backends, their figures side by side — then per
  * run: header, the timeline of its representative iteration (a lane per rank and
@@ -267,7 +267,8 @@ static void bucket_section(FILE *out, const analysis_run *r, size_t idx)
 
 /* ---- across runs -------------------------------------------------------------------------- */
 
-/* "base [key=value]" with one key and a numeric value: 1, with the parts filled. */
+/* "base [key value]" (scenario_sweep_point's, or "[key=value]" in files written before)
+ * with one key and a numeric value: 1, with the parts filled. */
 static int sweep_point(const char *name, char *base, size_t nb, char *key, size_t nk, double *value)
 {
     const char *open = name ? strrchr(name, '[') : NULL;
@@ -275,6 +276,8 @@ static int sweep_point(const char *name, char *base, size_t nb, char *key, size_
     if (!open || open == name || open[-1] != ' ' || name[len - 1] != ']' || strchr(open, ','))
         return 0;
     const char *eq = strchr(open, '=');
+    if (!eq)
+        eq = strchr(open, ' ');
     if (!eq)
         return 0;
     char *end;
