@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "reports/rank_select.h"
+
 struct sqlite3;
 
 #define DDPPROF_VERSION "0.1.0"
@@ -47,6 +49,9 @@ int cli_parse_size(const char *s, int64_t *out);
 int cli_write_text(const char *path, const char *text);
 /* --run ID: digits only, >= 1; EXIT_OK or EXIT_USAGE (said with `usage`). */
 int cli_parse_run_id(const char *usage, const char *text, long long *id);
+/* --ranks all | 0,5,8-11: the ranks the text tables show (reports/rank_select.h), into
+ * *sel (freed first; rank_select_free frees it); EXIT_OK or EXIT_USAGE (said with `usage`). */
+int cli_parse_ranks(const char *usage, const char *text, rank_select *sel);
 /* EXIT_OK when run `id` is in db; otherwise says which ids db holds (EXIT_USAGE), or
  * EXIT_RUNTIME on an SQLite error. */
 int cli_check_run_exists(struct sqlite3 *db, const char *db_path, long long id);

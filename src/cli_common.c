@@ -13,6 +13,7 @@
 
 #include "src/cli.h"
 #include "profiler/store.h"
+#include "reports/rank_select.h"
 
 int cli_wants_help(int argc, char **argv, const char *usage)
 {
@@ -71,6 +72,15 @@ int cli_parse_run_id(const char *usage, const char *text, long long *id)
     if (*end || v < 1)
         return cli_usage_error(usage, "--run %s: want a positive run id", text);
     *id = v;
+    return EXIT_OK;
+}
+
+int cli_parse_ranks(const char *usage, const char *text, rank_select *sel)
+{
+    char err[256];
+    rank_select_free(sel);
+    if (rank_select_parse(text, sel, err, sizeof err) != 0)
+        return cli_usage_error(usage, "%s", err);
     return EXIT_OK;
 }
 

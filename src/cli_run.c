@@ -37,6 +37,8 @@ static const char *const usage =
     "                   exactly the average over ranks (slow on large models)\n"
     "  --no-record      run without storing spans (measures the profiler's own cost)\n"
     "  --json           print the report as JSON\n"
+    "  --ranks all|LIST the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
+    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n"
     "  -q, --quiet      no report, no progress bar\n";
 
 /* Refuses a point whose allocations do not fit in the memory available now. */
@@ -142,11 +144,12 @@ static int run_point(const scenario *point, const model *m, const backend_ops *b
 }
 
 static void print_outcome(store *st, const scenario *point, const launch_result *res, bool record, bool json,
-                          bool quiet)
+                          bool quiet, const rank_select *sel)
 {
     char err[512];
     if (!quiet && record &&
-        report_write(store_db(st), res->run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0)
+        report_write_ranks(store_db(st), res->run_id, json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
+                           sizeof err) != 0)
         fprintf(stderr, "ddpprof: report: %s\n", err);
     if (!quiet)
         fprintf(stderr, "run %lld %s: %s in %.2f s, %lld spans%s\n", (long long)res->run_id, point->name,
@@ -188,6 +191,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     /* The command each rank process runs when ddpprof starts them: this one. */
     char **self_argv = calloc((size_t)argc + 2, sizeof *self_argv);
     int noverrides = 0, nsweeps = 0;
+    rank_select sel = {0};
     bool verify = false, record = true, json = false, quiet = false;
     if (!overrides || !sweeps || !self_argv) {
         free(overrides);
@@ -201,7 +205,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     int status = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend")) &&
+        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend") ||
+             !strcmp(a, "--ranks")) &&
             i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -214,6 +219,11 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             sweeps[nsweeps++] = argv[++i];
         else if (!strcmp(a, "--backend"))
             backend = argv[++i];
+        else if (!strcmp(a, "--ranks")) {
+            status = cli_parse_ranks(usage, argv[++i], &sel);
+            if (status != EXIT_OK)
+                goto out;
+        }
         else if (!strcmp(a, "--verify"))
             verify = true;
         else if (!strcmp(a, "--no-record"))
@@ -391,7 +401,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             free(over);
         }
         if (writer)
-            print_outcome(st, point, &res, record, json, quiet);
+            print_outcome(st, point, &res, record, json, quiet, &sel);
         if (writer && verify)
             fprintf(json || quiet ? stderr : stdout, "%s\n",
                     rc == 0 && res.complete
@@ -423,6 +433,7 @@ out_sc:
     free(sc);
     free(point);
 out:
+    rank_select_free(&sel);
     free(overrides);
     free(sweeps);
     free(self_argv);

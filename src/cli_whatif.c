@@ -24,7 +24,7 @@
 
 static const char *const usage =
     "usage: ddpprof whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                      [--model NAME] [--scenario-out FILE] [-q]\n"
+    "                      [--model NAME] [--scenario-out FILE] [-q] [--ranks all|LIST]\n"
     "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
     "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
     "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
@@ -33,7 +33,9 @@ static const char *const usage =
     "  --sweep KEY=A,B  one prediction per value (repeatable)\n"
     "  --model NAME     the zoo preset whose parameters the run's buckets hold (default: found)\n"
     "  --scenario-out FILE  write the derived scenario (before -s and --sweep) to FILE\n"
-    "  -q               the derivation's notes and the comparisons' step line only\n";
+    "  -q               the derivation's notes and the comparisons' step line only\n"
+    "  --ranks all|LIST the comparisons' per-rank rows: every rank, or these (0,5,8-11); default:\n"
+    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n";
 
 static int64_t max_run_id(sqlite3 *db)
 {
@@ -60,7 +62,8 @@ static int write_scenario(const scenario *sc, const char *path)
 }
 
 /* The source beside each prediction made, in full or (quiet) the job step line. */
-static int print_comparisons(const char *db_path, long long source, int64_t first_new, bool quiet)
+static int print_comparisons(const char *db_path, long long source, int64_t first_new, bool quiet,
+                             const rank_select *sel)
 {
     store *st = NULL;
     int rc = cli_open_db_readonly(db_path, &st);
@@ -99,7 +102,7 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
                 analysis_free(a, na);
             if (b)
                 analysis_free(b, nb);
-        } else if (compare_write(db, source, id, REPORT_TEXT, stdout, err, sizeof err) != 0) {
+        } else if (compare_write_ranks(db, source, id, REPORT_TEXT, sel, stdout, err, sizeof err) != 0) {
             fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
             rc = EXIT_RUNTIME;
         }
@@ -121,6 +124,7 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     /* The same -s and --sweep apart, to check them before anything is printed. */
     const char **overrides = calloc((size_t)argc, sizeof *overrides), **sweeps = calloc((size_t)argc, sizeof *sweeps);
     int nrun = 0, noverrides = 0, nsweeps = 0;
+    rank_select sel = {0};
     if (!run_argv || !overrides || !sweeps) {
         free(run_argv);
         free(overrides);
@@ -131,7 +135,7 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool valued = !strcmp(a, "--run") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--model") ||
-                      !strcmp(a, "--scenario-out");
+                      !strcmp(a, "--scenario-out") || !strcmp(a, "--ranks");
         if (valued && i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -149,6 +153,10 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             run_argv[nrun++] = argv[++i];
         } else if (!strcmp(a, "--model")) {
             model = argv[++i];
+        } else if (!strcmp(a, "--ranks")) {
+            status = cli_parse_ranks(usage, argv[++i], &sel);
+            if (status != EXIT_OK)
+                goto out;
         } else if (!strcmp(a, "--scenario-out")) {
             scenario_out = argv[++i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -247,8 +255,9 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     if (!scenario_out)
         unlink(tmp);
     if (status == EXIT_OK)
-        status = print_comparisons(db_path, run_id, first_new, quiet);
+        status = print_comparisons(db_path, run_id, first_new, quiet, &sel);
 out:
+    rank_select_free(&sel);
     free(run_argv);
     free(overrides);
     free(sweeps);
