@@ -39,6 +39,10 @@ static const char CSS[] =
     "padding:8px 14px}.kpi .num{font-size:20px;font-weight:600;display:block}"
     ".kpi small{color:#57606a}"
     "table{border-collapse:collapse;margin:6px 0 4px;font-variant-numeric:tabular-nums}"
+    /* A table wider than its card (15 figures per rank) scrolls inside its box, so the page
+     * keeps to a 1280 px laptop screen; its headers wrap at their words first. */
+    ".tablebox{max-width:100%;overflow-x:auto}.tablebox th{white-space:normal;vertical-align:bottom}"
+    "table.ranks th,table.ranks td{padding:4px 7px}"
     "th,td{padding:4px 10px;border-bottom:1px solid #e5e7eb;text-align:right}"
     "th{background:#f6f8fa;font-weight:600;color:#333}td:first-child,th:first-child{text-align:left}"
     ".legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:4px 0 6px;color:#444;font-size:13px}"
@@ -185,12 +189,13 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
           " not hide.</p>\n", out);
     html_legend(out, colours, labels, 4);
     svg_attribution(out, r, idx);
-    fputs("<table class=\"ranks\"><tr><th>rank</th><th>speed</th><th>step ms</th><th>compute ms</th>"
+    fputs("<div class=\"tablebox\"><table class=\"ranks\"><tr><th>rank</th><th>speed</th><th>step ms</th><th>compute ms</th>"
           "<th>comm ms</th><th>overlap %</th><th>exposed comm ms</th><th>wait ms</th>"
           "<th>exposed transfer ms</th><th>exposed wait ms</th><th>other ms</th>"
           "<th title=\"Holistic Trace Analysis: every communication kernel under computation kernels\">"
-          "comm_overlap_pct (HTA)</th><th>idle_pct (HTA)</th><th>compute_pct (HTA)</th>"
-          "<th>non_compute_pct (HTA)</th></tr>\n", out);
+          /* <wbr>: HTA's names may break at their underscores, so the table fits its card */
+          "comm_<wbr>overlap_<wbr>pct (HTA)</th><th>idle_<wbr>pct (HTA)</th><th>compute_<wbr>pct (HTA)</th>"
+          "<th>non_<wbr>compute_<wbr>pct (HTA)</th></tr>\n", out);
     for (size_t i = 0; i < r->nranks; i++) {
         const analysis_rank *k = &r->ranks[i];
         char p[96];
@@ -217,7 +222,7 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
 #undef FIG
         fputs("</tr>\n", out);
     }
-    fputs("</table>\n", out);
+    fputs("</table></div>\n", out);
     if (r->hta_steps) {
         fputs("<p class=\"note\">overlap % is DDP's gradient overlap (bucket allreduces under compute); the"
               " (HTA) columns are Holistic Trace Analysis's figures, computed as HTA computes them over: ", out);
@@ -239,7 +244,7 @@ static void bucket_section(FILE *out, const analysis_run *r, size_t idx)
             r->bucket_version);
     html_legend(out, colours, labels, 4);
     svg_buckets(out, r, idx);
-    fputs("<table class=\"buckets\"><tr><th>bucket</th><th>bytes</th><th>params</th><th>collectives</th>"
+    fputs("<div class=\"tablebox\"><table class=\"buckets\"><tr><th>bucket</th><th>bytes</th><th>params</th><th>collectives</th>"
           "<th>ready ms</th><th>launch delay ms</th><th>arrival skew ms</th><th>transfer ms</th>"
           "<th>busbw GB/s</th></tr>\n", out);
     for (size_t i = 0; i < r->nbuckets; i++) {
@@ -262,7 +267,7 @@ static void bucket_section(FILE *out, const analysis_run *r, size_t idx)
 #undef FIG
         fputs("</tr>\n", out);
     }
-    fputs("</table>\n", out);
+    fputs("</table></div>\n", out);
 }
 
 /* ---- across runs -------------------------------------------------------------------------- */
