@@ -310,6 +310,16 @@ static void test_text_report_contains_figures(void **state)
     const char *row2 = row1 + w + 1;
     assert_int_equal(strcspn(row2, "\n"), w);
     free(text);
+
+    /* The HTML page's per-rank table (15 figures a rank) scrolls inside its box rather
+     * than widening the page past a 1280 px screen. */
+    text = report(f, run, REPORT_HTML, &rc);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, ".tablebox{max-width:100%;overflow-x:auto}"));
+    assert_non_null(strstr(text, "<div class=\"tablebox\"><table class=\"ranks\">"));
+    assert_non_null(strstr(text, "<div class=\"tablebox\"><table class=\"buckets\">"));
+    assert_non_null(strstr(text, "comm_<wbr>overlap_<wbr>pct"));
+    free(text);
 }
 
 static void test_failed_run_reports_spans_and_error(void **state)
