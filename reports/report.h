@@ -27,7 +27,9 @@
  * attribution {compute_ms, exposed_transfer_ms, exposed_wait_ms, other_ms}),
  * buckets[] (idx, bytes, nparams, collectives, ready_samples, ready_ms,
  * launch_delay_ms, arrival_skew_ms, transfer_ms, busbw_gbps), record_detail ("op", or
- * "phase" when compute spans were merged per phase: the text header says so too).
+ * "phase" when compute spans were merged per phase: the text header says so too),
+ * stragglers[] (every rank the others wait for, analysis.h), straggler_rank (the first,
+ * or null) and straggler_others_wait_ms.
  */
 #ifndef DDPPROF_REPORT_H
 #define DDPPROF_REPORT_H
