@@ -31,7 +31,7 @@ static const char *const usage =
     "  whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]... [--scenario-out FILE]\n"
     "                     a run, recorded or imported, replayed and re-modelled with the changes\n"
     "  runs [DB] [--json] the runs DB holds: id, name, backend, status, step, overlap\n"
-    "  report DB [--run ID] [--json | --html] [-o FILE]\n"
+    "  report DB [--run ID] [--json | --html] [-o FILE] [--ranks all|LIST]\n"
     "                     overlap, exposed communication and wait time of recorded runs\n"
     "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
     "                     a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA\n"
