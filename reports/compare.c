@@ -76,14 +76,18 @@ static int rank_summary(FILE *out, const analysis_run *a, const analysis_run *b,
         return -1;
     }
     char note[256];
-    rank_summary_note(m->nranks, note, sizeof note);
+    size_t recorded = 0;
+    for (size_t i = 0; i < m->nranks; i++)
+        recorded += b->ranks[m->rank_pairs[i][1]].iterations > 0;
+    rank_summary_note(m->nranks, recorded, note, sizeof note);
     fprintf(out, "%s\n", note);
     header(out, "ranks");
     for (int stat = 0; stat < RANK_NSTATS; stat++)
         for (size_t k = 0; k < compare_nrank_metrics; k++) {
             for (size_t i = 0; i < m->nranks; i++) {
-                va[i] = field(&a->ranks[m->rank_pairs[i][0]], compare_rank_metrics[k].offset);
-                vb[i] = field(&b->ranks[m->rank_pairs[i][1]], compare_rank_metrics[k].offset);
+                const analysis_rank *x = &a->ranks[m->rank_pairs[i][0]], *y = &b->ranks[m->rank_pairs[i][1]];
+                va[i] = x->iterations > 0 ? field(x, compare_rank_metrics[k].offset) : NAN;
+                vb[i] = y->iterations > 0 ? field(y, compare_rank_metrics[k].offset) : NAN;
             }
             row(out, k == 0 ? rank_summary_names[stat] : "", compare_rank_metrics[k].name,
                 rank_summary_value(va, m->nranks, (rank_summary_stat)stat),

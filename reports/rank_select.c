@@ -134,8 +134,12 @@ bool rank_select_extremes(const analysis_run *r, size_t *slowest, size_t *fastes
     return any;
 }
 
-void rank_summary_note(size_t nranks, char *buf, size_t n)
+void rank_summary_note(size_t nranks, size_t recorded, char *buf, size_t n)
 {
-    snprintf(buf, n, "(%zu ranks: min, median, p90, max; the slowest and fastest by compute ms; --ranks all for each)",
-             nranks);
+    char without[64] = "";
+    if (recorded < nranks)
+        snprintf(without, sizeof without, ", %zu without spans left out", nranks - recorded);
+    snprintf(buf, n,
+             "(%zu ranks%s: min, median, p90, max; the slowest and fastest by compute ms; --ranks all for each)",
+             nranks, without);
 }

@@ -6,7 +6,7 @@
  * 0, or -1 with err saying what is wrong.  A NULL selection is the default.
  * rank_select_summarise(): true when the default meets more than RANK_SUMMARY_ABOVE
  * ranks; the tables then show rank_summary_stat rows (min, median, p90, max over the
- * ranks, each column apart) and the rows of the slowest and fastest rank
+ * ranks that recorded iterations, each column apart) and the rows of the slowest and fastest rank
  * (rank_select_extremes: the most and the least compute ms per iteration).
  * rank_select_shows(): whether a listed (or "all", or the default below the threshold)
  * selection shows `rank`.  JSON and HTML figures are never selected: always complete.
@@ -46,7 +46,9 @@ double rank_summary_value(double *v, size_t n, rank_summary_stat which);
 bool rank_select_extremes(const analysis_run *r, size_t *slowest, size_t *fastest);
 
 /* The header's note of a summarised table: "(1024 ranks: min, median, p90, max; the
- * slowest and fastest by compute ms; --ranks all for each)". */
-void rank_summary_note(size_t nranks, char *buf, size_t n);
+ * slowest and fastest by compute ms; --ranks all for each)", saying how many ranks
+ * without spans (an imported trace's absent ranks) the statistics leave out when
+ * recorded < nranks. */
+void rank_summary_note(size_t nranks, size_t recorded, char *buf, size_t n);
 
 #endif

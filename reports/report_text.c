@@ -245,8 +245,8 @@ static int print_rank_table(FILE *out, const analysis_run *r, const rank_select 
         for (int stat = 0; stat < RANK_NSTATS; stat++) {
             cell(&t, (size_t)stat, 0, "%s", rank_summary_names[stat]);
             for (size_t c = 0; c < ncols; c++) {
-                for (size_t i = 0; i < r->nranks; i++)
-                    v[i] = rank_value(&r->ranks[i], &cols[c]);
+                for (size_t i = 0; i < r->nranks; i++) /* a rank without spans has no figures */
+                    v[i] = r->ranks[i].iterations > 0 ? rank_value(&r->ranks[i], &cols[c]) : NAN;
                 cell_num(&t, (size_t)stat, c + 1, rank_summary_value(v, r->nranks, (rank_summary_stat)stat),
                          cols[c].decimals);
             }
@@ -270,7 +270,10 @@ static int print_rank_table(FILE *out, const analysis_run *r, const rank_select 
     fprintf(out, "\n  %s\n", title);
     if (summary) {
         char note[256];
-        rank_summary_note(r->nranks, note, sizeof note);
+        size_t recorded = 0;
+        for (size_t i = 0; i < r->nranks; i++)
+            recorded += r->ranks[i].iterations > 0;
+        rank_summary_note(r->nranks, recorded, note, sizeof note);
         fprintf(out, "  %s\n", note);
     }
     table_print(out, &t);
