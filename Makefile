@@ -92,11 +92,16 @@ ifeq ($(NVTX_INC),)
 	@CUDA_HOME="$(CUDA_HOME)" ./scripts/install-nsys.sh || echo "ddpprof: Nsight Systems could not be installed (above); building without NVTX" >&2
 endif
 
-# Every test binary, every command README.md shows, then a bounded 20 s of fuzzing the scenario reader.
+# Every test binary, every command README.md shows, then a bounded 20 s of fuzzing the
+# scenario reader and the importers.  Each step runs whatever the one before did; the last
+# line is the verdict, counting what ran, passed, failed and was skipped (tests/verdict.sh).
+TEST_LOGS := $(BUILD)/test-logs
 test: deps
-	@$(MAKE) --no-print-directory run-tests
-	@DDPPROF=$(CURDIR)/$(DDPPROF_BIN) sh tests/readme_commands.sh
-	@$(MAKE) --no-print-directory fuzz-short
+	@mkdir -p $(TEST_LOGS) && rm -f $(TEST_LOGS)/*.log $(TEST_LOGS)/*.rc
+	@$(MAKE) --no-print-directory run-tests || true
+	@DDPPROF=$(CURDIR)/$(DDPPROF_BIN) sh tests/readme_commands.sh 2>&1 | tee $(TEST_LOGS)/readme.log
+	@$(MAKE) --no-print-directory fuzz-short || true
+	@sh tests/verdict.sh $(TEST_LOGS)
 
 # Every test binary runs even when an earlier one fails; the exit status says if any did,
 # and the last lines name each failed binary and its failed tests (a log's tail shows them).
@@ -183,8 +188,15 @@ fuzz: $(FUZZ_DIR)/fuzz_scenario $(FUZZ_DIR)/fuzz_trace_json $(FUZZ_DIR)/fuzz_nsy
 	  -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/import- \
 	  $(FUZZ_DIR)/corpus_fuzz_nsys_sqlite $(FUZZ_DIR)/seeds_import/nsys
 
+# One line of its own: libFuzzer's statistics go to $(TEST_LOGS)/fuzz.log, the exit
+# status to fuzz.rc (which tests/verdict.sh counts).
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+	@mkdir -p $(TEST_LOGS); $(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20 > $(TEST_LOGS)/fuzz.log 2>&1; \
+	  rc=$$?; echo $$rc > $(TEST_LOGS)/fuzz.rc; \
+	  runs=$$(sed -n 's/^Done \([0-9][0-9]*\) runs in.*/\1/p' $(TEST_LOGS)/fuzz.log | awk '{ s += $$1 } END { print s + 0 }'); \
+	  if [ $$rc = 0 ]; then echo "== fuzz: 3 readers, 20 s each, $$runs inputs, no crash (statistics: $(TEST_LOGS)/fuzz.log)"; \
+	  else echo "== fuzz FAILED (exit $$rc; crashes in $(FUZZ_DIR)/, statistics and the end: $(TEST_LOGS)/fuzz.log)"; \
+	  tail -n 5 $(TEST_LOGS)/fuzz.log | sed 's/^/   | /'; fi; exit $$rc
 
 # The HTML report's end-to-end test decodes Chromium's screenshot with libpng.
 $(BUILD)/tests/test_html_report: LDLIBS += $(shell pkg-config --libs libpng 2>/dev/null || echo -lpng)

@@ -434,12 +434,12 @@ out:
 
 static void finish_rank(analysis_rank *k, const int64_t sums[7])
 {
-    /* sums: step, compute, comm, overlap, exposed, wait, straggler wait */
+    /* sums: step, compute, comm, overlap, exposed, wait, exposed wait */
     double n = k->iterations;
     if (k->iterations == 0) {
         k->step_ms = k->compute_ms = k->comm_ms = k->exposed_comm_ms = k->wait_ms = NAN;
         k->overlap_pct = NAN;
-        k->attr_compute_ms = k->attr_exposed_transfer_ms = k->attr_straggler_wait_ms =
+        k->attr_compute_ms = k->attr_exposed_transfer_ms = k->attr_exposed_wait_ms =
             k->attr_other_ms = NAN;
         return;
     }
@@ -452,7 +452,7 @@ static void finish_rank(analysis_rank *k, const int64_t sums[7])
     /* Differences in integer ns, so that a zero part prints as 0 and not as rounding
      * noise of the means. */
     k->attr_compute_ms = k->compute_ms;
-    k->attr_straggler_wait_ms = ms((double)sums[6]) / n;
+    k->attr_exposed_wait_ms = ms((double)sums[6]) / n;
     k->attr_exposed_transfer_ms = ms((double)(sums[4] - sums[6])) / n;
     k->attr_other_ms = ms((double)(sums[0] - sums[1] - sums[4])) / n;
 }
@@ -676,33 +676,63 @@ out:
     return ret;
 }
 
-static void find_straggler(analysis_run *r)
+/* Every rank the others wait for (analysis.h): a rank whose wait is near the least is
+ * one the others wait for, so two equally slow ranks are both named. */
+/* The others' wait that names a straggler: a share of the step (a real job's stragglers
+ * cost a few percent of it: ranks of an 8-GPU V100 job waiting 1.5 ms for two late ones)
+ * and a multiple of the stragglers' own wait (what sets them apart from noise). */
+#define STRAGGLER_MIN_STEP_SHARE 0.01
+#define STRAGGLER_MIN_RATIO 4.0
+
+static int find_stragglers(analysis_run *r, char *err, size_t errlen)
 {
     r->straggler_rank = -1;
     r->straggler_others_wait_ms = NAN;
-    const analysis_rank *least = NULL;
+    double least = NAN, most = NAN, least_step = NAN;
     size_t n = 0;
     for (size_t i = 0; i < r->nranks; i++) {
         const analysis_rank *k = &r->ranks[i];
         if (k->iterations == 0 || isnan(k->wait_ms))
             continue;
         n++;
-        if (!least || k->wait_ms < least->wait_ms)
-            least = k;
+        if (isnan(least) || k->wait_ms < least) {
+            least = k->wait_ms;
+            least_step = k->step_ms;
+        }
+        if (isnan(most) || k->wait_ms > most)
+            most = k->wait_ms;
     }
-    if (n < 2)
-        return;
-    double others = 0;
+    if (n < 2 || !(most > least))
+        return 0;
+    double near_least = least + 0.25 * (most - least), others = 0, slow_most = 0;
+    size_t nothers = 0;
+    r->stragglers = malloc(n * sizeof *r->stragglers);
+    if (!r->stragglers) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
     for (size_t i = 0; i < r->nranks; i++) {
         const analysis_rank *k = &r->ranks[i];
-        if (k != least && k->iterations > 0 && !isnan(k->wait_ms))
+        if (k->iterations == 0 || isnan(k->wait_ms))
+            continue;
+        if (k->wait_ms <= near_least) {
+            r->stragglers[r->nstragglers++] = k->rank;
+            slow_most = k->wait_ms > slow_most ? k->wait_ms : slow_most;
+        } else {
             others += k->wait_ms;
+            nothers++;
+        }
     }
-    others /= (double)(n - 1);
-    if (others >= 0.1 * least->step_ms && others >= 4 * least->wait_ms) {
-        r->straggler_rank = least->rank;
-        r->straggler_others_wait_ms = others;
+    others /= (double)nothers; /* most > near_least: at least one rank is not a straggler */
+    if (!(others >= STRAGGLER_MIN_STEP_SHARE * least_step && others >= STRAGGLER_MIN_RATIO * slow_most)) {
+        free(r->stragglers);
+        r->stragglers = NULL;
+        r->nstragglers = 0;
+        return 0;
     }
+    r->straggler_rank = r->stragglers[0];
+    r->straggler_others_wait_ms = others;
+    return 0;
 }
 
 /* ---- buckets ------------------------------------------------------------------------ */
@@ -792,7 +822,7 @@ static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_
 
     /* Collective timings of the counted iterations. */
 #define COLLECTIVE_QUERY(TABLE, RUN)                                                    \
-    "SELECT bucket, COUNT(*), AVG(arrival_skew_ns), AVG(transfer_ns), AVG(bytes) FROM " TABLE \
+    "SELECT bucket, COUNT(*), AVG(arrival_skew_ns), AVG(transfer_ns), AVG(bytes), AVG(busbw_gbps) FROM " TABLE \
     " WHERE " RUN "bucket IS NOT NULL AND (?2 OR iter >= ?3) GROUP BY bucket"
     char *sql = r->stored_stats ? strdup(COLLECTIVE_QUERY("collective_stat", "run_id = ?1 AND "))
                                 : with_view("collective", COLLECTIVE_QUERY("collective", ""));
@@ -817,11 +847,9 @@ static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_
         double bytes = col_or_nan(s, 4);
         if (b->nparams == 0 && b->bytes == 0 && !isnan(bytes))
             b->bytes = (int64_t)llround(bytes);
-        int n = r->world_size;
-        if (n <= 1)
-            b->busbw_gbps = 0;
-        else if (!isnan(bytes) && b->transfer_ms > 0)
-            b->busbw_gbps = bytes * 2.0 * (n - 1) / n / (b->transfer_ms / 1e3) / 1e9;
+        /* Each collective's bus bandwidth as the store computes it, averaged: the figure
+         * `select avg(busbw_gbps) from collective` gives, defined once. */
+        b->busbw_gbps = analysis_is_subset(r) ? NAN : col_or_nan(s, 5); /* a few ranks: no transfer known */
     }
     if (rc != SQLITE_DONE) {
         db_fail(db, err, errlen, "reading collectives");
@@ -912,6 +940,7 @@ static void free_run(analysis_run *r)
     free(r->started_at);
     free(r->finished_at);
     free(r->ranks);
+    free(r->stragglers);
     free(r->buckets);
     free(r->hta_steps);
     free(r->clock_sync);
@@ -944,7 +973,11 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
         return -1;
     }
     free(rows);
-    find_straggler(r);
+    if (find_stragglers(r, err, errlen) < 0) {
+        free_run(r);
+        memset(r, 0, sizeof *r);
+        return -1;
+    }
     return 0;
 }
 
@@ -1051,6 +1084,12 @@ void analysis_free(analysis_run *runs, size_t nruns)
 int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
                  size_t errlen)
 {
+    return report_write_ranks(db, run_id, fmt, NULL, out, err, errlen);
+}
+
+int report_write_ranks(sqlite3 *db, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
+                       char *err, size_t errlen)
+{
     if (fmt != REPORT_TEXT && fmt != REPORT_JSON && fmt != REPORT_HTML) {
         set_err(err, errlen, "unknown report format %d", (int)fmt);
         return -1;
@@ -1061,7 +1100,7 @@ int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char
         return -1;
     int rc = fmt == REPORT_JSON   ? report_json(out, runs, n, err, errlen)
              : fmt == REPORT_HTML ? report_html(out, db, runs, n, err, errlen)
-                                  : report_text(out, runs, n, err, errlen);
+                                  : report_text(out, runs, n, sel, err, errlen);
     if (rc == 0 && fmt == REPORT_TEXT)
         rc = report_equivalence_text(db, run_id, out, err, errlen);
     analysis_free(runs, n);
@@ -1110,4 +1149,19 @@ char *analysis_ranks_held(const analysis_run *r, char *buf, size_t n)
     else
         snprintf(buf + at, n - at, " of %d", r->world_size);
     return buf;
+}
+
+void analysis_stragglers_text(const analysis_run *r, char *buf, size_t n)
+{
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    size_t len = 0, shown = r->nstragglers > 8 ? 8 : r->nstragglers;
+    for (size_t i = 0; i < shown && len < n; i++) {
+        int w = snprintf(buf + len, n - len, "%s%d", i == 0 ? (r->nstragglers > 1 ? "ranks " : "rank ") : ", ",
+                         r->stragglers[i]);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    if (r->nstragglers > shown && len < n)
+        snprintf(buf + len, n - len, ", ... (%zu ranks)", r->nstragglers);
 }

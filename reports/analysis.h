@@ -19,7 +19,7 @@
  *   step time: per iteration the slowest rank's step; mean/min/max over iterations.
  *   per rank, means per iteration: compute C, comm M, exposed comm, wait; overlap % =
  *   100 * sum(overlap) / sum(comm); attribution of the rank's own step: compute,
- *   exposed transfer = exposed - min(exposed, wait), straggler wait = min(exposed,
+ *   exposed transfer = exposed - min(exposed, wait), exposed wait = min(exposed,
  *   wait), other = step - compute - exposed.
  *   per bucket of the latest assignment: ready = end of the bucket's last copy_in span
  *   on a rank-iteration, after that rank-iteration's step start (first forward);
@@ -28,8 +28,8 @@
  *   last arrival, averaged over the bucket's collectives (undefined, NAN, where the run
  *   holds some of its ranks only: the last arrival is then unknown, and a traced
  *   rank's allreduce holds its wait for the others); busbw = bytes * 2(n-1)/n /
- *   transfer (nccl-tests' bus bandwidth, GB/s = 1e9 B/s; 0 when n == 1), from the
- *   mean bytes and mean transfer of those collectives.
+ *   transfer (nccl-tests' bus bandwidth, GB/s = 1e9 B/s; 0 when n == 1) of each
+ *   collective, as the store's collective view computes it, averaged over them.
  */
 #ifndef DDPPROF_ANALYSIS_H
 #define DDPPROF_ANALYSIS_H
@@ -53,7 +53,7 @@ typedef struct {
     /* attribution of the step; the four add up to step_ms */
     double attr_compute_ms;
     double attr_exposed_transfer_ms;
-    double attr_straggler_wait_ms;
+    double attr_exposed_wait_ms;
     double attr_other_ms;
     /* Holistic Trace Analysis's figures of the rank (table hta_stat, HTA's definitions:
      * its selection of device ops, whole µs), NAN where none were computed (a CPU-only
@@ -131,9 +131,13 @@ typedef struct {
     int64_t sweep;
     size_t nsources;
     analysis_source *sources;
-    /* The rank the others wait for: the one with the least wait when the others' mean
-     * wait per iteration (straggler_others_wait_ms) is at least 10 % of the step and
-     * four times its own; -1 when no rank stands out. */
+    /* The ranks the others wait for (ascending), every one of them: the ranks whose wait
+     * is within a quarter of the spread (most - least wait) of the least wait, when the
+     * other ranks' mean wait per iteration (straggler_others_wait_ms, the same wait_ms) is
+     * at least 1 % of the step and four times the most any of them waits.  nstragglers 0
+     * (and straggler_rank -1) when no rank stands out; straggler_rank is the first. */
+    int *stragglers;
+    size_t nstragglers;
     int straggler_rank;
     double straggler_others_wait_ms;
 } analysis_run;
@@ -156,5 +160,9 @@ bool analysis_is_subset(const analysis_run *r);
 /* DDP's overlap of a run: the mean over ranks of each rank's overlap_pct; NAN when no
  * rank communicated. */
 double analysis_mean_overlap_pct(const analysis_run *r);
+
+/* The stragglers as a reader meets them: "rank 5", "ranks 2, 3", or beyond eight the
+ * first eight and "... (N ranks)"; "" when there are none.  Always NUL-terminated. */
+void analysis_stragglers_text(const analysis_run *r, char *buf, size_t n);
 
 #endif

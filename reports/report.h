@@ -4,7 +4,8 @@
  * formatter; nothing is written to `out` unless the analysis succeeded.  Figures and
  * their definitions are those of analysis.h.
  *
- * Text: per run a header (id, name, status and error, backend, world size, model,
+ * Text (per-rank tables: every rank up to 32, above that a summary, rank_select.h):
+ * per run a header (id, name, status and error, backend, world size, model,
  * parameters, iterations measured / warm-up, bucket counts, step time) and aligned
  * tables with units in the column names: per rank, step attribution per rank, per
  * bucket.  Undefined figures print as "-".
@@ -23,10 +24,12 @@
  * buckets_rebuilt, bucket_version, steps, step_ms_mean/min/max, representative_iter
  * (the iteration the HTML timeline shows), ranks[] (rank, speed,
  * iterations, step_ms, compute_ms, comm_ms, overlap_pct, exposed_comm_ms, wait_ms,
- * attribution {compute_ms, exposed_transfer_ms, straggler_wait_ms, other_ms}),
+ * attribution {compute_ms, exposed_transfer_ms, exposed_wait_ms, other_ms}),
  * buckets[] (idx, bytes, nparams, collectives, ready_samples, ready_ms,
  * launch_delay_ms, arrival_skew_ms, transfer_ms, busbw_gbps), record_detail ("op", or
- * "phase" when compute spans were merged per phase: the text header says so too).
+ * "phase" when compute spans were merged per phase: the text header says so too),
+ * stragglers[] (every rank the others wait for, analysis.h), straggler_rank (the first,
+ * or null) and straggler_others_wait_ms.
  */
 #ifndef DDPPROF_REPORT_H
 #define DDPPROF_REPORT_H
@@ -38,6 +41,7 @@
 #include <sqlite3.h>
 
 #include "reports/analysis.h"
+#include "reports/rank_select.h"
 
 typedef enum { REPORT_TEXT = 0, REPORT_JSON, REPORT_HTML } report_format;
 
@@ -45,9 +49,14 @@ typedef enum { REPORT_TEXT = 0, REPORT_JSON, REPORT_HTML } report_format;
  * with err ("no run with id N", "no runs in DB", an SQLite or write error). */
 int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
                  size_t errlen);
+/* The same with the text's per-rank tables showing `sel`'s ranks (rank_select.h; NULL:
+ * every rank up to 32, a summary above).  JSON and HTML are always complete. */
+int report_write_ranks(sqlite3 *db, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
+                       char *err, size_t errlen);
 
 /* The formatters, for callers that already hold the figures.  Return 0 or -1 with err. */
-int report_text(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
+int report_text(FILE *out, const analysis_run *runs, size_t nruns, const rank_select *sel, char *err,
+                size_t errlen);
 int report_json(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
 /* HTML also reads each run's representative iteration's spans from db
  * (report_html.c says what the page holds). */

@@ -3,12 +3,12 @@
  *
  * Contract (report.h): built from the same analysis_run structs as the other
  * formats, plus the spans of each run's representative iteration (timeline.h).
- * Page: cross-run sections first — for runs of one sweep (names "base [key=value]"
+ * Page: cross-run sections first — for runs of one sweep (names "base [key value]"
  * with one numeric key), step time and overlap against the swept value; for runs of
  * one scenario name on different backends, their figures side by side — then per
  * run: header, the timeline of its representative iteration (a lane per rank and
  * stream, each allreduce split at the last rank's arrival into wait and transfer),
- * each rank's step split into compute / exposed transfer / straggler wait / other,
+ * each rank's step split into compute / exposed transfer / exposed wait / other,
  * the rank table, and each bucket's ready, launch delay, arrival skew and transfer.
  * Every figure carries its --json path (report_html_fig.h).
  */
@@ -39,6 +39,10 @@ static const char CSS[] =
     "padding:8px 14px}.kpi .num{font-size:20px;font-weight:600;display:block}"
     ".kpi small{color:#57606a}"
     "table{border-collapse:collapse;margin:6px 0 4px;font-variant-numeric:tabular-nums}"
+    /* A table wider than its card (15 figures per rank) scrolls inside its box, so the page
+     * keeps to a 1280 px laptop screen; its headers wrap at their words first. */
+    ".tablebox{max-width:100%;overflow-x:auto}.tablebox th{white-space:normal;vertical-align:bottom}"
+    "table.ranks th,table.ranks td{padding:4px 7px}"
     "th,td{padding:4px 10px;border-bottom:1px solid #e5e7eb;text-align:right}"
     "th{background:#f6f8fa;font-weight:600;color:#333}td:first-child,th:first-child{text-align:left}"
     ".legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:4px 0 6px;color:#444;font-size:13px}"
@@ -120,10 +124,14 @@ static void run_header(FILE *out, const analysis_run *r, size_t idx)
         html_esc(out, r->notes);
         fputs("</p>\n", out);
     }
-    if (r->straggler_rank >= 0)
-        fprintf(out, "<p class=\"note\">straggler: rank %d — the other ranks wait %.3f ms per iteration for it"
-                     " (mean)</p>\n",
-                r->straggler_rank, r->straggler_others_wait_ms);
+    if (r->nstragglers > 0) {
+        char who[160];
+        analysis_stragglers_text(r, who, sizeof who);
+        fprintf(out, "<p class=\"note\">%s: %s — the other ranks wait %.3f ms per iteration for %s"
+                     " (their mean wait ms)</p>\n",
+                r->nstragglers > 1 ? "stragglers" : "straggler", who, r->straggler_others_wait_ms,
+                r->nstragglers > 1 ? "them" : "it");
+    }
     char path[96];
     fputs("<div class=\"kpi\">", out);
     static const char *const keys[] = {"step_ms_mean", "step_ms_min", "step_ms_max"};
@@ -175,18 +183,19 @@ static void timeline_section(FILE *out, sqlite3 *db, const analysis_run *r)
 static void rank_section(FILE *out, const analysis_run *r, size_t idx)
 {
     static const char *const colours[] = {COL_COMPUTE, COL_AR_TRANSFER, COL_AR_WAIT, COL_OTHER};
-    static const char *const labels[] = {"compute", "exposed transfer", "straggler wait", "other"};
+    static const char *const labels[] = {"compute", "exposed transfer", "exposed wait", "other"};
     fputs("<h3>Where each rank's step goes</h3>\n<p class=\"note\">Means per measured iteration, ms."
-          " Exposed transfer and straggler wait are the communication the compute stream does"
+          " Exposed transfer and exposed wait are the communication the compute stream does"
           " not hide.</p>\n", out);
     html_legend(out, colours, labels, 4);
     svg_attribution(out, r, idx);
-    fputs("<table class=\"ranks\"><tr><th>rank</th><th>speed</th><th>step ms</th><th>compute ms</th>"
+    fputs("<div class=\"tablebox\"><table class=\"ranks\"><tr><th>rank</th><th>speed</th><th>step ms</th><th>compute ms</th>"
           "<th>comm ms</th><th>overlap %</th><th>exposed comm ms</th><th>wait ms</th>"
-          "<th>exposed transfer ms</th><th>straggler wait ms</th><th>other ms</th>"
+          "<th>exposed transfer ms</th><th>exposed wait ms</th><th>other ms</th>"
           "<th title=\"Holistic Trace Analysis: every communication kernel under computation kernels\">"
-          "comm_overlap_pct (HTA)</th><th>idle_pct (HTA)</th><th>compute_pct (HTA)</th>"
-          "<th>non_compute_pct (HTA)</th></tr>\n", out);
+          /* <wbr>: HTA's names may break at their underscores, so the table fits its card */
+          "comm_<wbr>overlap_<wbr>pct (HTA)</th><th>idle_<wbr>pct (HTA)</th><th>compute_<wbr>pct (HTA)</th>"
+          "<th>non_<wbr>compute_<wbr>pct (HTA)</th></tr>\n", out);
     for (size_t i = 0; i < r->nranks; i++) {
         const analysis_rank *k = &r->ranks[i];
         char p[96];
@@ -204,7 +213,7 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
         FIG("exposed_comm_ms", k->exposed_comm_ms, 3);
         FIG("wait_ms", k->wait_ms, 3);
         FIG("attribution.exposed_transfer_ms", k->attr_exposed_transfer_ms, 3);
-        FIG("attribution.straggler_wait_ms", k->attr_straggler_wait_ms, 3);
+        FIG("attribution.exposed_wait_ms", k->attr_exposed_wait_ms, 3);
         FIG("attribution.other_ms", k->attr_other_ms, 3);
         FIG("comm_overlap_pct", k->comm_overlap_pct, 2);
         FIG("idle_pct", k->idle_pct, 2);
@@ -213,7 +222,7 @@ static void rank_section(FILE *out, const analysis_run *r, size_t idx)
 #undef FIG
         fputs("</tr>\n", out);
     }
-    fputs("</table>\n", out);
+    fputs("</table></div>\n", out);
     if (r->hta_steps) {
         fputs("<p class=\"note\">overlap % is DDP's gradient overlap (bucket allreduces under compute); the"
               " (HTA) columns are Holistic Trace Analysis's figures, computed as HTA computes them over: ", out);
@@ -235,7 +244,7 @@ static void bucket_section(FILE *out, const analysis_run *r, size_t idx)
             r->bucket_version);
     html_legend(out, colours, labels, 4);
     svg_buckets(out, r, idx);
-    fputs("<table class=\"buckets\"><tr><th>bucket</th><th>bytes</th><th>params</th><th>collectives</th>"
+    fputs("<div class=\"tablebox\"><table class=\"buckets\"><tr><th>bucket</th><th>bytes</th><th>params</th><th>collectives</th>"
           "<th>ready ms</th><th>launch delay ms</th><th>arrival skew ms</th><th>transfer ms</th>"
           "<th>busbw GB/s</th></tr>\n", out);
     for (size_t i = 0; i < r->nbuckets; i++) {
@@ -258,12 +267,13 @@ static void bucket_section(FILE *out, const analysis_run *r, size_t idx)
 #undef FIG
         fputs("</tr>\n", out);
     }
-    fputs("</table>\n", out);
+    fputs("</table></div>\n", out);
 }
 
 /* ---- across runs -------------------------------------------------------------------------- */
 
-/* "base [key=value]" with one key and a numeric value: 1, with the parts filled. */
+/* "base [key value]" (scenario_sweep_point's, or "[key=value]" in files written before)
+ * with one key and a numeric value: 1, with the parts filled. */
 static int sweep_point(const char *name, char *base, size_t nb, char *key, size_t nk, double *value)
 {
     const char *open = name ? strrchr(name, '[') : NULL;
@@ -271,6 +281,8 @@ static int sweep_point(const char *name, char *base, size_t nb, char *key, size_
     if (!open || open == name || open[-1] != ' ' || name[len - 1] != ']' || strchr(open, ','))
         return 0;
     const char *eq = strchr(open, '=');
+    if (!eq)
+        eq = strchr(open, ' ');
     if (!eq)
         return 0;
     char *end;

@@ -145,16 +145,16 @@ void svg_attribution(FILE *out, const analysis_run *r, size_t idx)
             SVG_W, height, SVG_W, height);
     double y_bottom = top + r->nranks * (bar_h + gap) - gap / 2;
     axis_ms(out, LABEL_W, PLOT_W, max, top - 2, y_bottom);
-    static const char *const keys[] = {"compute_ms", "exposed_transfer_ms", "straggler_wait_ms",
+    static const char *const keys[] = {"compute_ms", "exposed_transfer_ms", "exposed_wait_ms",
                                        "other_ms"};
-    static const char *const labels[] = {"compute", "exposed transfer", "straggler wait", "other"};
+    static const char *const labels[] = {"compute", "exposed transfer", "exposed wait", "other"};
     static const char *const colours[] = {COL_COMPUTE, COL_AR_TRANSFER, COL_AR_WAIT, COL_OTHER};
     for (size_t i = 0; i < r->nranks; i++) {
         const analysis_rank *k = &r->ranks[i];
         double y = top + i * (bar_h + gap);
         fprintf(out, "<text x=\"6\" y=\"%.1f\" class=\"rank\">rank %d</text>\n", y + 15, k->rank);
         double parts[4] = {k->attr_compute_ms, k->attr_exposed_transfer_ms,
-                           k->attr_straggler_wait_ms, k->attr_other_ms};
+                           k->attr_exposed_wait_ms, k->attr_other_ms};
         double x = LABEL_W;
         for (int p = 0; p < 4; p++) {
             if (isnan(parts[p]) || !(max > 0))

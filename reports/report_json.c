@@ -35,8 +35,8 @@ static json_t *rank_json(const analysis_rank *k, bool subset, json_error_t *je)
                         num(k->comm_ms), "overlap_pct", num(k->overlap_pct), "exposed_comm_ms",
                         num(k->exposed_comm_ms), "wait_ms", num(k->wait_ms), "attribution",
                         "compute_ms", num(k->attr_compute_ms), "exposed_transfer_ms",
-                        num(k->attr_exposed_transfer_ms), "straggler_wait_ms",
-                        num(k->attr_straggler_wait_ms), "other_ms", num(k->attr_other_ms),
+                        num(k->attr_exposed_transfer_ms), "exposed_wait_ms",
+                        num(k->attr_exposed_wait_ms), "other_ms", num(k->attr_other_ms),
                         "comm_overlap_pct", num(k->comm_overlap_pct), "idle_pct", num(k->idle_pct),
                         "compute_pct", num(k->compute_pct), "non_compute_pct", num(k->non_compute_pct));
     json_t *a = o ? json_object_get(o, "attribution") : NULL;
@@ -109,10 +109,17 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
     /* overrides: the stored JSON object ({} for none, and in a file older than schema 7;
      * null where the text is not JSON); verified: true, false or null (not asked). */
     json_t *over = r->overrides ? json_loads(r->overrides, 0, NULL) : json_object();
-    json_t *extra = json_pack_ex(je, 0, "{s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o}", "hta_steps", r->hta_steps,
+    json_t *stragglers = json_array();
+    for (size_t i = 0; stragglers && i < r->nstragglers; i++)
+        if (json_array_append_new(stragglers, json_integer(r->stragglers[i])) != 0) {
+            json_decref(stragglers);
+            stragglers = NULL;
+        }
+    json_t *extra = json_pack_ex(je, 0, "{s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "hta_steps", r->hta_steps,
                                  "clock_sync", r->clock_sync, "notes", r->notes, "source_files",
                                  sources_json(r, je), "straggler_rank",
                                  r->straggler_rank >= 0 ? json_integer(r->straggler_rank) : json_null(),
+                                 "stragglers", stragglers ? stragglers : json_null(),
                                  "straggler_others_wait_ms", num(r->straggler_others_wait_ms), "overrides",
                                  over ? over : json_null(), "verified",
                                  r->verified < 0 ? json_null() : json_boolean(r->verified),

@@ -3,11 +3,13 @@
  * Contract (report.h): formats analysis_run structs only, computes nothing beyond
  * presentation.  Durations print in ms with 3 decimals (µs resolution), percentages
  * with 1, undefined figures (NAN) as "-".  Columns are sized to their widest cell so
- * the tables stay aligned for any model size.
+ * the tables stay aligned for any model size.  Per-rank tables show the ranks a
+ * rank_select chooses, or above 32 ranks their summary (rank_select.h).
  */
 #include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,7 @@
 #include <jansson.h>
 
 #include "common/errmsg.h"
+#include "reports/rank_select.h"
 #include "reports/report.h"
 
 #define CELL 48
@@ -191,85 +194,176 @@ static void print_header(FILE *out, const analysis_run *r)
         fprintf(out, "  note        no measured iteration recorded: figures include warm-up\n");
 }
 
-static int print_ranks(FILE *out, const analysis_run *r)
+/* A column of a per-rank table: a figure of analysis_rank (a double, or the int
+ * iterations), printed with `decimals`. */
+typedef struct {
+    const char *head;
+    size_t offset;
+    int decimals;
+    bool is_int;
+} rank_col;
+
+#define RANK_DBL(head, field, dec) {head, offsetof(analysis_rank, field), dec, false}
+
+static double rank_value(const analysis_rank *k, const rank_col *c)
 {
-    static const char *const heads[] = {"rank",    "speed",           "iters",  "step ms",
-                                        "compute ms", "comm ms",      "overlap %",
-                                        "exposed comm ms", "wait ms"};
-    table t;
-    if (table_init(&t, heads, sizeof heads / sizeof heads[0], r->nranks) < 0)
-        return -1;
-    for (size_t i = 0; i < r->nranks; i++) {
-        const analysis_rank *k = &r->ranks[i];
-        cell(&t, i, 0, "%d", k->rank);
-        cell_num(&t, i, 1, k->speed, 2);
-        cell(&t, i, 2, "%d", k->iterations);
-        cell_num(&t, i, 3, k->step_ms, 3);
-        cell_num(&t, i, 4, k->compute_ms, 3);
-        cell_num(&t, i, 5, k->comm_ms, 3);
-        cell_num(&t, i, 6, k->overlap_pct, 1);
-        cell_num(&t, i, 7, k->exposed_comm_ms, 3);
-        cell_num(&t, i, 8, k->wait_ms, 3);
+    if (c->is_int) {
+        int v;
+        memcpy(&v, (const char *)k + c->offset, sizeof v);
+        return v;
     }
-    fprintf(out, "\n  per rank (mean per iteration; overlap %% is DDP's gradient overlap: bucket allreduces under compute)\n");
+    double v;
+    memcpy(&v, (const char *)k + c->offset, sizeof v);
+    return v;
+}
+
+static void rank_row(table *t, size_t row, const analysis_rank *k, const rank_col *cols, size_t ncols)
+{
+    for (size_t c = 0; c < ncols; c++)
+        cell_num(t, row, c + 1, rank_value(k, &cols[c]), cols[c].decimals);
+}
+
+/* One per-rank table under `title`: a row per rank shown (rank_select.h), or above 32
+ * ranks by default its summary (min, median, p90, max of each column over the ranks)
+ * and the rows of the slowest and fastest rank, named. */
+static int print_rank_table(FILE *out, const analysis_run *r, const rank_select *sel, const char *title,
+                            const rank_col *cols, size_t ncols)
+{
+    const char *heads[16] = {"rank"};
+    if (ncols + 1 > sizeof heads / sizeof heads[0])
+        return -1;
+    for (size_t c = 0; c < ncols; c++)
+        heads[c + 1] = cols[c].head;
+    bool summary = rank_select_summarise(sel, r->nranks);
+    size_t slowest = 0, fastest = 0, nrows = 0;
+    bool extremes = summary && rank_select_extremes(r, &slowest, &fastest);
+    if (summary)
+        nrows = RANK_NSTATS + (extremes ? 2 : 0);
+    else
+        for (size_t i = 0; i < r->nranks; i++)
+            nrows += rank_select_shows(sel, r->ranks[i].rank);
+    table t;
+    if (table_init(&t, heads, ncols + 1, nrows) < 0)
+        return -1;
+    if (summary) {
+        double *v = malloc((r->nranks ? r->nranks : 1) * sizeof *v);
+        if (!v) {
+            free(t.cells);
+            return -1;
+        }
+        for (int stat = 0; stat < RANK_NSTATS; stat++) {
+            cell(&t, (size_t)stat, 0, "%s", rank_summary_names[stat]);
+            for (size_t c = 0; c < ncols; c++) {
+                for (size_t i = 0; i < r->nranks; i++) /* a rank without spans has no figures */
+                    v[i] = r->ranks[i].iterations > 0 ? rank_value(&r->ranks[i], &cols[c]) : NAN;
+                cell_num(&t, (size_t)stat, c + 1, rank_summary_value(v, r->nranks, (rank_summary_stat)stat),
+                         cols[c].decimals);
+            }
+        }
+        free(v);
+        if (extremes) {
+            cell(&t, RANK_NSTATS, 0, "slowest %d", r->ranks[slowest].rank);
+            rank_row(&t, RANK_NSTATS, &r->ranks[slowest], cols, ncols);
+            cell(&t, RANK_NSTATS + 1, 0, "fastest %d", r->ranks[fastest].rank);
+            rank_row(&t, RANK_NSTATS + 1, &r->ranks[fastest], cols, ncols);
+        }
+    } else {
+        size_t row = 0;
+        for (size_t i = 0; i < r->nranks; i++) {
+            if (!rank_select_shows(sel, r->ranks[i].rank))
+                continue;
+            cell(&t, row, 0, "%d", r->ranks[i].rank);
+            rank_row(&t, row++, &r->ranks[i], cols, ncols);
+        }
+    }
+    fprintf(out, "\n  %s\n", title);
+    if (summary) {
+        char note[256];
+        size_t recorded = 0;
+        for (size_t i = 0; i < r->nranks; i++)
+            recorded += r->ranks[i].iterations > 0;
+        rank_summary_note(r->nranks, recorded, note, sizeof note);
+        fprintf(out, "  %s\n", note);
+    }
     table_print(out, &t);
     free(t.cells);
-    if (r->straggler_rank >= 0)
-        fprintf(out, "  straggler   rank %d: the other ranks wait %.3f ms per iteration for it (mean)\n",
-                r->straggler_rank, r->straggler_others_wait_ms);
+    return 0;
+}
+
+static int print_ranks(FILE *out, const analysis_run *r, const rank_select *sel)
+{
+    static const rank_col cols[] = {
+        RANK_DBL("speed", speed, 2),
+        {"iters", offsetof(analysis_rank, iterations), 0, true},
+        RANK_DBL("step ms", step_ms, 3),
+        RANK_DBL("compute ms", compute_ms, 3),
+        RANK_DBL("comm ms", comm_ms, 3),
+        RANK_DBL("overlap %", overlap_pct, 1),
+        RANK_DBL("exposed comm ms", exposed_comm_ms, 3),
+        RANK_DBL("wait ms", wait_ms, 3),
+    };
+    if (print_rank_table(out, r, sel,
+                         "per rank (mean per iteration; overlap % is DDP's gradient overlap: bucket allreduces under"
+                         " compute)",
+                         cols, sizeof cols / sizeof cols[0]) < 0)
+        return -1;
+    if (r->nstragglers > 0) {
+        char who[160];
+        analysis_stragglers_text(r, who, sizeof who);
+        fprintf(out, "  %-11s %s: the other ranks wait %.3f ms per iteration for %s (their mean wait ms)\n",
+                r->nstragglers > 1 ? "stragglers" : "straggler", who, r->straggler_others_wait_ms,
+                r->nstragglers > 1 ? "them" : "it");
+    }
 
     /* Holistic Trace Analysis's figures, named as HTA names them. */
     bool any_hta = false;
     for (size_t i = 0; i < r->nranks; i++)
         any_hta |= !isnan(r->ranks[i].idle_pct);
     if (any_hta) {
-        static const char *const hheads[] = {"rank", "comm_overlap_pct", "idle_pct", "compute_pct",
-                                             "non_compute_pct"};
-        if (table_init(&t, hheads, sizeof hheads / sizeof hheads[0], r->nranks) < 0)
+        static const rank_col hcols[] = {
+            RANK_DBL("comm_overlap_pct", comm_overlap_pct, 2),
+            RANK_DBL("idle_pct", idle_pct, 2),
+            RANK_DBL("compute_pct", compute_pct, 2),
+            RANK_DBL("non_compute_pct", non_compute_pct, 2),
+        };
+        char title[512];
+        snprintf(title, sizeof title,
+                 "Holistic Trace Analysis's figures per rank (every communication kernel under computation;"
+                 " the device's time as idle, computation, the rest)%s%s",
+                 r->hta_steps ? "\n  device ops counted: " : "", r->hta_steps ? r->hta_steps : "");
+        if (print_rank_table(out, r, sel, title, hcols, sizeof hcols / sizeof hcols[0]) < 0)
             return -1;
-        for (size_t i = 0; i < r->nranks; i++) {
-            const analysis_rank *k = &r->ranks[i];
-            cell(&t, i, 0, "%d", k->rank);
-            cell_num(&t, i, 1, k->comm_overlap_pct, 2);
-            cell_num(&t, i, 2, k->idle_pct, 2);
-            cell_num(&t, i, 3, k->compute_pct, 2);
-            cell_num(&t, i, 4, k->non_compute_pct, 2);
-        }
-        fprintf(out, "\n  Holistic Trace Analysis's figures per rank (every communication kernel under computation;"
-                     " the device's time as idle, computation, the rest)\n");
-        if (r->hta_steps)
-            fprintf(out, "  device ops counted: %s\n", r->hta_steps);
-        table_print(out, &t);
-        free(t.cells);
     } else {
         fprintf(out, "\n  Holistic Trace Analysis's figures: none (no device ops: HTA counts GPU kernels only)\n");
     }
 
+    static const rank_col acols[] = {
+        RANK_DBL("compute ms", attr_compute_ms, 3),
+        RANK_DBL("exposed transfer ms", attr_exposed_transfer_ms, 3),
+        RANK_DBL("exposed wait ms", attr_exposed_wait_ms, 3),
+        RANK_DBL("other ms", attr_other_ms, 3),
+        RANK_DBL("step ms", step_ms, 3),
+    };
     /* A few ranks of a job: the exposed communication not spent waiting for a traced
      * rank holds the wait for the untraced ones as well as the transfer, which one
      * cannot tell apart without their traces. */
+    static const rank_col subset_cols[] = {
+        RANK_DBL("compute ms", attr_compute_ms, 3),
+        RANK_DBL("exposed comm ms (transfer + untraced ranks' wait)", attr_exposed_transfer_ms, 3),
+        RANK_DBL("exposed wait for traced ranks ms", attr_exposed_wait_ms, 3),
+        RANK_DBL("other ms", attr_other_ms, 3),
+        RANK_DBL("step ms", step_ms, 3),
+    };
     bool subset = analysis_is_subset(r);
-    const char *aheads[] = {"rank", "compute ms", subset ? "exposed comm ms (transfer + untraced ranks' wait)"
-                                                         : "exposed transfer ms",
-                            subset ? "wait for traced ranks ms" : "straggler wait ms", "other ms", "step ms"};
-    if (table_init(&t, aheads, sizeof aheads / sizeof aheads[0], r->nranks) < 0)
+    if (print_rank_table(out, r, sel,
+                         "step attribution per rank (mean per iteration; the four parts add up to the step; exposed"
+                         " wait = the part of wait ms in exposed comm ms, exposed transfer = the rest of it)",
+                         subset ? subset_cols : acols, 5) < 0)
         return -1;
-    for (size_t i = 0; i < r->nranks; i++) {
-        const analysis_rank *k = &r->ranks[i];
-        cell(&t, i, 0, "%d", k->rank);
-        cell_num(&t, i, 1, k->attr_compute_ms, 3);
-        cell_num(&t, i, 2, k->attr_exposed_transfer_ms, 3);
-        cell_num(&t, i, 3, k->attr_straggler_wait_ms, 3);
-        cell_num(&t, i, 4, k->attr_other_ms, 3);
-        cell_num(&t, i, 5, k->step_ms, 3);
-    }
-    fprintf(out, "\n  step attribution per rank (mean per iteration; the four parts add up to the step)\n");
-    table_print(out, &t);
     if (subset)
         fprintf(out, "  note        %zu of %d ranks traced: a traced rank's collective holds its wait for the others, so"
                      " its time is not the network's (no transfer or bus bandwidth without every rank)\n",
                 r->nranks, r->world_size);
-    free(t.cells);
     return 0;
 }
 
@@ -304,16 +398,26 @@ static int print_buckets(FILE *out, const analysis_run *r)
         fprintf(out, "\n  per bucket (no assignment recorded; from the collectives)\n");
     table_print(out, &t);
     free(t.cells);
+    for (size_t i = 0; i < r->nbuckets; i++)
+        if (r->buckets[i].launch_delay_ms < 0) {
+            /* Said where it is seen: a rank's allreduce began before the bucket's last
+             * gradient was copied in, which DDP's order of events rules out, so the
+             * clocks of the two streams disagree (an imported trace's, mostly). */
+            fprintf(out, "  note        a launch delay below 0: the allreduce started before the bucket's last"
+                         " copy-in ended on the rank's clock (streams' clocks apart)\n");
+            break;
+        }
     return 0;
 }
 
-int report_text(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen)
+int report_text(FILE *out, const analysis_run *runs, size_t nruns, const rank_select *sel, char *err,
+                size_t errlen)
 {
     for (size_t i = 0; i < nruns; i++) {
         if (i)
             fputc('\n', out);
         print_header(out, &runs[i]);
-        if (print_ranks(out, &runs[i]) < 0 || print_buckets(out, &runs[i]) < 0) {
+        if (print_ranks(out, &runs[i], sel) < 0 || print_buckets(out, &runs[i]) < 0) {
             set_err(err, errlen, "out of memory");
             return -1;
         }

@@ -2,6 +2,8 @@
  * runs differ (see run_config.h). */
 #include "reports/run_config.h"
 
+#include "engine/scenario/scenario.h"
+
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,6 +31,28 @@ void run_config_overrides_text(const char *json, char *out, size_t n)
     json_object_foreach(o, k, v)
     {
         int w = snprintf(out + len, n - len, "%s%s=%s", len ? ", " : "", k,
+                         json_is_string(v) ? json_string_value(v) : "?");
+        if (w < 0 || (size_t)w >= n - len)
+            break; /* truncated: the buffer holds what fitted */
+        len += (size_t)w;
+    }
+    json_decref(o);
+}
+
+void run_config_point_text(const char *json, char *out, size_t n)
+{
+    if (n == 0)
+        return;
+    out[0] = '\0';
+    json_t *o = json ? json_loads(json, 0, NULL) : NULL;
+    size_t len = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        char key[128];
+        scenario_short_key(k, key, sizeof key);
+        int w = snprintf(out + len, n - len, "%s%s %s", len ? ", " : "", key,
                          json_is_string(v) ? json_string_value(v) : "?");
         if (w < 0 || (size_t)w >= n - len)
             break; /* truncated: the buffer holds what fitted */

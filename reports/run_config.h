@@ -16,6 +16,9 @@
 #include <stddef.h>
 
 void run_config_overrides_text(const char *json, char *out, size_t n);
+/* The same settings as a label a reader scans, "bucket_cap_mb 5, world_size 16" (keys as
+ * scenario_short_key() shortens them); "" for NULL or text that is no JSON object. */
+void run_config_point_text(const char *json, char *out, size_t n);
 
 typedef struct {
     char *key;     /* "ddp.bucket_cap_mb" */

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -12,29 +13,63 @@ static double step_ms(const analysis_run *r) { return r->steps > 0 ? r->step_ms_
 
 static const char *or_dash(const char *s) { return s && *s ? s : "-"; }
 
+/* "11-28 15:33" of "2026-11-28T15:33:10.123Z": the day and minute a reader tells runs
+ * apart by (the JSON keeps the whole time), short so that the names fit. */
+static void short_start(const char *iso, char *out, size_t n)
+{
+    if (iso && strlen(iso) >= 16 && iso[10] == 'T')
+        snprintf(out, n, "%.5s %.5s", iso + 5, iso + 11);
+    else
+        snprintf(out, n, "%s", or_dash(iso));
+}
+
+/* The ranks column: the world size, or "2 of 128" for an imported run holding a few
+ * ranks of its job. */
+static const char *ranks_cell(const analysis_run *r, char *buf, size_t n)
+{
+    if (analysis_is_subset(r))
+        snprintf(buf, n, "%zu of %d", r->nranks, r->world_size);
+    else
+        snprintf(buf, n, "%d", r->world_size);
+    return buf;
+}
+
+/* Columns as wide as their widest cell, the name last and whole: a sweep point's name
+ * ends with its point, which a cut name would lose. */
 static void write_text(const analysis_run *runs, size_t n, FILE *out)
 {
-    fprintf(out, "%5s  %-32s  %-14s  %-9s  %9s  %-19s  %9s  %9s\n", "run", "name", "backend", "status", "ranks",
-            "started (UTC)", "step ms", "overlap %");
+    int wid = 3, wb = (int)strlen("backend"), ws = (int)strlen("status"), wstep = (int)strlen("step ms");
+    int wr = (int)strlen("ranks");
+    for (size_t i = 0; i < n; i++) {
+        char cell[32];
+        int id = snprintf(cell, sizeof cell, "%lld", (long long)runs[i].id);
+        int b = (int)strlen(or_dash(runs[i].backend)), st = (int)strlen(or_dash(runs[i].status));
+        int sp = isnan(step_ms(&runs[i])) ? 1 : snprintf(cell, sizeof cell, "%.3f", step_ms(&runs[i]));
+        int rk = (int)strlen(ranks_cell(&runs[i], cell, sizeof cell));
+        wid = id > wid ? id : wid;
+        wb = b > wb ? b : wb;
+        ws = st > ws ? st : ws;
+        wstep = sp > wstep ? sp : wstep;
+        wr = rk > wr ? rk : wr;
+    }
+    fprintf(out, "%*s  %-*s  %-*s  %*s  %-11s  %*s  %9s  %s\n", wid, "run", wb, "backend", ws, "status", wr, "ranks",
+            "started UTC", wstep, "step ms", "overlap %", "name");
     for (size_t i = 0; i < n; i++) {
         const analysis_run *r = &runs[i];
         double step = step_ms(r), overlap = analysis_mean_overlap_pct(r);
-        /* "2 of 128": an imported run holding a few ranks of its job. */
-        char ranks[32];
-        if (analysis_is_subset(r))
-            snprintf(ranks, sizeof ranks, "%zu of %d", r->nranks, r->world_size);
-        else
-            snprintf(ranks, sizeof ranks, "%d", r->world_size);
-        fprintf(out, "%5lld  %-32.32s  %-14.14s  %-9.9s  %9s  %-19.19s  ", (long long)r->id, or_dash(r->name),
-                or_dash(r->backend), or_dash(r->status), ranks, or_dash(r->started_at));
+        char started[32], ranks[32];
+        short_start(r->started_at, started, sizeof started);
+        fprintf(out, "%*lld  %-*s  %-*s  %*s  %-11s  ", wid, (long long)r->id, wb, or_dash(r->backend), ws,
+                or_dash(r->status), wr, ranks_cell(r, ranks, sizeof ranks), started);
         if (isnan(step))
+            fprintf(out, "%*s  ", wstep, "-");
+        else
+            fprintf(out, "%*.3f  ", wstep, step);
+        if (isnan(overlap))
             fprintf(out, "%9s  ", "-");
         else
-            fprintf(out, "%9.3f  ", step);
-        if (isnan(overlap))
-            fprintf(out, "%9s\n", "-");
-        else
-            fprintf(out, "%9.1f\n", overlap);
+            fprintf(out, "%9.1f  ", overlap);
+        fprintf(out, "%s\n", or_dash(r->name));
     }
 }
 

@@ -6,6 +6,9 @@
  * slowest rank's per measured iteration) and DDP's gradient overlap (%, the mean over
  * ranks of each rank's overlap of bucket allreduces with compute); a figure a run lacks
  * is "-" in text and null in JSON ({"runs": [{"id": ..., "step_ms": ..., ...}]}).
+ * Text: the name last and whole (a sweep point's ends with its point), the start as
+ * "MM-DD HH:MM" UTC, other columns as wide as their cells, so that a line fits 100
+ * columns for names up to about 35 characters.
  * A database without runs gives the header alone (an empty list in JSON).  Returns 0,
  * or -1 with err (nothing printed on a failure to load).
  */

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "reports/analysis.h"
 
@@ -32,7 +33,13 @@ int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *ou
     if (rc == 0) {
         fprintf(out, "\nsweep: per point, the job's step (the slowest rank's, per measured iteration: mean, and min-max\n"
                      "over iterations), DDP's overlap (mean over ranks) and the longest wait (the most-waiting rank)\n");
-        fprintf(out, "  run  %-60s  %9s  %19s  %9s  %11s\n", "point", "step ms", "min-max ms", "overlap %", "max wait ms");
+        /* The point column as wide as its longest name, so the table fits where the names do. */
+        int wname = (int)strlen("point");
+        for (size_t i = 0; i < n; i++)
+            if (runs[i]->name && (int)strlen(runs[i]->name) > wname)
+                wname = (int)strlen(runs[i]->name);
+        fprintf(out, "  run  %-*s  %9s  %19s  %9s  %11s\n", wname, "point", "step ms", "min-max ms", "overlap %",
+                "max wait ms");
         size_t best = n, second = n;
         for (size_t i = 0; i < n; i++) {
             const analysis_run *r = runs[i];
@@ -40,7 +47,7 @@ int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *ou
             for (size_t k = 0; k < r->nranks; k++)
                 if (isnan(wait) || r->ranks[k].wait_ms > wait)
                     wait = r->ranks[k].wait_ms;
-            fprintf(out, "%5lld  %-60.60s", (long long)r->id, r->name);
+            fprintf(out, "%5lld  %-*s", (long long)r->id, wname, r->name ? r->name : "-");
             if (has_step(r)) {
                 char range[32];
                 snprintf(range, sizeof range, "%.3f-%.3f", r->step_ms_min, r->step_ms_max);

@@ -4,7 +4,10 @@
 #define DDPPROF_CLI_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "reports/rank_select.h"
 
 struct sqlite3;
 
@@ -27,6 +30,13 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted);
 int cli_export(int argc, char **argv);
 int cli_import(int argc, char **argv);
 
+/* The command line's -s, --sweep and --backend (NULL: none) on a scenario read from
+ * `file`, then validated (cli_scenario.c); `say` tells on stderr what they replace of
+ * the file's.  EXIT_OK, or EXIT_USAGE with the error printed. */
+struct scenario;
+int cli_scenario_apply(struct scenario *sc, const char *file, const char *const *overrides, int noverrides,
+                       const char *const *sweeps, int nsweeps, const char *backend, bool say);
+
 /* True when argv[i] is --help/-h; prints `usage` to stdout. */
 int cli_wants_help(int argc, char **argv, const char *usage);
 /* Prints "ddpprof: message" and the usage hint to stderr; returns EXIT_USAGE. */
@@ -39,11 +49,15 @@ int cli_parse_size(const char *s, int64_t *out);
 int cli_write_text(const char *path, const char *text);
 /* --run ID: digits only, >= 1; EXIT_OK or EXIT_USAGE (said with `usage`). */
 int cli_parse_run_id(const char *usage, const char *text, long long *id);
+/* --ranks all | 0,5,8-11: the ranks the text tables show (reports/rank_select.h), into
+ * *sel (freed first; rank_select_free frees it); EXIT_OK or EXIT_USAGE (said with `usage`). */
+int cli_parse_ranks(const char *usage, const char *text, rank_select *sel);
 /* EXIT_OK when run `id` is in db; otherwise says which ids db holds (EXIT_USAGE), or
  * EXIT_RUNTIME on an SQLite error. */
 int cli_check_run_exists(struct sqlite3 *db, const char *db_path, long long id);
-/* Opens an existing database read-only: EXIT_USAGE when it does not exist,
- * EXIT_RUNTIME when it cannot be read or is not a ddpprof database (said). */
+/* Opens an existing database read-only: EXIT_USAGE when it does not exist or is not a
+ * ddpprof database (a scenario file, another program's SQLite), EXIT_RUNTIME when it
+ * cannot be read (said). */
 struct store;
 int cli_open_db_readonly(const char *db_path, struct store **st);
 

@@ -2,6 +2,7 @@
  * the database arguments of the commands that read one (run ids, opening). */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include "src/cli.h"
 #include "profiler/store.h"
+#include "reports/rank_select.h"
 
 int cli_wants_help(int argc, char **argv, const char *usage)
 {
@@ -73,6 +75,15 @@ int cli_parse_run_id(const char *usage, const char *text, long long *id)
     return EXIT_OK;
 }
 
+int cli_parse_ranks(const char *usage, const char *text, rank_select *sel)
+{
+    char err[256];
+    rank_select_free(sel);
+    if (rank_select_parse(text, sel, err, sizeof err) != 0)
+        return cli_usage_error(usage, "%s", err);
+    return EXIT_OK;
+}
+
 int cli_check_run_exists(sqlite3 *db, const char *db_path, long long id)
 {
     sqlite3_stmt *s = NULL;
@@ -101,6 +112,23 @@ int cli_check_run_exists(sqlite3 *db, const char *db_path, long long id)
     return EXIT_USAGE;
 }
 
+/* Whether path holds something other than a ddpprof database: not SQLite at all (its
+ * first 16 bytes are not SQLite's header), or SQLite that the store refused as not its
+ * own (err, store_open_readonly's message). */
+static bool is_foreign_file(const char *path, const char *err)
+{
+    if (strstr(err, "not a ddpprof database") || strstr(err, "not an SQLite database"))
+        return true;
+    static const char magic[16] = "SQLite format 3";
+    char head[16];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return false;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n > 0 && (n < sizeof head || memcmp(head, magic, sizeof head) != 0);
+}
+
 int cli_open_db_readonly(const char *db_path, store **st)
 {
     if (access(db_path, R_OK) != 0) {
@@ -114,7 +142,9 @@ int cli_open_db_readonly(const char *db_path, store **st)
     char err[512];
     if (store_open_readonly(db_path, st, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
-        return EXIT_RUNTIME;
+        /* A file that is not a ddpprof database (a scenario given where DB goes) is a
+         * wrong argument, as a missing one is: bad usage, not a failure to read. */
+        return is_foreign_file(db_path, err) ? EXIT_USAGE : EXIT_RUNTIME;
     }
     return EXIT_OK;
 }

@@ -18,9 +18,11 @@
 #include "reports/compare.h"
 #include "profiler/store.h"
 
-static const char *const usage = "usage: ddpprof compare DB --run A --run B [--json]\n"
+static const char *const usage = "usage: ddpprof compare DB --run A --run B [--json] [--ranks all|LIST]\n"
                                  "  per rank and per bucket: A, B, B-A and (B-A)/A; the job step time\n"
-                                 "  --json     the same figures as JSON\n";
+                                 "  --json     the same figures as JSON\n"
+                                 "  --ranks all|LIST  every rank, or these (0,5,8-11); default: every rank up to 32,\n"
+                                 "             above that min, median, p90, max and the slowest and fastest rank\n";
 
 static int parse_id(const char *text, long long *id)
 {
@@ -50,10 +52,9 @@ static int run_exists(sqlite3 *db, const char *db_path, long long id)
     return EXIT_USAGE;
 }
 
-int cli_compare(int argc, char **argv)
+/* The command, with --ranks parsed into *sel (which the caller frees on every path). */
+static int compare_command(int argc, char **argv, rank_select *sel)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
     const char *db_path = NULL;
     long long ids[2];
     int nids = 0;
@@ -69,6 +70,12 @@ int cli_compare(int argc, char **argv)
                 return rc;
         } else if (!strcmp(argv[i], "--json")) {
             json = true;
+        } else if (!strcmp(argv[i], "--ranks")) {
+            if (i + 1 >= argc)
+                return cli_usage_error(usage, "--ranks needs all or a list of ranks");
+            int rc = cli_parse_ranks(usage, argv[++i], sel);
+            if (rc != EXIT_OK)
+                return rc;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return cli_usage_error(usage, "unknown option '%s'", argv[i]);
         } else if (!db_path) {
@@ -97,10 +104,21 @@ int cli_compare(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = run_exists(store_db(st), db_path, ids[1]);
     if (rc == EXIT_OK &&
-        compare_write(store_db(st), ids[0], ids[1], json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0) {
+        compare_write_ranks(store_db(st), ids[0], ids[1], json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
+                            sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         rc = EXIT_RUNTIME;
     }
     store_close(st);
+    return rc;
+}
+
+int cli_compare(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    rank_select sel = {0};
+    int rc = compare_command(argc, argv, &sel);
+    rank_select_free(&sel);
     return rc;
 }

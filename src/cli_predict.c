@@ -9,6 +9,7 @@
 
 static const char *const usage =
     "usage: ddpprof predict FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]... [--json] [-q]\n"
+    "                       [--ranks all|LIST]\n"
     "  predicts the run of a scenario with the sim backend: every rank in virtual time,\n"
     "  ops timed by the device model, collectives by the network model ([network]);\n"
     "  writes the same tables as `run` (run.backend = 'sim') and prints the same report\n"
@@ -17,6 +18,8 @@ static const char *const usage =
     "  --sweep KEY=A,B,...  sweep a key from the command line (repeatable), e.g.\n"
     "                   --sweep ddp.bucket_cap_mb=5,25,100\n"
     "  --json           print the report as JSON\n"
+    "  --ranks all|LIST the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
+    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n"
     "  -q, --quiet      no report\n";
 
 int cli_predict(int argc, char **argv, const atomic_int *interrupted)
@@ -24,7 +27,8 @@ int cli_predict(int argc, char **argv, const atomic_int *interrupted)
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-s") || !strcmp(argv[i], "--sweep")) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-s") || !strcmp(argv[i], "--sweep") ||
+            !strcmp(argv[i], "--ranks")) {
             i++;
             continue;
         }

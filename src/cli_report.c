@@ -2,7 +2,8 @@
  * (read-only, without needing write access anywhere; a newer schema or a non-ddpprof
  * file is refused) and prints the report of one run or of every run.
  *
- * Contract: exit 0 with the report; 2 for bad usage: a missing database, a --run that
+ * Contract: exit 0 with the report; 2 for bad usage: a missing database or a file that
+ * is not one (a scenario given for DB), a --run that
  * is not a positive integer in range, or one naming no run in DB (the message gives
  * the ids DB holds; an id is never clamped to the nearest run); 1 for a database that
  * cannot be read or analysed, or an output file that cannot be written (it is then
@@ -22,16 +23,18 @@
 #include "reports/report.h"
 #include "profiler/store.h"
 
-static const char *const usage = "usage: ddpprof report DB [--run ID] [--json | --html] [-o FILE]\n"
+static const char *const usage = "usage: ddpprof report DB [--run ID] [--json | --html] [-o FILE] [--ranks all|LIST]\n"
                                  "  --run ID   one run (default: every run in DB)\n"
+                                 "  --ranks all|LIST  the text's per-rank tables show every rank, or these (0,5,8-11);\n"
+                                 "             default: every rank up to 32, above that min, median, p90, max and\n"
+                                 "             the slowest and fastest rank\n"
                                  "  --json     the same figures as JSON\n"
                                  "  --html     the same figures as one self-contained HTML page, drawn\n"
                                  "  -o FILE    write to FILE (default: standard output)\n";
 
-int cli_report(int argc, char **argv)
+/* The command, with --ranks parsed into *sel (which the caller frees on every path). */
+static int report_command(int argc, char **argv, rank_select *sel)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
     const char *db_path = NULL;
     long long run_id = -1;
     report_format fmt = REPORT_TEXT;
@@ -48,6 +51,12 @@ int cli_report(int argc, char **argv)
             if (fmt != REPORT_TEXT && fmt != want)
                 return cli_usage_error(usage, "--json and --html: one format at a time");
             fmt = want;
+        } else if (!strcmp(argv[i], "--ranks")) {
+            if (i + 1 >= argc)
+                return cli_usage_error(usage, "--ranks needs all or a list of ranks");
+            int rc = cli_parse_ranks(usage, argv[++i], sel);
+            if (rc != EXIT_OK)
+                return rc;
         } else if (!strcmp(argv[i], "-o")) {
             if (i + 1 >= argc)
                 return cli_usage_error(usage, "-o needs a file name");
@@ -80,7 +89,7 @@ int cli_report(int argc, char **argv)
         store_close(st);
         return EXIT_RUNTIME;
     }
-    int rc = report_write(store_db(st), run_id, fmt, out, err, sizeof err);
+    int rc = report_write_ranks(store_db(st), run_id, fmt, sel, out, err, sizeof err);
     /* The sweeps' summaries again, as `run` printed them (which -q left out). */
     if (rc == 0 && fmt == REPORT_TEXT && run_id == -1)
         rc = report_sweep_summaries(store_db(st), out, err, sizeof err);
@@ -96,4 +105,14 @@ int cli_report(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
+}
+
+int cli_report(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv, usage))
+        return EXIT_OK;
+    rank_select sel = {0};
+    int rc = report_command(argc, argv, &sel);
+    rank_select_free(&sel);
+    return rc;
 }

@@ -37,6 +37,8 @@ static const char *const usage =
     "                   exactly the average over ranks (slow on large models)\n"
     "  --no-record      run without storing spans (measures the profiler's own cost)\n"
     "  --json           print the report as JSON\n"
+    "  --ranks all|LIST the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
+    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n"
     "  -q, --quiet      no report, no progress bar\n";
 
 /* Refuses a point whose allocations do not fit in the memory available now. */
@@ -142,11 +144,12 @@ static int run_point(const scenario *point, const model *m, const backend_ops *b
 }
 
 static void print_outcome(store *st, const scenario *point, const launch_result *res, bool record, bool json,
-                          bool quiet)
+                          bool quiet, const rank_select *sel)
 {
     char err[512];
     if (!quiet && record &&
-        report_write(store_db(st), res->run_id, json ? REPORT_JSON : REPORT_TEXT, stdout, err, sizeof err) != 0)
+        report_write_ranks(store_db(st), res->run_id, json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
+                           sizeof err) != 0)
         fprintf(stderr, "ddpprof: report: %s\n", err);
     if (!quiet)
         fprintf(stderr, "run %lld %s: %s in %.2f s, %lld spans%s\n", (long long)res->run_id, point->name,
@@ -188,6 +191,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     /* The command each rank process runs when ddpprof starts them: this one. */
     char **self_argv = calloc((size_t)argc + 2, sizeof *self_argv);
     int noverrides = 0, nsweeps = 0;
+    rank_select sel = {0};
     bool verify = false, record = true, json = false, quiet = false;
     if (!overrides || !sweeps || !self_argv) {
         free(overrides);
@@ -201,7 +205,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     int status = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend")) &&
+        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend") ||
+             !strcmp(a, "--ranks")) &&
             i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -214,6 +219,11 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             sweeps[nsweeps++] = argv[++i];
         else if (!strcmp(a, "--backend"))
             backend = argv[++i];
+        else if (!strcmp(a, "--ranks")) {
+            status = cli_parse_ranks(usage, argv[++i], &sel);
+            if (status != EXIT_OK)
+                goto out;
+        }
         else if (!strcmp(a, "--verify"))
             verify = true;
         else if (!strcmp(a, "--no-record"))
@@ -252,39 +262,11 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         status = EXIT_USAGE;
         goto out_sc;
     }
-    for (int i = 0; i < noverrides; i++) {
-        char was[SCENARIO_ERR];
-        int unswept = scenario_unsweep(sc, overrides[i], was, sizeof was);
-        if (scenario_override(sc, overrides[i], err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        /* Said once, by the command the user typed, not again by each rank process. */
-        if (unswept && !getenv("DDPPROF_COORDINATOR"))
-            fprintf(stderr, "ddpprof: -s %s replaces the sweep of %s: %s is not swept\n", overrides[i], file, was);
-    }
-    for (int i = 0; i < nsweeps; i++) {
-        char was[SCENARIO_ERR];
-        int replaced = scenario_sweep_override(sc, sweeps[i], was, sizeof was, err);
-        if (replaced < 0) {
-            fprintf(stderr, "%s\n", err);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        if (replaced && !getenv("DDPPROF_COORDINATOR"))
-            fprintf(stderr, "ddpprof: --sweep %s replaces the sweep of %s: %s\n", sweeps[i], file, was);
-    }
-    if (backend && scenario_set(sc, "run.backend", backend, err) != 0) {
-        fprintf(stderr, "--backend %s: %s\n", backend, err);
-        status = EXIT_USAGE;
+    /* Said once, by the command the user typed, not again by each rank process. */
+    status = cli_scenario_apply(sc, file, (const char *const *)overrides, noverrides, (const char *const *)sweeps,
+                                nsweeps, backend, !getenv("DDPPROF_COORDINATOR"));
+    if (status != EXIT_OK)
         goto out_sc;
-    }
-    if (scenario_validate(sc, err) != 0) {
-        fprintf(stderr, "%s\n", err);
-        status = EXIT_USAGE;
-        goto out_sc;
-    }
     if (verify && real_training_applies(sc)) {
         fprintf(stderr, "ddpprof: --verify checks the synthetic gradients of compute = model; the mlp with compute "
                         "= real trains on real ones (tests/parity compares them with PyTorch)\n");
@@ -325,9 +307,13 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             goto out_sc;
         }
         if (be->max_world > 0 && point->world_size > be->max_world) {
-            fprintf(stderr, "%s: %s: run.world_size %d is more than the %s backend runs (at most %d ranks); "
-                            "`ddpprof predict` models up to %d\n",
-                    file, point->name, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD);
+            char at[320];
+            if (scenario_key_where(point, "run.world_size", at, sizeof at) != 0)
+                snprintf(at, sizeof at, "%s: ", file);
+            fprintf(stderr, "%srun.world_size %d is more than the %s backend runs (at most %d ranks); "
+                            "`ddpprof predict` models up to %d%s%s%s\n",
+                    at, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD,
+                    npoints > 1 ? " (sweep point \"" : "", npoints > 1 ? point->name : "", npoints > 1 ? "\")" : "");
             model_free(&m);
             status = EXIT_USAGE;
             goto out_sc;
@@ -415,7 +401,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             free(over);
         }
         if (writer)
-            print_outcome(st, point, &res, record, json, quiet);
+            print_outcome(st, point, &res, record, json, quiet, &sel);
         if (writer && verify)
             fprintf(json || quiet ? stderr : stdout, "%s\n",
                     rc == 0 && res.complete
@@ -447,6 +433,7 @@ out_sc:
     free(sc);
     free(point);
 out:
+    rank_select_free(&sel);
     free(overrides);
     free(sweeps);
     free(self_argv);

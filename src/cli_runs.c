@@ -1,7 +1,7 @@
-/* cli_runs.c — `ddpprof runs DB [--json]`: the runs a database holds, one line each
+/* cli_runs.c — `ddpprof runs [DB] [--json]`: the runs a database holds, one line each
  * (reports/run_list.h), to choose the --run of the other commands.
  *
- * Contract: exit 0 with the list (a database without runs: the header alone, or an empty list);
+ * Contract: DB defaults to ddpprof.sqlite, as run's and import's -o does.  Exit 0 with the list (a database without runs: the header alone, or an empty list);
  * 2 for bad usage or a missing database; 1 for a database that cannot be read.
  */
 #include <stdbool.h>
@@ -12,8 +12,8 @@
 #include "reports/run_list.h"
 #include "src/cli.h"
 
-static const char *const usage = "usage: ddpprof runs DB [--json]\n"
-                                 "  every run in DB: id, name, backend, status, world size, start,\n"
+static const char *const usage = "usage: ddpprof runs [DB] [--json]\n"
+                                 "  every run in DB (default ddpprof.sqlite): id, name, backend, status, world size, start,\n"
                                  "  mean step (ms, slowest rank) and DDP's overlap (%, mean over ranks)\n"
                                  "  --json     the same as JSON\n";
 
@@ -34,7 +34,7 @@ int cli_runs(int argc, char **argv)
             return cli_usage_error(usage, "one database at a time");
     }
     if (!db_path)
-        return cli_usage_error(usage, "no database given");
+        db_path = "ddpprof.sqlite"; /* where run, predict and import write by default */
     store *st = NULL;
     int orc = cli_open_db_readonly(db_path, &st);
     if (orc != EXIT_OK)

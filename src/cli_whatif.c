@@ -19,11 +19,12 @@
 #include "engine/predict/whatif.h"
 #include "profiler/store.h"
 #include "reports/compare.h"
+#include "reports/run_config.h"
 #include "src/cli.h"
 
 static const char *const usage =
     "usage: ddpprof whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                      [--model NAME] [--scenario-out FILE] [-q]\n"
+    "                      [--model NAME] [--scenario-out FILE] [-q] [--ranks all|LIST]\n"
     "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
     "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
     "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
@@ -32,7 +33,9 @@ static const char *const usage =
     "  --sweep KEY=A,B  one prediction per value (repeatable)\n"
     "  --model NAME     the zoo preset whose parameters the run's buckets hold (default: found)\n"
     "  --scenario-out FILE  write the derived scenario (before -s and --sweep) to FILE\n"
-    "  -q               the derivation's notes and the comparisons' step line only\n";
+    "  -q               the derivation's notes and the comparisons' step line only\n"
+    "  --ranks all|LIST the comparisons' per-rank rows: every rank, or these (0,5,8-11); default:\n"
+    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n";
 
 static int64_t max_run_id(sqlite3 *db)
 {
@@ -59,7 +62,8 @@ static int write_scenario(const scenario *sc, const char *path)
 }
 
 /* The source beside each prediction made, in full or (quiet) the job step line. */
-static int print_comparisons(const char *db_path, long long source, int64_t first_new, bool quiet)
+static int print_comparisons(const char *db_path, long long source, int64_t first_new, bool quiet,
+                             const rank_select *sel)
 {
     store *st = NULL;
     int rc = cli_open_db_readonly(db_path, &st);
@@ -68,7 +72,8 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
     sqlite3 *db = store_db(st);
     sqlite3_stmt *s = NULL;
     char err[512];
-    if (sqlite3_prepare_v2(db, "SELECT id FROM run WHERE id >= ?1 ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT id, overrides FROM run WHERE id >= ?1 ORDER BY id", -1, &s, NULL) !=
+        SQLITE_OK) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, sqlite3_errmsg(db));
         store_close(st);
         return EXIT_RUNTIME;
@@ -76,7 +81,11 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
     sqlite3_bind_int64(s, 1, first_new);
     while (rc == EXIT_OK && sqlite3_step(s) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(s, 0);
-        printf("\n== run %lld (source) beside run %lld (prediction)\n", source, (long long)id);
+        /* Each prediction says what it changed: its -s settings and sweep point. */
+        char point[256];
+        run_config_point_text((const char *)sqlite3_column_text(s, 1), point, sizeof point);
+        printf("\n== run %lld (source) beside run %lld (prediction)%s%s\n", source, (long long)id, point[0] ? ": " : "",
+               point);
         if (quiet) {
             analysis_run *a = NULL, *b = NULL;
             size_t na = 0, nb = 0;
@@ -93,7 +102,7 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
                 analysis_free(a, na);
             if (b)
                 analysis_free(b, nb);
-        } else if (compare_write(db, source, id, REPORT_TEXT, stdout, err, sizeof err) != 0) {
+        } else if (compare_write_ranks(db, source, id, REPORT_TEXT, sel, stdout, err, sizeof err) != 0) {
             fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
             rc = EXIT_RUNTIME;
         }
@@ -112,14 +121,21 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     bool quiet = false;
     /* The prediction's command line: run FILE -o DB --backend sim -q, then -s and --sweep. */
     char **run_argv = calloc((size_t)argc + 8, sizeof *run_argv);
-    int nrun = 0;
-    if (!run_argv)
+    /* The same -s and --sweep apart, to check them before anything is printed. */
+    const char **overrides = calloc((size_t)argc, sizeof *overrides), **sweeps = calloc((size_t)argc, sizeof *sweeps);
+    int nrun = 0, noverrides = 0, nsweeps = 0;
+    rank_select sel = {0};
+    if (!run_argv || !overrides || !sweeps) {
+        free(run_argv);
+        free(overrides);
+        free(sweeps);
         return EXIT_RUNTIME;
+    }
     int status = EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool valued = !strcmp(a, "--run") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--model") ||
-                      !strcmp(a, "--scenario-out");
+                      !strcmp(a, "--scenario-out") || !strcmp(a, "--ranks");
         if (valued && i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -129,10 +145,18 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             if (status != EXIT_OK)
                 goto out;
         } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep")) {
+            if (a[1] == 's')
+                overrides[noverrides++] = argv[i + 1];
+            else
+                sweeps[nsweeps++] = argv[i + 1];
             run_argv[nrun++] = argv[i];
             run_argv[nrun++] = argv[++i];
         } else if (!strcmp(a, "--model")) {
             model = argv[++i];
+        } else if (!strcmp(a, "--ranks")) {
+            status = cli_parse_ranks(usage, argv[++i], &sel);
+            if (status != EXIT_OK)
+                goto out;
         } else if (!strcmp(a, "--scenario-out")) {
             scenario_out = argv[++i];
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
@@ -164,6 +188,19 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         if (whatif_derive(store_db(st), run_id, &o, &d, err, sizeof err) != 0) {
             fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
             status = EXIT_USAGE;
+        }
+    }
+    if (status == EXIT_OK) {
+        /* The overrides are checked on a copy before anything is printed: a typo'd key is
+         * the only thing said.  The prediction applies them again, and says what they
+         * replace. */
+        scenario *checked = malloc(sizeof *checked);
+        if (!checked) {
+            status = EXIT_RUNTIME;
+        } else {
+            *checked = *d.sc;
+            status = cli_scenario_apply(checked, db_path, overrides, noverrides, sweeps, nsweeps, "sim", false);
+            free(checked);
         }
     }
     int64_t last = status == EXIT_OK ? max_run_id(store_db(st)) : 0;
@@ -233,8 +270,11 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     if (!scenario_out)
         unlink(tmp);
     if (status == EXIT_OK)
-        status = print_comparisons(db_path, run_id, first_new, quiet);
+        status = print_comparisons(db_path, run_id, first_new, quiet, &sel);
 out:
+    rank_select_free(&sel);
     free(run_argv);
+    free(overrides);
+    free(sweeps);
     return status;
 }

@@ -277,7 +277,7 @@ static void test_sweep_runs_each_point(void **state)
     assert_int_equal(r.status, 0);
     assert_int_equal(count_rows(db, "select count(*) from run where status = 'complete'"), 4);
     assert_int_equal(count_rows(db, "select count(distinct bucket_cap_mb) from run"), 2);
-    assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb=0.05%'"), 2);
+    assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb 0.05%'"), 2);
     /* Each point records its values and its sweep; `report` prints the summary that -q
      * left out. */
     assert_int_equal(count_rows(db, "select count(*) from run where sweep = 1"), 4);
@@ -451,8 +451,12 @@ static void test_runs_listed(void **state)
     ddpprof(&r, (const char *[]){"runs", db, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "step ms"));
-    assert_non_null(strstr(r.out, "    1  skewed"));
-    assert_non_null(strstr(r.out, "    2  second"));
+    /* The name last and whole; every line fits a 100-column terminal. */
+    assert_non_null(strstr(r.out, "  1  sim  "));
+    assert_non_null(strstr(r.out, "  skewed\n"));
+    assert_non_null(strstr(r.out, "  second\n"));
+    for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        assert_true(strlen(line) <= 100);
     ddpprof(&r, (const char *[]){"runs", db, "--json", NULL});
     assert_int_equal(r.status, 0);
     json_error_t je;
@@ -479,10 +483,113 @@ static void test_runs_listed(void **state)
     assert_non_null(strstr(r.err, "exporting run 2 (second, sim), the last in"));
     ddpprof(&r, (const char *[]){"runs", "/nonexistent/none.sqlite", NULL});
     assert_int_equal(r.status, 2);
+    /* A scenario where a database goes is bad usage, as a missing database is. */
+    ddpprof(&r, (const char *[]){"report", scen, NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "not an SQLite database"));
+    ddpprof(&r, (const char *[]){"runs", scen, NULL});
+    assert_int_equal(r.status, 2);
     /* A bad override is named once, whether or not the file sweeps its key. */
     ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=abc", NULL});
     assert_int_equal(r.status, 2);
     assert_string_equal(r.err, "-s ddp.bucket_cap_mb=abc: ddp.bucket_cap_mb: \"abc\" is not a number\n");
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+/* Issue 40, as a user meets it: a skewed scenario at another world size, a summary of
+ * each per-rank table above 32 ranks (--ranks for the rows), every straggler named,
+ * whatif's sweep lines saying their point, a bad override said before anything else,
+ * the cpu backend's limit at its file:line, and busbw one figure in report and SQL. */
+static void test_scale_and_sweeps_as_a_user(void **state)
+{
+    (void)state;
+    result r;
+    char db[300], scen[300], w65[300];
+    path_in_tmp(db, sizeof db, "user.sqlite");
+    path_in_tmp(w65, sizeof w65, "w65.ini");
+    snprintf(scen, sizeof scen, "%s/skewed.ini", getenv("SCENARIOS"));
+    unlink(db);
+
+    /* The file's per-rank speeds do not fit 64 ranks: the message names the ways out. */
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=64", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "skewed.ini:18: skew.speed has 4 values but run.world_size is 64"));
+    assert_non_null(strstr(r.err, "-s skew.speed_repeat=true"));
+    /* Ranks 2 and 3 slow at 64 ranks: the file's list is dropped (said), both named. */
+    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=64", "-s", "skew.slow_ranks=2,3",
+                                  "-s", "skew.slowdown=1.5", "-s", "run.iterations=2", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "describes the skew anew"));
+    assert_non_null(strstr(r.out, "stragglers  ranks 2, 3: the other ranks wait"));
+    /* 64 ranks: a summary per table, the slowest (a slow rank) and fastest named. */
+    assert_non_null(strstr(r.out, "(64 ranks: min, median, p90, max;"));
+    assert_non_null(strstr(r.out, "     median "));
+    assert_non_null(strstr(r.out, "  slowest 2 "));
+    assert_non_null(strstr(r.out, "  fastest 0 "));
+    assert_null(strstr(r.out, "\n    63 "));
+    assert_true(count_lines(r.out) < 80);
+    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--ranks", "all", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\n    63 "));
+    assert_true(count_lines(r.out) > 3 * 64);
+    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--ranks", "3,60-61", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\n     3 "));
+    assert_non_null(strstr(r.out, "\n    61 "));
+    assert_null(strstr(r.out, "\n     2 "));
+    ddpprof(&r, (const char *[]){"report", db, "--ranks", "2-", NULL});
+    assert_int_equal(r.status, 2);
+    /* JSON stays complete. */
+    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--json", NULL});
+    assert_int_equal(r.status, 0);
+    json_error_t je;
+    json_t *doc = json_loads(r.out, 0, &je);
+    assert_non_null(doc);
+    json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
+    assert_int_equal(json_array_size(json_object_get(run, "ranks")), 64);
+    json_t *stragglers = json_object_get(run, "stragglers");
+    assert_int_equal(json_array_size(stragglers), 2);
+    assert_int_equal(json_integer_value(json_array_get(stragglers, 1)), 3);
+    /* busbw: the report's figure is the README's SQL over the collective view. */
+    json_t *b0 = json_array_get(json_object_get(run, "buckets"), 0);
+    double busbw = json_real_value(json_object_get(b0, "busbw_gbps"));
+    char sql[300];
+    snprintf(sql, sizeof sql,
+             "select cast(round(avg(busbw_gbps) * 1e6) as integer) from collective where run_id = 1"
+             " and bucket_version = 1 and not warmup and bucket = %lld",
+             (long long)json_integer_value(json_object_get(b0, "idx")));
+    assert_int_equal(count_rows(db, sql), (int64_t)llround(busbw * 1e6));
+    json_decref(doc);
+
+    /* whatif: a typo'd key is all it says; each sweep line carries its point. */
+    ddpprof(&r, (const char *[]){"whatif", db, "--run", "1", "-s", "ddp.bucket_cap=5", "-q", NULL});
+    assert_int_equal(r.status, 2);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "unknown key \"bucket_cap\""));
+    ddpprof(&r, (const char *[]){"whatif", db, "--run", "1", "--sweep", "ddp.bucket_cap_mb=5,100", "-q", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "== run 1 (source) beside run 2 (prediction): bucket_cap_mb 5\n"));
+    assert_non_null(strstr(r.out, "== run 1 (source) beside run 3 (prediction): bucket_cap_mb 100\n"));
+    ddpprof(&r, (const char *[]){"runs", db, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "  whatif of run 1 [bucket_cap_mb 100]\n"));
+    for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        assert_true(strlen(line) <= 100);
+
+    /* The cpu backend's limit names the line that set the world size. */
+    write_file(w65, "[run]\nname = w65\n\nworld_size = 65\n");
+    ddpprof(&r, (const char *[]){"run", w65, "-o", db, "--backend", "cpu", "-q", NULL});
+    assert_int_equal(r.status, 2);
+    char want[400];
+    snprintf(want, sizeof want, "%s:4: run.world_size 65 is more than the cpu backend runs", w65);
+    assert_non_null(strstr(r.err, want));
 }
 
 static void test_bench_allreduce(void **state)
@@ -542,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_predict),
         cmocka_unit_test(test_runs_listed),
+        cmocka_unit_test(test_scale_and_sweeps_as_a_user),
         cmocka_unit_test(test_bench_allreduce),
         cmocka_unit_test(test_shipped_scenarios_load),
     };

@@ -193,17 +193,17 @@ static void test_text_differences_by_hand(void **state)
     char *text = compare(f, f->a, f->b, REPORT_TEXT);
     const char *want[] = {
         "job step time: A 0.032 ms, B 0.026 ms, B-A -0.006 ms (-18.8% of A)",
-        "0        step_ms                 0.032        0.026       -0.006       -18.8%",
-        "         comm_ms                 0.018        0.012       -0.006       -33.3%",
-        "         overlap_pct            44.444       66.667      +22.222       +50.0%",
-        "         wait_ms                 0.013        0.000       -0.013      -100.0%",
-        "1        step_ms                 0.032        0.026       -0.006       -18.8%",
-        "         compute_ms              0.030        0.022       -0.008       -26.7%",
-        "         exposed_comm_ms         0.002        0.004       +0.002      +100.0%",
-        "         wait_ms                 0.000        0.000       +0.000            -",
-        "0        bytes                 1000000      1000000           +0        +0.0%",
-        "         transfer_ms             0.005        0.012       +0.007      +140.0%",
-        "         ready_ms                    -            -            -            -",
+        "0            step_ms                 0.032        0.026       -0.006       -18.8%",
+        "             comm_ms                 0.018        0.012       -0.006       -33.3%",
+        "             overlap_pct            44.444       66.667      +22.222       +50.0%",
+        "             wait_ms                 0.013        0.000       -0.013      -100.0%",
+        "1            step_ms                 0.032        0.026       -0.006       -18.8%",
+        "             compute_ms              0.030        0.022       -0.008       -26.7%",
+        "             exposed_comm_ms         0.002        0.004       +0.002      +100.0%",
+        "             wait_ms                 0.000        0.000       +0.000            -",
+        "0            bytes                 1000000      1000000           +0        +0.0%",
+        "             transfer_ms             0.005        0.012       +0.007      +140.0%",
+        "             ready_ms                    -            -            -            -",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(text, want[i]))

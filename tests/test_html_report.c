@@ -219,7 +219,7 @@ static void check_coverage(json_t *doc, json_t *seen)
     static const char *const rank_keys[] = {"step_ms", "compute_ms", "comm_ms", "overlap_pct",
                                             "exposed_comm_ms", "wait_ms", "attribution.compute_ms",
                                             "attribution.exposed_transfer_ms",
-                                            "attribution.straggler_wait_ms", "attribution.other_ms"};
+                                            "attribution.exposed_wait_ms", "attribution.other_ms"};
     static const char *const bucket_keys[] = {"ready_ms", "launch_delay_ms", "arrival_skew_ms",
                                               "transfer_ms", "busbw_gbps", "bytes"};
     json_t *runs = json_object_get(doc, "runs");

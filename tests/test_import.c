@@ -161,7 +161,7 @@ static void reports_work(const char *db)
     assert_int_equal(r.status, 0);
     char html[1 << 16];
     imp_slurp(out, html, sizeof html);
-    assert_non_null(strstr(html, "comm_overlap_pct (HTA)"));
+    assert_non_null(strstr(html, "comm_<wbr>overlap_<wbr>pct (HTA)"));
     assert_non_null(strstr(html, "straggler: rank 1"));
     imp_path(out, sizeof out, "trace.json");
     assert_int_equal(ddpprof_cmd(&r, "export", db, "--run", "1", "-o", out, NULL), 0);

@@ -90,10 +90,44 @@ static void test_gloo_job_with_a_slow_rank(void **state)
     json_decref(j);
 }
 
+/* Two ranks of a real job slow together (each sleeps 80 ms a step in its forward): both
+ * are named, in the text and in JSON's stragglers[]. */
+static void test_two_slow_ranks_named(void **state)
+{
+    (void)state;
+    char dir[300], db[300];
+    imp_path(dir, sizeof dir, "two");
+    imp_path(db, sizeof db, "two.sqlite");
+    cmd_result r;
+    assert_int_equal(python_cmd(&r, "ddp_trace.py", "--out", dir, "--world", "4", "--slow-rank", "2,3", "--slow-ms",
+                                "80", "--steps", "6", NULL),
+                     0);
+    if (r.status == 3)
+        skip(); /* no torch in /usr/bin/python3 */
+    if (r.status != 0)
+        fail_msg("ddp_trace.py: exit %d: %s", r.status, r.err);
+    assert_int_equal(ddpprof_cmd(&r, "import", dir, "-o", db, NULL), 0);
+    if (r.status != 0)
+        fail_msg("import: %s", r.err);
+    assert_int_equal(ddpprof_cmd(&r, "report", db, NULL), 0);
+    if (!strstr(r.out, "stragglers  ranks 2, 3: the other ranks wait"))
+        fail_msg("ranks 2 and 3 not named as stragglers:\n%s", r.out);
+    assert_int_equal(ddpprof_cmd(&r, "report", db, "--json", NULL), 0);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    assert_non_null(j);
+    json_t *st = json_object_get(json_array_get(json_object_get(j, "runs"), 0), "stragglers");
+    assert_int_equal(json_array_size(st), 2);
+    assert_int_equal(json_integer_value(json_array_get(st, 0)), 2);
+    assert_int_equal(json_integer_value(json_array_get(st, 1)), 3);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_gloo_job_with_a_slow_rank, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_slow_ranks_named, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

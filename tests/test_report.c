@@ -236,16 +236,16 @@ static void test_worked_example_json(void **state)
     near(k1, "wait_ms", 0.0);
     near(k1, "step_ms", 0.032);
 
-    /* Attribution: rank 0's exposed 10 is all straggler wait (wait 13 >= 10);
+    /* Attribution: rank 0's exposed 10 is all exposed wait (wait 13 >= 10);
      * rank 1's exposed 2 is all transfer. Nothing else in either step. */
     json_t *a0 = json_object_get(k0, "attribution"), *a1 = json_object_get(k1, "attribution");
     near(a0, "compute_ms", 0.022);
     near(a0, "exposed_transfer_ms", 0.0);
-    near(a0, "straggler_wait_ms", 0.010);
+    near(a0, "exposed_wait_ms", 0.010);
     near(a0, "other_ms", 0.0);
     near(a1, "compute_ms", 0.030);
     near(a1, "exposed_transfer_ms", 0.002);
-    near(a1, "straggler_wait_ms", 0.0);
+    near(a1, "exposed_wait_ms", 0.0);
     near(a1, "other_ms", 0.0);
 
     /* The bucket: last arrival 25, first 12, end 30: skew 13, transfer 5;
@@ -295,7 +295,7 @@ static void test_text_report_contains_figures(void **state)
         "run 1: worked example", "status      complete", "world size 2", "250000 params",
         "1 measured, 0 warm-up", "1 initial, 0 rebuilt", "mean 0.032 ms", "overlap %",
         "44.4", "60.0", "0.022", "0.030", "0.018", "0.005", "0.010", "0.013", "0.002",
-        "straggler wait ms", "busbw GB/s", "200.00", "1000000",
+        "exposed wait ms", "busbw GB/s", "200.00", "1000000",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(text, want[i]))
@@ -310,6 +310,77 @@ static void test_text_report_contains_figures(void **state)
     const char *row2 = row1 + w + 1;
     assert_int_equal(strcspn(row2, "\n"), w);
     free(text);
+
+    /* The HTML page's per-rank table (15 figures a rank) scrolls inside its box rather
+     * than widening the page past a 1280 px screen. */
+    text = report(f, run, REPORT_HTML, &rc);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(text, ".tablebox{max-width:100%;overflow-x:auto}"));
+    assert_non_null(strstr(text, "<div class=\"tablebox\"><table class=\"ranks\">"));
+    assert_non_null(strstr(text, "<div class=\"tablebox\"><table class=\"buckets\">"));
+    assert_non_null(strstr(text, "comm_<wbr>overlap_<wbr>pct"));
+    free(text);
+}
+
+/* Above 32 ranks each per-rank table is summarised (issue 40): min, median, p90, max
+ * over the ranks with spans, then the slowest and fastest rank by name; --ranks all
+ * and a list show rows.  Formatted from figures held in memory. */
+static void test_rank_summary_above_32(void **state)
+{
+    fixture *f = *state;
+    enum { N = 40 };
+    analysis_rank ranks[N];
+    for (int i = 0; i < N; i++)
+        ranks[i] = (analysis_rank){.rank = i, .speed = 1, .iterations = 4, .step_ms = 300, .compute_ms = 100 + i,
+                                   .comm_ms = 50, .overlap_pct = 60, .exposed_comm_ms = 20, .wait_ms = 10,
+                                   .attr_compute_ms = 100 + i, .attr_other_ms = 0, .idle_pct = NAN,
+                                   .comm_overlap_pct = NAN, .compute_pct = NAN, .non_compute_pct = NAN};
+    /* A rank without spans (an imported trace's absent rank) is left out of the statistics. */
+    ranks[N - 1] = (analysis_rank){.rank = N - 1, .speed = NAN, .step_ms = NAN, .compute_ms = NAN, .comm_ms = NAN,
+                                   .overlap_pct = NAN, .exposed_comm_ms = NAN, .wait_ms = NAN, .idle_pct = NAN,
+                                   .comm_overlap_pct = NAN, .compute_pct = NAN, .non_compute_pct = NAN};
+    analysis_run r = {.id = 1, .world_size = N, .nranks = N, .ranks = ranks, .steps = 4, .step_ms_mean = 300,
+                      .step_ms_min = 300, .step_ms_max = 300, .straggler_rank = -1, .verified = -1, .sweep = -1};
+    f->buf = NULL;
+    f->len = 0;
+    FILE *out = open_memstream(&f->buf, &f->len);
+    assert_non_null(out);
+    assert_int_equal(report_text(out, &r, 1, NULL, f->err, sizeof f->err), 0);
+    assert_int_equal(fclose(out), 0);
+    const char *want[] = {"(40 ranks, 1 without spans left out: min, median, p90, max;", "--ranks all for each)",
+                          "\n         min   1.00      4  300.000     100.000", "\n      median   1.00      4  300.000     119.000",
+                          "\n         p90   1.00      4  300.000     135.000", "\n         max   1.00      4  300.000     138.000",
+                          "\n  slowest 38 ", "\n   fastest 0 "};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(f->buf, want[i]))
+            fail_msg("summary lacks \"%s\":\n%s", want[i], f->buf);
+    assert_null(strstr(f->buf, "\n     7 "));
+    free(f->buf);
+
+    /* A list: those rows only; all: every row. */
+    rank_select sel;
+    char err[256];
+    assert_int_equal(rank_select_parse("7,30-31", &sel, err, sizeof err), 0);
+    f->buf = NULL;
+    out = open_memstream(&f->buf, &f->len);
+    assert_int_equal(report_text(out, &r, 1, &sel, f->err, sizeof f->err), 0);
+    assert_int_equal(fclose(out), 0);
+    assert_non_null(strstr(f->buf, "\n     7 "));
+    assert_non_null(strstr(f->buf, "\n    31 "));
+    assert_null(strstr(f->buf, "\n     8 "));
+    assert_null(strstr(f->buf, "median"));
+    free(f->buf);
+    rank_select_free(&sel);
+    assert_int_equal(rank_select_parse("all", &sel, err, sizeof err), 0);
+    f->buf = NULL;
+    out = open_memstream(&f->buf, &f->len);
+    assert_int_equal(report_text(out, &r, 1, &sel, f->err, sizeof f->err), 0);
+    assert_int_equal(fclose(out), 0);
+    assert_non_null(strstr(f->buf, "\n    39 "));
+    free(f->buf);
+    f->buf = NULL;
+    assert_int_equal(rank_select_parse("3-1", &sel, err, sizeof err), -1);
+    assert_int_equal(rank_select_parse("x", &sel, err, sizeof err), -1);
 }
 
 static void test_failed_run_reports_spans_and_error(void **state)
@@ -643,6 +714,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_worked_example_json, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_run_and_empty_db, setup, teardown),
         cmocka_unit_test_setup_teardown(test_text_report_contains_figures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rank_summary_above_32, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_run_reports_spans_and_error, setup, teardown),
         cmocka_unit_test_setup_teardown(test_step_stats_over_measured_iterations, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_measured_iterations_uses_all, setup, teardown),

@@ -824,7 +824,7 @@ static void test_sweep_points(void **state)
         assert_int_equal(scenario_sweep_count(pt), 1);
     }
     assert_int_equal(scenario_sweep_point(sc, 3, pt, err), 0);
-    assert_string_equal(pt->name, "sw [ddp.bucket_cap_mb=25, model.preset=resnet50]");
+    assert_string_equal(pt->name, "sw [bucket_cap_mb 25, model.preset resnet50]");
     assert_string_equal(sc->name, "sw"); /* the base is untouched */
 
     assert_int_equal(scenario_sweep_point(sc, 6, pt, err), -1);
@@ -889,7 +889,7 @@ static void test_sweep_list_key_with_bar(void **state)
     assert_int_equal(scenario_sweep_point(sc, 2, pt, err), 0);
     assert_int_equal(pt->nspeed, 2);
     assert_true(pt->speed[1] == 0.5);
-    assert_string_equal(pt->name, "swbar [skew.speed=1, 0.5]");
+    assert_string_equal(pt->name, "swbar [speed 1, 0.5]");
     free(sc);
     free(pt);
 }
@@ -907,7 +907,7 @@ static void test_sweep_point_validation(void **state)
     assert_int_equal(scenario_sweep_point(sc, 1, pt, err), -1);
     snprintf(want, sizeof want,
              "%s:5: skew.slow_ranks lists rank 3 but run.world_size is 2 (ranks are 0..1) "
-             "(sweep point \"v [run.world_size=2]\")",
+             "(sweep point \"v [world_size 2]\")",
              path);
     assert_string_equal(err, want);
     free(sc);
@@ -916,12 +916,50 @@ static void test_sweep_point_validation(void **state)
 
 /* ------------------------------------------------------------------ validation */
 
+/* A skewed scenario at another world size (issue 40): one speed is every rank's; a
+ * command line that names other slow ranks drops the file's per-rank list, and slow
+ * ranks outside the world are still refused. */
+static void test_skew_at_other_world_sizes(void **state)
+{
+    char path[256], err[SCENARIO_ERR] = "", was[SCENARIO_ERR];
+    write_file(state, "skew4.ini", "[run]\nworld_size = 4\n[skew]\nspeed = 1.5, 1.5, 1, 1\n", path);
+    scenario *sc = new_scenario();
+    assert_int_equal(scenario_load_file(path, sc, err), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=1024", err), 0);
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_non_null(strstr(err, "skew.speed has 4 values but run.world_size is 1024: give one per rank"));
+    assert_non_null(strstr(err, "-s skew.speed_repeat=true"));
+    /* One value: every rank's. */
+    scenario *one = new_scenario();
+    *one = *sc;
+    assert_int_equal(scenario_override(one, "skew.speed=1.25", err), 0);
+    assert_int_equal(scenario_validate(one, err), 0);
+    assert_true(scenario_rank_speed(one, 0) == 1.25 && scenario_rank_speed(one, 1023) == 1.25);
+    free(one);
+    /* Other slow ranks replace the file's list, said in `was`. */
+    assert_int_equal(scenario_reskew(sc, "skew.slow_ranks=2,3", was, sizeof was), 1);
+    assert_string_equal(was, "skew.speed = 1.5, 1.5, 1, 1");
+    assert_int_equal(scenario_override(sc, "skew.slow_ranks=2,3", err), 0);
+    assert_int_equal(scenario_override(sc, "skew.slowdown=1.5", err), 0);
+    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_true(scenario_rank_speed(sc, 3) < 0.67 && scenario_rank_speed(sc, 4) == 1.0);
+    assert_int_equal(scenario_reskew(sc, "skew.slow_ranks=2,3", was, sizeof was), 0); /* nothing left to drop */
+    assert_int_equal(scenario_override(sc, "run.world_size=2", err), 0);
+    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_non_null(strstr(err, "skew.slow_ranks lists rank 2 but run.world_size is 2"));
+    /* Where a key got its value, for messages outside the checks. */
+    assert_int_equal(scenario_key_where(sc, "run.world_size", was, sizeof was), 0);
+    assert_string_equal(was, "-s run.world_size: ");
+    free(sc);
+}
+
 static void test_validation_errors(void **state)
 {
     expect_load_error(state, "val1.ini",
                       "[run]\nworld_size = 4\n\n[skew]\njitter = 0.1\nspeed = 1, 2, 3\n",
-                      "6: skew.speed has 3 values but run.world_size is 4 (give one per rank, or "
-                      "none)");
+                      "6: skew.speed has 3 values but run.world_size is 4: give one per rank, one for "
+                      "every rank (-s skew.speed=1), none (-s skew.speed=), or repeat the list over the "
+                      "ranks (-s skew.speed_repeat=true)");
     expect_load_error(state, "val2.ini", "[run]\nworld_size = 2\n[skew]\nslow_ranks = 0, 2\n",
                       "4: skew.slow_ranks lists rank 2 but run.world_size is 2 (ranks are 0..1)");
     expect_load_error(state, "val3.ini", "[fault]\nmode = exit\n",
@@ -1179,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_sweep_list_key_with_bar),
         cmocka_unit_test(test_sweep_point_validation),
         cmocka_unit_test(test_validation_errors),
+        cmocka_unit_test(test_skew_at_other_world_sizes),
         cmocka_unit_test(test_validation_of_defaults_names_source),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_to_ini_round_trip),

@@ -13,6 +13,7 @@
 #include "engine/scenario/scenario_value.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,26 @@ int scenario_set(scenario *sc, const char *dotted_key, const char *value, char e
     return rc;
 }
 
+int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n)
+{
+    static const char *const describe_anew[] = {"skew.slow_ranks=", "skew.slow_fraction="};
+    bool anew = false;
+    for (size_t i = 0; i < sizeof describe_anew / sizeof describe_anew[0]; i++)
+        anew |= strncmp(assignment, describe_anew[i], strlen(describe_anew[i])) == 0;
+    int ki = scn_key_index("skew", "speed");
+    if (!anew || ki < 0 || sc->key_line[ki] <= 0 || sc->nspeed <= 1)
+        return 0;
+    size_t pos = scn_bprintf(was, n, "skew.speed = ");
+    for (int i = 0; i < sc->nspeed && pos < n; i++)
+        pos += scn_bprintf(was + pos, n - pos, "%s%g", i ? ", " : "", sc->speed[i]);
+    char err[SCENARIO_ERR];
+    if (scn_set_key(sc, ki, scn_keys[ki].def, false, err) != 0)
+        return 0; /* unreachable: scenario_defaults() checked every default */
+    sc->key_line[ki] = 0;
+    sc->key_include[ki] = 0;
+    return 1;
+}
+
 int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR])
 {
     /* The assignment is quoted in every message below: it must be printable text. */
@@ -115,9 +136,9 @@ int scenario_host_ranks(const scenario *sc)
 
 double scenario_rank_speed(const scenario *sc, int rank)
 {
-    double s = rank >= 0 && sc->nspeed > 0 && sc->speed_repeat ? sc->speed[rank % sc->nspeed]
-               : rank >= 0 && rank < sc->nspeed                ? sc->speed[rank]
-                                                                : 1.0;
+    double s = rank >= 0 && sc->nspeed > 0 && (sc->speed_repeat || sc->nspeed == 1) ? sc->speed[rank % sc->nspeed]
+               : rank >= 0 && rank < sc->nspeed                                     ? sc->speed[rank]
+                                                                                    : 1.0;
     if (sc->speed_sigma > 0) {
         /* Box-Muller from two draws of this rank alone. */
         double n = sqrt(-2.0 * log(rank_uniform(sc->seed, rank, 1))) * cos(2.0 * M_PI * rank_uniform(sc->seed, rank, 2));

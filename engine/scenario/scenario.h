@@ -274,10 +274,27 @@ int scenario_reset_section(scenario *sc, const char *section);
  * err = "-s section.key=value: message". */
 int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR]);
 
+/* The command line describing the skew anew: an override of skew.slow_ranks or
+ * skew.slow_fraction drops a per-rank skew.speed list the file gave (written for the
+ * file's world size), so that a skewed scenario runs at another world size with other
+ * slow ranks.  Returns 1 with the dropped list in `was` ("skew.speed = 1.5, 1.5, 1, 1"),
+ * else 0 (nothing changed; a -s skew.speed given earlier on the command line is kept). */
+int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n);
+
 /* Cross-key checks (speed list length vs world_size, custom params present, keys that
  * cannot take effect, the sweep's size...).  Call it again after overrides.  Returns 0
  * or -1 with err = "source:line: message" naming the offending key's line. */
 int scenario_validate(const scenario *sc, char err[SCENARIO_ERR]);
+
+/* A key as short as it stays unambiguous, for labels a reader scans: "bucket_cap_mb"
+ * for "ddp.bucket_cap_mb" (no other section has that name), "model.preset" as it is
+ * (network and device have one too).  Text that is no known key is copied as it is. */
+void scenario_short_key(const char *dotted, char *out, size_t n);
+
+/* Where key `dotted` ("run.world_size") got its value, as the messages above begin:
+ * "path:LINE: " (the file or include that set it), "-s run.world_size: " for an
+ * override, "path: " for a default.  Returns 0, or -1 for an unknown key. */
+int scenario_key_where(const scenario *sc, const char *dotted, char *buf, size_t n);
 
 /* Writes every warning of a scenario that scenario_validate() accepted, one line each
  * ("source:line: warning: message\n"), into buf (n bytes, always NUL-terminated when
@@ -291,7 +308,7 @@ size_t scenario_sweep_count(const scenario *sc);
 
 /* Fills `out` with sweep point `index` (0-based, last axis fastest): a copy of `sc`
  * with the point's values applied, no sweep axes, and the name suffixed with
- * " [key=value, ...]".  Returns 0 or -1 with err. */
+ * " [key value, ...]" (keys as scenario_short_key() writes them).  Returns 0 or -1 with err. */
 int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR]);
 
 /* The command line against the file's [sweep].  An override "section.key=value" of a key

@@ -43,6 +43,20 @@ static void where(const scenario *sc, int ki, char *buf, size_t n)
         scn_bprintf(buf, n, "%s: ", src);
 }
 
+int scenario_key_where(const scenario *sc, const char *dotted, char *buf, size_t n)
+{
+    const char *dot = strchr(dotted, '.');
+    char section[64];
+    if (!dot || (size_t)(dot - dotted) >= sizeof section)
+        return -1;
+    scn_bprintf(section, sizeof section, "%.*s", (int)(dot - dotted), dotted);
+    int ki = scn_key_index(section, dot + 1);
+    if (ki < 0)
+        return -1;
+    where(sc, ki, buf, n);
+    return 0;
+}
+
 static void report(result *r, res_kind kind, const scenario *sc, int ki, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static void report(result *r, res_kind kind, const scenario *sc, int ki, const char *fmt, ...)
@@ -85,11 +99,16 @@ static void rule_name(const scenario *sc, result *r)
     }
 }
 
+/* One value is every rank's speed; a longer list is one per rank, unless it repeats.
+ * The message names each way out, since a list written for one world size meets another
+ * as soon as run.world_size is overridden. */
 static void rule_speed_count(const scenario *sc, result *r)
 {
-    if (sc->nspeed > 0 && sc->nspeed != sc->world_size && !sc->speed_repeat)
+    if (sc->nspeed > 1 && sc->nspeed != sc->world_size && !sc->speed_repeat)
         report(r, RES_ERROR, sc, K("skew", "speed"),
-               "skew.speed has %d values but run.world_size is %d (give one per rank, or none)",
+               "skew.speed has %d values but run.world_size is %d: give one per rank, one for every rank "
+               "(-s skew.speed=1), none (-s skew.speed=), or repeat the list over the ranks "
+               "(-s skew.speed_repeat=true)",
                sc->nspeed, sc->world_size);
 }
 

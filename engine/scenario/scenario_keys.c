@@ -60,7 +60,7 @@ const key_def scn_keys[] = {
      AT(backend), 0,
      0},
     {"run", "world_size", K_INT, 1, SCENARIO_MAX_WORLD, NULL, "4",
-     "number of DDP ranks (the cpu backend runs up to 1024; sim, many more)", AT(world_size), 0, 0},
+     "number of DDP ranks (the cpu backend runs up to 64; sim, many more)", AT(world_size), 0, 0},
     {"run", "ranks", K_ENUM_STR, 0, 0, ranks_choices, "threads",
      "threads: every rank a thread of one process; processes: ddpprof starts one process "
      "per rank (as torchrun does), gathered into one database (under a launcher each "
@@ -193,7 +193,8 @@ const key_def scn_keys[] = {
 
     /* [skew] */
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
-     "speed factor of each rank, one per rank (1.5 = 1.5x faster); empty = all 1",
+     "speed factor of each rank, one per rank (1.5 = 1.5x faster); one value = every rank's; "
+     "empty = all 1",
      LIST_AT(speed, nspeed)},
     {"skew", "speed_repeat", K_BOOL, 0, 0, NULL, "false",
      "skew.speed repeats over the ranks, whatever the world size: rank r takes the speed of "
@@ -676,6 +677,16 @@ int scn_find_dotted(const char *dotted, int *index, char *err)
         return scn_unknown_key_msg(section, dot + 1, err);
     *index = i;
     return 0;
+}
+
+void scenario_short_key(const char *dotted, char *out, size_t n)
+{
+    const char *dot = strchr(dotted, '.');
+    const char *name = dot ? dot + 1 : dotted;
+    int found = 0;
+    for (size_t i = 0; i < scn_nkeys && dot; i++)
+        found += strcmp(scn_keys[i].name, name) == 0;
+    snprintf(out, n, "%s", found == 1 ? name : dotted);
 }
 
 int scn_key_index(const char *section, const char *name)

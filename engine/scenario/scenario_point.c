@@ -2,7 +2,8 @@
  * (scenario_sweep_point, contract in scenario.h).
  *
  * A point is the base scenario with each swept key set from its axis; its name gets the
- * point's values so that runs in one database tell themselves apart.  It sits above both
+ * point's values ("base [bucket_cap_mb 5]", keys as scenario_short_key() writes them) so
+ * that runs in one database tell themselves apart.  It sits above both
  * the sweep arithmetic and the cross-key checks, which it uses.
  */
 #include "engine/scenario/scenario_sweep.h"
@@ -31,9 +32,13 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
         choice[a] = (int)(rest % (size_t)sc->sweep[a].nvalues);
         rest /= (size_t)sc->sweep[a].nvalues;
     }
-    for (int a = 0; a < sc->nsweep; a++)
-        pos += scn_bprintf(label + pos, sizeof label - pos, "%s%s=%s", a ? ", " : "",
-                           sc->sweep[a].key, sc->sweep[a].values[choice[a]]);
+    /* "bucket_cap_mb 5, world_size 16": short enough for a list of runs to show whole. */
+    for (int a = 0; a < sc->nsweep; a++) {
+        char key[sizeof sc->sweep[a].key];
+        scenario_short_key(sc->sweep[a].key, key, sizeof key);
+        pos += scn_bprintf(label + pos, sizeof label - pos, "%s%s %s", a ? ", " : "", key,
+                           sc->sweep[a].values[choice[a]]);
+    }
     int naxes = sc->nsweep;
 
     if (out != sc)
