@@ -632,6 +632,11 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
     else
         for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
             tried[ntried++] = zoo[i];
+    /* An imported trace does not say its bucket cap: the caps users set are tried, the
+     * default first, and the one that gives the run's buckets is the run's. */
+    static const double caps[] = {25, 1, 2, 4, 5, 8, 10, 16, 20, 32, 40, 50, 64, 100, 128, 200, 256};
+    size_t ncaps = isnan(s->bucket_cap_mb) && !recorded ? sizeof caps / sizeof caps[0] : 1;
+    double cap0 = sc->bucket_cap_mb;
     for (int t = 0; t < ntried; t++) {
         char why[SCENARIO_ERR];
         if (scenario_set(sc, "model.preset", tried[t], why) != 0) {
@@ -642,18 +647,30 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
         char merr[256];
         if (model_build(sc, &m, merr, sizeof merr) != 0)
             continue;
-        bucket_assignment a;
-        if (reproduces(s, &m, sc, &a)) {
+        for (size_t c = 0; c < ncaps; c++) {
+            if (ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", caps[c], err, errlen) != 0) {
+                model_free(&m);
+                return -1;
+            }
+            bucket_assignment a;
+            if (!reproduces(s, &m, sc, &a))
+                continue;
             int rc = layer_times(&m, &a, base, sc, err, errlen);
-            add_note(d, "model: %s (%d parameters) gives the run's %d buckets exactly; each bucket's measured time "
+            char at_cap[128] = "";
+            if (ncaps > 1)
+                snprintf(at_cap, sizeof at_cap, " at bucket_cap_mb %g (the cap that gives them: the trace says none)",
+                         caps[c]);
+            add_note(d, "model: %s (%d parameters) gives the run's %d buckets exactly%s; each bucket's measured time "
                         "is spread over its layers by their FLOPs",
-                     tried[t], m.nparams, s->nb);
+                     tried[t], m.nparams, s->nb, at_cap);
             bucket_assignment_free(&a);
             model_free(&m);
             return rc;
         }
         model_free(&m);
     }
+    if (ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", cap0, err, errlen) != 0)
+        return -1;
     if (o && o->model)
         add_note(d, "model: %s does not give the run's %d buckets at bucket_cap_mb %g", o->model, s->nb,
                  sc->bucket_cap_mb);
