@@ -539,8 +539,14 @@ static const char MIGRATE_V7[] =
     "ALTER TABLE run ADD COLUMN verified INTEGER CHECK (verified IN (0, 1));"
     "ALTER TABLE run ADD COLUMN sweep INTEGER;";
 
+/* Version 8: a run of many ranks stores the spans of chosen ranks only
+ * (profiler/span_select.h), and the statistics of every rank: rank.spans says whether
+ * a rank's spans are stored (1) or not (0); NULL in a run recorded before, which
+ * stored every rank's. */
+static const char MIGRATE_V8[] = "ALTER TABLE rank ADD COLUMN spans INTEGER CHECK (spans IN (0, 1));";
+
 static const char *const MIGRATIONS[STORE_SCHEMA_VERSION] = {SCHEMA_V1,  MIGRATE_V2, MIGRATE_V3, MIGRATE_V4,
-                                                             MIGRATE_V5, MIGRATE_V6, MIGRATE_V7};
+                                                             MIGRATE_V5, MIGRATE_V6, MIGRATE_V7, MIGRATE_V8};
 
 /* ---- recognising a file ------------------------------------------------------------ */
 

@@ -21,6 +21,7 @@
 #include "profiler/hta_figures.h"
 #include "profiler/span.h"
 #include "profiler/store_sqlite.h"
+#include "profiler/stats_live.h"
 #include "profiler/store_stats.h"
 
 #include <stdbool.h>
@@ -35,10 +36,8 @@ typedef struct {
     int flags;
 } ival;
 
-typedef struct {
-    int rank, iter;
-    int64_t step_start, step_end, c, m, u, wait;
-} its_acc;
+/* A rank-iteration's figures: the live statistics' row type, so both write alike. */
+typedef stats_live_iteration its_acc;
 
 typedef struct {
     int64_t seq;
@@ -354,19 +353,44 @@ static int step_reset(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* collective_stat rows, and each rank's wait at an allreduce added to its iteration.
- * The bandwidths are the view's expressions over the bound operands. */
+/* The INSERT of collective_stat rows: the bandwidths are the view's expressions over
+ * the bound operands. */
+static int prepare_collective_insert(sqlite3 *db, sqlite3_stmt **ins)
+{
+    return sqlite3_prepare_v2(db,
+                              "INSERT INTO collective_stat(run_id, seq, iter, bucket, bytes, first_arrival_ns,"
+                              " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup,"
+                              " bucket_version, algbw_gbps, busbw_gbps)"
+                              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7, ?10, ?11, ?12,"
+                              " " SQL_ALGBW("?5", "(?8 - ?7)") ","
+                              " " SQL_ALGBW("?5", "(?8 - ?7)") " * " SQL_BUSBW_FACTOR("?10", "?9") ")",
+                              -1, ins, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* One collective's row; `last` its last arrival. */
+static int insert_collective(sqlite3_stmt *ins, int64_t run_id, int warmup, int64_t rebuild_seq, int64_t seq,
+                             int iter, int bucket, int kind, int64_t bytes, int64_t first, int64_t last,
+                             int64_t end, int64_t nranks)
+{
+    /* The view's bucket_version: a bucket's allreduce after the rebuild is of the
+     * rebuilt assignment. */
+    int64_t version = bucket < 0 || kind != SPAN_ALLREDUCE ? -1 : rebuild_seq >= 0 && seq > rebuild_seq ? 1 : 0;
+    if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int64(ins, 2, seq) || sqlite3_bind_int(ins, 3, iter) ||
+        bind_opt(ins, 4, bucket) || bind_opt(ins, 5, bytes) || sqlite3_bind_int64(ins, 6, first) ||
+        sqlite3_bind_int64(ins, 7, last) || sqlite3_bind_int64(ins, 8, end) || sqlite3_bind_int64(ins, 9, nranks) ||
+        sqlite3_bind_text(ins, 10, span_kind_name((span_kind)kind), -1, SQLITE_STATIC) ||
+        sqlite3_bind_int(ins, 11, iter < warmup) || bind_opt(ins, 12, version) || step_reset(ins) < 0)
+        return -1;
+    return 0;
+}
+
+/* collective_stat rows, and each rank's wait at an allreduce added to its iteration. */
 static int write_collectives(sqlite3 *db, int64_t run_id, int warmup, int64_t rebuild_seq, vec *colls, vec *its)
 {
     sqlite3_stmt *ins = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO collective_stat(run_id, seq, iter, bucket, bytes, first_arrival_ns,"
-                           " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup,"
-                           " bucket_version, algbw_gbps, busbw_gbps)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7, ?10, ?11, ?12,"
-                           " " SQL_ALGBW("?5", "(?8 - ?7)") ","
-                           " " SQL_ALGBW("?5", "(?8 - ?7)") " * " SQL_BUSBW_FACTOR("?10", "?9") ")",
-                           -1, &ins, NULL) != SQLITE_OK)
+    if (prepare_collective_insert(db, &ins) != 0)
         return -1;
     coll_rec *c = colls->v;
     int ret = 0;
@@ -392,25 +416,32 @@ static int write_collectives(sqlite3 *db, int64_t run_id, int warmup, int64_t re
             if (a)
                 a->wait += last_allreduce - c[k].arrival;
         }
-        /* The view's bucket_version: a bucket's allreduce after the rebuild is of the
-         * rebuilt assignment. */
-        int64_t version = agg.bucket < 0 || agg.kind != SPAN_ALLREDUCE ? -1
-                          : rebuild_seq >= 0 && agg.seq > rebuild_seq ? 1
-                                                                       : 0;
-        if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int64(ins, 2, agg.seq) ||
-            sqlite3_bind_int(ins, 3, agg.iter) || bind_opt(ins, 4, agg.bucket) || bind_opt(ins, 5, agg.bytes) ||
-            sqlite3_bind_int64(ins, 6, first) || sqlite3_bind_int64(ins, 7, agg.arrival) ||
-            sqlite3_bind_int64(ins, 8, agg.end) || sqlite3_bind_int64(ins, 9, (int64_t)(j - i)) ||
-            sqlite3_bind_text(ins, 10, span_kind_name((span_kind)agg.kind), -1, SQLITE_STATIC) ||
-            sqlite3_bind_int(ins, 11, agg.iter < warmup) || bind_opt(ins, 12, version) || step_reset(ins) < 0)
-            ret = -1;
+        ret = insert_collective(ins, run_id, warmup, rebuild_seq, agg.seq, agg.iter, agg.bucket, agg.kind, agg.bytes,
+                                first, agg.arrival, agg.end, (int64_t)(j - i));
         i = j;
     }
     sqlite3_finalize(ins);
     return ret;
 }
 
-static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const vec *its)
+/* collective_stat rows of the live statistics (their waits are in their iterations). */
+static int write_live_collectives(sqlite3 *db, int64_t run_id, int warmup, const stats_live *live)
+{
+    sqlite3_stmt *ins = NULL;
+    if (prepare_collective_insert(db, &ins) != 0)
+        return -1;
+    size_t n;
+    const stats_live_collective *c = stats_live_collectives(live, &n);
+    int64_t rebuild_seq = stats_live_rebuild_seq(live);
+    int ret = 0;
+    for (size_t i = 0; i < n && ret == 0; i++)
+        ret = insert_collective(ins, run_id, warmup, rebuild_seq, c[i].seq, c[i].iter, c[i].bucket, c[i].kind,
+                                c[i].bytes, c[i].first_arrival, c[i].last_arrival, c[i].end, c[i].nranks);
+    sqlite3_finalize(ins);
+    return ret;
+}
+
+static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const its_acc *a, size_t n)
 {
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(db,
@@ -419,9 +450,8 @@ static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const vec *
                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
-    const its_acc *a = its->v;
     int ret = 0;
-    for (size_t i = 0; i < its->n && ret == 0; i++) {
+    for (size_t i = 0; i < n && ret == 0; i++) {
         const its_acc *w = &a[i];
         if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int(ins, 2, w->rank) ||
             sqlite3_bind_int(ins, 3, w->iter) || sqlite3_bind_int(ins, 4, w->iter < warmup) ||
@@ -495,7 +525,7 @@ static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspan
     return rc == SQLITE_DONE && close_group(s) == 0 && close_hta_rank(s) == 0 ? 0 : -1;
 }
 
-int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
+int store_compute_stats(sqlite3 *db, int64_t run_id, const stats_live *live, char *err, size_t errlen)
 {
     scan_state s = {.its = {.size = sizeof(its_acc)},
                     .colls = {.size = sizeof(coll_rec)},
@@ -562,8 +592,12 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
         goto out;
     }
     fold_rank_collectives(&s.colls);
-    if (write_collectives(db, run_id, (int)warmup, s.rebuild_seq, &s.colls, &s.its) < 0 ||
-        write_iterations(db, run_id, (int)warmup, &s.its) < 0 ||
+    size_t nlive = 0;
+    const stats_live_iteration *live_its = live ? stats_live_iterations(live, &nlive) : NULL;
+    if ((live ? write_live_collectives(db, run_id, (int)warmup, live) < 0 ||
+                    write_iterations(db, run_id, (int)warmup, live_its, nlive) < 0
+              : write_collectives(db, run_id, (int)warmup, s.rebuild_seq, &s.colls, &s.its) < 0 ||
+                    write_iterations(db, run_id, (int)warmup, s.its.v, s.its.n) < 0) ||
         write_ready(db, run_id, &s.readies, &s.colls) < 0) {
         store_db_fail(db, err, errlen, "run statistics: writing");
         goto out;
@@ -616,7 +650,7 @@ int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen)
     sqlite3_finalize(s);
     int ret = rc == SQLITE_DONE ? 0 : store_db_fail(db, err, errlen, "listing runs without statistics");
     for (size_t i = 0; i < n && ret == 0; i++)
-        ret = store_compute_stats(db, ids[i], err, errlen);
+        ret = store_compute_stats(db, ids[i], NULL, err, errlen);
     free(ids);
     return ret;
 }

@@ -23,7 +23,7 @@
 
 static const char *const usage =
     "usage: ddpprof whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                      [--model NAME] [--scenario-out FILE] [-q]\n"
+    "                      [--model NAME] [--scenario-out FILE] [--spans-ranks LIST] [-q]\n"
     "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
     "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
     "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
@@ -32,6 +32,8 @@ static const char *const usage =
     "  --sweep KEY=A,B  one prediction per value (repeatable)\n"
     "  --model NAME     the zoo preset whose parameters the run's buckets hold (default: found)\n"
     "  --scenario-out FILE  write the derived scenario (before -s and --sweep) to FILE\n"
+    "  --spans-ranks LIST  the predictions' ranks whose spans are stored above 64 ranks, as\n"
+    "                   predict's (every rank's statistics are kept)\n"
     "  -q               the derivation's notes and the comparisons' step line only\n";
 
 static int64_t max_run_id(sqlite3 *db)
@@ -119,7 +121,7 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool valued = !strcmp(a, "--run") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--model") ||
-                      !strcmp(a, "--scenario-out");
+                      !strcmp(a, "--scenario-out") || !strcmp(a, "--spans-ranks");
         if (valued && i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -128,7 +130,7 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             status = cli_parse_run_id(usage, argv[++i], &run_id);
             if (status != EXIT_OK)
                 goto out;
-        } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep")) {
+        } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--spans-ranks")) {
             run_argv[nrun++] = argv[i];
             run_argv[nrun++] = argv[++i];
         } else if (!strcmp(a, "--model")) {
