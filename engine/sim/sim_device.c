@@ -418,9 +418,10 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             if (first)
                 sim_collective_first_out(d->w, c, e->seq);
         }
+        uint64_t ops = 1 + (e->type == SIM_OP ? (uint64_t)e->merged : 0);
         st->head++;
         st->count--;
-        st->completed++;
+        st->completed += ops;
         progress = true;
         reach_marks(st);
     }
@@ -463,9 +464,45 @@ static int check_live(sim_device *d)
     return d->failed ? -1 : 0;
 }
 
+/* Folds copy out `e` into the last entry of the blocked compute stream when that is
+ * exact: the last is a copy out of the same iteration, not the head (whose timing may be
+ * under way) and not followed by an event; and `e` would go on right after it: its
+ * worker never sleeps on a copy, and `e` is queued by the earliest the last one could
+ * end (its enqueue plus its length), so `e` starts at that end with the busy hand-off,
+ * which must be 0 for the two to be one phase span, and draws no stall.  No shared host
+ * and no contention: those time a copy by what runs beside it.  Phase detail only: each
+ * op is its own span otherwise.  Then the pair ends at the first's end plus the second's
+ * length, one span with both their bytes, and completes two ops. */
+static bool fold_copy_out(sim_device *d, dev_stream sid, const sim_entry *e)
+{
+    sim_stream *st = &d->streams[sid];
+    if (d->w->detail != RECORD_PHASE || sid != DEV_STREAM_COMPUTE || d->host || sim_contention_modelled(d) ||
+        d->host_terms.op_overhead_busy_ns != 0 || e->type != SIM_OP || e->kind != SPAN_COPY_OUT || e->sleeps ||
+        st->count < 2)
+        return false;
+    sim_entry *last = &st->q[st->head + st->count - 1];
+    if (last->type != SIM_OP || last->kind != SPAN_COPY_OUT || last->sleeps || last->iter != e->iter ||
+        last->merged == INT32_MAX)
+        return false;
+    if (st->marks_count > 0 &&
+        st->marks[(st->marks_head + st->marks_count - 1) % st->marks_cap].ticket == st->enqueued)
+        return false; /* an event after the last: it is reached before `e` */
+    if (e->enq_ns > last->enq_ns + (int64_t)last->dur_ns)
+        return false;
+    last->dur_ns += e->dur_ns;
+    last->bytes += e->bytes;
+    last->merged++;
+    return true;
+}
+
 static int push(sim_device *d, dev_stream sid, const sim_entry *e, const char *name)
 {
     sim_stream *st = &d->streams[sid];
+    if (fold_copy_out(d, sid, e)) {
+        st->enqueued++;
+        sim_device_advance(d);
+        return check_live(d);
+    }
     size_t at = st->head + st->count;
     if (!grow((void **)&st->q, &st->cap, at + 1, sizeof *st->q)) {
         fail_device(d, "out of memory growing a stream queue");
