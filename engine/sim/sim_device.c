@@ -20,11 +20,13 @@ static void fail_device(sim_device *d, const char *msg)
     }
 }
 
+/* Queues start small: every rank has its own, and with the copies out folded a compute
+ * queue holds a few entries (a comm queue the collectives of a step). */
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return true;
-    size_t ncap = *cap ? *cap : 64;
+    size_t ncap = *cap ? *cap : 8;
     while (ncap < need)
         ncap *= 2;
     void *np = realloc(*p, ncap * elem);
@@ -592,7 +594,7 @@ static dev_event sim_record(device *base, dev_stream s)
     size_t at = st->marks_count;
     if (st->marks_count == st->marks_cap) {
         /* Unwrap the ring into a larger array. */
-        size_t ncap = st->marks_cap ? st->marks_cap * 2 : 64;
+        size_t ncap = st->marks_cap ? st->marks_cap * 2 : 8;
         sim_mark *nm = malloc(ncap * sizeof *nm);
         if (!nm) {
             fail_device(d, "out of memory recording an event");
