@@ -436,12 +436,22 @@ static bool advance_stream(sim_device *d, dev_stream sid)
     return progress;
 }
 
+/* Whether advance_stream(d, sid) has anything to do: an empty stream has nothing to time,
+ * and its one other task, releasing a comm stream held behind the compute stream's run
+ * of ops on the host's cores, arises only while one is held.  (An empty stream's head
+ * and names were reset when it emptied.)  Every op enqueued advances both streams until
+ * neither moves: most of those calls find one empty. */
+static bool may_advance(const sim_device *d, dev_stream sid)
+{
+    return d->streams[sid].count > 0 || (sid == DEV_STREAM_COMPUTE && d->streams[DEV_STREAM_COMM].launch_behind);
+}
+
 void sim_device_advance(sim_device *d)
 {
     bool a, b;
     do {
-        a = advance_stream(d, DEV_STREAM_COMPUTE);
-        b = advance_stream(d, DEV_STREAM_COMM);
+        a = may_advance(d, DEV_STREAM_COMPUTE) && advance_stream(d, DEV_STREAM_COMPUTE);
+        b = may_advance(d, DEV_STREAM_COMM) && advance_stream(d, DEV_STREAM_COMM);
     } while (a || b);
 }
 
