@@ -15,7 +15,10 @@
  * arrival at the bucket's allreduce among the collectives counted in that iteration
  * (NULL when none), the pair report bucket figures need.  Unions are computed by
  * sorting each rank-iteration's spans by (start, end) and sweeping, which is what
- * the view's windowed sum does.
+ * the view's windowed sum does.  Given the statistics computed as the spans were
+ * recorded (stats_live.h: the same definitions, every rank's, where only chosen ranks'
+ * spans were stored), iteration_stat and collective_stat are theirs, and the stored
+ * spans give bucket_ready_stat and hta_stat for the ranks that have them.
  */
 #include "common/errmsg.h"
 #include "profiler/hta_figures.h"
