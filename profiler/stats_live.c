@@ -2,8 +2,8 @@
  *
  * Each rank keeps its last SPAN_LIVE_WINDOW iterations open: their step bounds and the
  * intervals of their compute and allreduce spans, whose unions are taken when the
- * iteration closes (a later one pushes it out of the window, or the run ends), by the
- * same sort and sweep as store_stats.c.  A rank's wait in an iteration is the sum over
+ * iteration closes (a later one pushes it out of the window, or the run ends), by
+ * stats_unions(), which store_stats.c uses too.  A rank's wait in an iteration is the sum over
  * its allreduces of (last arrival - its arrival): the sum of its arrivals is kept with
  * the iteration, and the allreduces it took part in as runs of consecutive seqs, whose
  * last arrivals are added up at the end from prefix sums, when every rank has arrived.
@@ -17,18 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { IS_C = 1, IS_M = 2 };
-
-typedef struct {
-    int64_t start, end;
-    int flags;
-} live_ival;
 
 typedef struct {
     bool open, has_fwd, has_opt, has_span;
     int iter;
     int64_t min_start, max_end, fwd_start, opt_end, arrivals;
-    live_ival *iv;
+    stats_interval *iv;
     size_t n, cap;
 } live_group;
 
@@ -115,22 +109,23 @@ static int min_kind(int a, int b)
     return strcmp(span_kind_name((span_kind)a), span_kind_name((span_kind)b)) <= 0 ? a : b;
 }
 
-static int cmp_ival(const void *a, const void *b)
+static int cmp_interval(const void *a, const void *b)
 {
-    const live_ival *x = a, *y = b;
+    const stats_interval *x = a, *y = b;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     return (x->end > y->end) - (x->end < y->end);
 }
 
-/* Union lengths of the C set, the M set and both, over spans sorted by start (as
- * store_stats.c's unions()). */
-static void unions(const live_ival *v, size_t n, stats_live_iteration *a)
+void stats_unions(stats_interval *v, size_t n, int64_t *c, int64_t *m, int64_t *u)
 {
+    if (n > 1)
+        qsort(v, n, sizeof *v, cmp_interval);
     int64_t last[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
-    int64_t *sum[3] = {&a->c, &a->m, &a->u};
+    int64_t *sum[3] = {c, m, u};
+    *c = *m = *u = 0;
     for (size_t i = 0; i < n; i++) {
-        int in[3] = {v[i].flags & IS_C, v[i].flags & IS_M, v[i].flags != 0};
+        int in[3] = {v[i].flags & STATS_C, v[i].flags & STATS_M, v[i].flags != 0};
         for (int s = 0; s < 3; s++) {
             if (!in[s])
                 continue;
@@ -153,9 +148,7 @@ static int close_group(stats_live *l, int rank, live_group *g)
     *a = (stats_live_iteration){.rank = rank, .iter = g->iter};
     a->step_start = g->has_fwd ? g->fwd_start : g->min_start;
     a->step_end = g->has_opt ? g->opt_end : g->max_end;
-    if (g->n > 1)
-        qsort(g->iv, g->n, sizeof *g->iv, cmp_ival);
-    unions(g->iv, g->n, a);
+    stats_unions(g->iv, g->n, &a->c, &a->m, &a->u);
     a->wait = -g->arrivals; /* the last arrivals are added at the end */
     live_rank *lr = &l->ranks[rank];
     if (g->iter > lr->newest_closed)
@@ -324,13 +317,13 @@ int stats_live_add(stats_live *l, const span *s)
         g->opt_end = s->end_ns;
         g->has_opt = true;
     }
-    int flags = (s->stream == STREAM_COMPUTE ? IS_C : 0) | (s->kind == SPAN_ALLREDUCE ? IS_M : 0);
+    int flags = (s->stream == STREAM_COMPUTE ? STATS_C : 0) | (s->kind == SPAN_ALLREDUCE ? STATS_M : 0);
     if (flags) {
         if (!grow((void **)&g->iv, &g->cap, g->n + 1, sizeof *g->iv)) {
             not_exact(l, "out of memory");
             return -1;
         }
-        g->iv[g->n++] = (live_ival){s->start_ns, s->end_ns, flags};
+        g->iv[g->n++] = (stats_interval){s->start_ns, s->end_ns, flags};
     }
     if (span_kind_is_comm((span_kind)s->kind) && s->seq >= 0) {
         if (add_collective(l, s) != 0) {

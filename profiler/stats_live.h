@@ -44,6 +44,18 @@ typedef struct {
     int64_t bytes, first_arrival, last_arrival, end, nranks;
 } stats_live_collective;
 
+/* A span of a rank-iteration that counts in its unions: compute stream (STATS_C),
+ * allreduce (STATS_M), or both. */
+enum { STATS_C = 1, STATS_M = 2 };
+typedef struct {
+    int64_t start, end;
+    int flags;
+} stats_interval;
+
+/* Sorts v by (start, end) and sets the union lengths of its C set, its M set and of
+ * both (the views' windowed sums; store_stats.c computes stored spans' with it too). */
+void stats_unions(stats_interval *v, size_t n, int64_t *c, int64_t *m, int64_t *u);
+
 stats_live *stats_live_create(int world_size);
 /* 0, or -1 when out of memory (the live is then not exact). */
 int stats_live_add(stats_live *l, const span *s);

@@ -14,8 +14,8 @@
  * (rank, iter, bucket) the end of the bucket's last copy_in and the rank's first
  * arrival at the bucket's allreduce among the collectives counted in that iteration
  * (NULL when none), the pair report bucket figures need.  Unions are computed by
- * sorting each rank-iteration's spans by (start, end) and sweeping, which is what
- * the view's windowed sum does.  Given the statistics computed as the spans were
+ * sorting each rank-iteration's spans by (start, end) and sweeping (stats_unions),
+ * which is what the view's windowed sum does.  Given the statistics computed as the spans were
  * recorded (stats_live.h: the same definitions, every rank's, where only chosen ranks'
  * spans were stored), iteration_stat and collective_stat are theirs, and the stored
  * spans give bucket_ready_stat and hta_stat for the ranks that have them.
@@ -32,12 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { IS_C = 1, IS_M = 2 };
-
-typedef struct {
-    int64_t start, end;
-    int flags;
-} ival;
 
 /* A rank-iteration's figures: the live statistics' row type, so both write alike. */
 typedef stats_live_iteration its_acc;
@@ -80,14 +74,6 @@ static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const 
         qsort(v, n, size, cmp);
 }
 
-static int cmp_ival(const void *a, const void *b)
-{
-    const ival *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return (x->end > y->end) - (x->end < y->end);
-}
-
 static int cmp_coll(const void *a, const void *b)
 {
     const coll_rec *x = a, *y = b;
@@ -117,34 +103,15 @@ static int cmp_coll_rib(const void *a, const void *b)
     return cmp_rib(x->rank, x->iter, x->bucket, y->rank, y->iter, y->bucket);
 }
 
-/* Union lengths of the C set, the M set and both, over spans sorted by start. */
-static void unions(const ival *v, size_t n, its_acc *a)
-{
-    int64_t last[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
-    int64_t *sum[3] = {&a->c, &a->m, &a->u};
-    for (size_t i = 0; i < n; i++) {
-        int in[3] = {v[i].flags & IS_C, v[i].flags & IS_M, v[i].flags != 0};
-        for (int s = 0; s < 3; s++) {
-            if (!in[s])
-                continue;
-            int64_t from = v[i].start > last[s] ? v[i].start : last[s];
-            if (v[i].end > from)
-                *sum[s] += v[i].end - from;
-            if (v[i].end > last[s])
-                last[s] = v[i].end;
-        }
-    }
-}
-
 typedef struct {
     vec its, colls, readies, group, group_ready;
     /* the open rank-iteration */
     int rank, iter;
     bool open, has_fwd, has_opt;
     int64_t min_start, max_end, fwd_start, opt_end;
-    /* HTA's figures of a recorded run: the open rank's device spans (start, end, flags
-     * IS_M for communication; ts holds the launch until the rank closes) and the start of
-     * its latest iteration, the last ProfilerStep of its Kineto export. */
+    /* HTA's figures of a recorded run: the open rank's device spans (hta_ops: start, end,
+     * communication or computation; hta_launch: each one's launch) and the start of its
+     * latest iteration, the last ProfilerStep of its Kineto export. */
     bool hta;
     vec hta_ops, hta_launch;
     int64_t last_iter_start;
@@ -208,8 +175,7 @@ static int close_group(scan_state *s)
     a->iter = s->iter;
     a->step_start = s->has_fwd ? s->fwd_start : s->min_start;
     a->step_end = s->has_opt ? s->opt_end : s->max_end;
-    sort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
-    unions(s->group.v, s->group.n, a);
+    stats_unions(s->group.v, s->group.n, &a->c, &a->m, &a->u);
     s->group.n = 0;
     /* the bucket's ready time: the end of its last copy_in in this rank-iteration */
     ready_rec *g = s->group_ready.v;
@@ -272,12 +238,12 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
         *l = start >= 1000 ? start - 1000 : 0;
         s->hta_rank = rank;
     }
-    int flags = (stream == STREAM_COMPUTE ? IS_C : 0) | (kind == SPAN_ALLREDUCE ? IS_M : 0);
+    int flags = (stream == STREAM_COMPUTE ? STATS_C : 0) | (kind == SPAN_ALLREDUCE ? STATS_M : 0);
     if (flags) {
-        ival *v = vec_push(&s->group);
+        stats_interval *v = vec_push(&s->group);
         if (!v)
             return -1;
-        *v = (ival){start, end, flags};
+        *v = (stats_interval){start, end, flags};
     }
     if (span_kind_is_comm((span_kind)kind) && sqlite3_column_type(q, 5) != SQLITE_NULL) {
         coll_rec *c = vec_push(&s->colls);
@@ -533,7 +499,7 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, const stats_live *live, cha
     scan_state s = {.its = {.size = sizeof(its_acc)},
                     .colls = {.size = sizeof(coll_rec)},
                     .readies = {.size = sizeof(ready_rec)},
-                    .group = {.size = sizeof(ival)},
+                    .group = {.size = sizeof(stats_interval)},
                     .group_ready = {.size = sizeof(ready_rec)},
                     .hta_ops = {.size = sizeof(hta_op)},
                     .hta_launch = {.size = sizeof(int64_t)},
