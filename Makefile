@@ -150,7 +150,8 @@ clean:
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_DIR     := $(BUILD)/fuzz
-FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c)
+# The scenario check reads record.spans_ranks with profiler/span_select.c (libc only).
+FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c) profiler/span_select.c
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. -Itests/fuzz \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 

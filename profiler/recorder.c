@@ -6,6 +6,7 @@
  */
 #include "common/textcopy.h"
 #include "profiler/recorder.h"
+#include "profiler/stats_live.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -33,6 +34,9 @@ struct recorder {
     recorder_sink sink; /* instead of a store: spans go elsewhere (a rank process's stream) */
     void *sink_user;
     int64_t run_id;
+    const bool *keep;  /* nkeep entries; NULL: every rank's spans are stored */
+    int nkeep;
+    stats_live *live;  /* NULL: no statistics as they come */
     int nrings;
     span_ring *rings;
     span *batch;
@@ -86,6 +90,13 @@ int recorder_create(store *st, int64_t run_id, int nrings, recorder **out)
 
 span_ring *recorder_ring(recorder *r, int index) { return &r->rings[index]; }
 
+void recorder_keep_spans(recorder *r, const bool *keep, int nkeep, stats_live *live)
+{
+    r->keep = keep;
+    r->nkeep = nkeep;
+    r->live = live;
+}
+
 void span_ring_push(span_ring *ring, const span *s)
 {
     uint_fast64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
@@ -107,6 +118,18 @@ void span_ring_push(span_ring *ring, const span *s)
 /* Returns -1 once the writer has failed (now or before): nothing more is written. */
 static int flush(recorder *r, size_t n)
 {
+    /* Every span counts in the statistics; only the chosen ranks' are stored.  A live
+     * that runs out of memory says so itself (stats_live_exact), and the statistics
+     * then come from the stored spans: not a reason to stop recording. */
+    for (size_t i = 0; r->live && i < n; i++)
+        (void)stats_live_add(r->live, &r->batch[i]);
+    if (r->keep) {
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if (r->batch[i].rank < 0 || r->batch[i].rank >= r->nkeep || r->keep[r->batch[i].rank])
+                r->batch[kept++] = r->batch[i];
+        n = kept;
+    }
     if (n == 0)
         return 0;
     if (r->st || r->sink) {

@@ -14,10 +14,16 @@
  * producers never wait again: a span that finds its ring full is dropped and counted
  * (recorder_dropped), as are the spans of the failed batch and those left in the
  * rings.  recorder_written() counts only spans that reached the database.
+ *
+ * Spans of chosen ranks: recorder_keep_spans() (before recorder_start) has the writer
+ * hand every span to `live` (stats_live.h: the statistics of every rank) and store only
+ * those of the ranks r with keep[r] (nkeep entries; a rank outside them is stored);
+ * both are borrowed and must outlive the writer.
  */
 #ifndef DDPPROF_RECORDER_H
 #define DDPPROF_RECORDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +42,8 @@ int recorder_create_sink(recorder_sink sink, void *user, int nrings, recorder **
 span_ring *recorder_ring(recorder *r, int index);
 /* Never blocks for ever: waits on a full ring only while the writer lives. */
 void span_ring_push(span_ring *ring, const span *s);
+struct stats_live;
+void recorder_keep_spans(recorder *r, const bool *keep, int nkeep, struct stats_live *live);
 int recorder_start(recorder *r);
 /* 1 once the writer has failed, with its first error in err ("writing spans: ...");
  * 0 otherwise.  Any thread, any time between create and destroy; takes no lock. */

@@ -11,6 +11,7 @@
  * store_schema.c.
  */
 #include "common/errmsg.h"
+#include "profiler/stats_live.h"
 #include "profiler/store_internal.h"
 
 #include <inttypes.h>
@@ -172,7 +173,7 @@ int store_begin_run(store *st, const store_run_info *info, int64_t *run_id, char
         s = st->ins_rank;
         double speed = info->rank_speed ? info->rank_speed[i] : 1.0;
         if (sqlite3_bind_int64(s, 1, id) || sqlite3_bind_int(s, 2, r) ||
-            sqlite3_bind_double(s, 3, speed)) {
+            sqlite3_bind_double(s, 3, speed) || sqlite3_bind_int(s, 4, info->rank_spans ? info->rank_spans[i] : 1)) {
             store_db_fail(st->db, err, errlen, "binding rank");
             sqlite3_clear_bindings(s);
             return tx_fail(st);
@@ -488,15 +489,36 @@ static int finish_update(store *st, int64_t run_id, const char *status, const ch
     }
 }
 
+void store_set_live_stats(store *st, int64_t run_id, const struct stats_live *live)
+{
+    st->live = live;
+    st->live_run = run_id;
+}
+
+/* The live statistics of run `run_id` when they are exact; otherwise NULL, said on
+ * stderr where they were not. */
+static const stats_live *live_stats_of(const store *st, int64_t run_id)
+{
+    if (!st->live || st->live_run != run_id)
+        return NULL;
+    if (stats_live_exact(st->live))
+        return st->live;
+    fprintf(stderr, "ddpprof: run %" PRId64 ": the statistics computed as the spans were recorded are not exact (%s);"
+                    " they are computed from the stored spans, of the ranks that kept them\n",
+            run_id, stats_live_why_not(st->live));
+    return NULL;
+}
+
 int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen)
 {
     if (writable(st, err, errlen) < 0)
         return -1;
+    const stats_live *live = live_stats_of(st, run_id);
     if (st->bulk)
-        return store_compute_stats(st->db, run_id, err, errlen);
+        return store_compute_stats(st->db, run_id, live, err, errlen);
     if (store_exec(st->db, "BEGIN IMMEDIATE", "starting statistics", err, errlen) < 0)
         return -1;
-    if (store_compute_stats(st->db, run_id, err, errlen) < 0 ||
+    if (store_compute_stats(st->db, run_id, live, err, errlen) < 0 ||
         store_exec(st->db, "COMMIT", "committing statistics", err, errlen) < 0) {
         sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL); /* the first error is reported */
         return -1;

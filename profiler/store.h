@@ -23,6 +23,9 @@
  * warm-up flag, bucket version and nccl-tests bandwidths; DDP's parameter-count
  * collective is an all_gather; run.overrides, run.verified and run.sweep say what was
  * run (store_set_run_provenance).
+ * Schema 8: rank.spans says whether a rank's spans are stored (a run of many ranks
+ * keeps those of chosen ranks only, profiler/span_select.h; NULL: a run from before,
+ * every rank's), while the statistics hold every rank (store_set_live_stats).
  */
 #ifndef DDPPROF_STORE_H
 #define DDPPROF_STORE_H
@@ -50,6 +53,7 @@ typedef struct {
     int64_t total_params;
     double bucket_cap_mb;
     const double *rank_speed; /* world_size entries (or nranks, with ranks) */
+    const bool *rank_spans;   /* likewise: whether a rank's spans are stored; NULL: all */
     /* The ranks the run holds, ascending, where it holds some of its world only (an
      * imported trace of a few ranks of a job): the rank table lists these alone.
      * NULL: every rank of world_size. */
@@ -146,6 +150,14 @@ int store_ensure_equivalence_table(struct sqlite3 *db, char *err, size_t errlen)
  * transaction).  store_finish_run does this before marking the run ended; a failure
  * there is not fatal (reports then aggregate the spans through the views). */
 int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen);
+
+/* Statistics of run `run_id` computed as its spans were recorded (stats_live.h), for
+ * store_run_stats / store_finish_run to store instead of computing iteration_stat and
+ * collective_stat from the stored spans, which hold some ranks only: borrowed, it must
+ * live until the run's statistics are stored; NULL forgets it.  Where the live figures
+ * are not exact (stats_live_exact), the stored spans are used and stderr says why. */
+struct stats_live;
+void store_set_live_stats(store *st, int64_t run_id, const struct stats_live *live);
 
 /* The underlying connection, for readers (reports) sharing the handle. */
 struct sqlite3 *store_db(store *st);

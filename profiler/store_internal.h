@@ -41,6 +41,9 @@ struct store {
     strtab names;
     /* Inside store_begin_bulk: the writes join its one transaction. */
     bool bulk;
+    /* store_set_live_stats: run live_run's statistics as recorded (borrowed). */
+    const struct stats_live *live;
+    int64_t live_run;
 };
 
 /* What a file holds, judged from its schema alone (store_schema.c). */

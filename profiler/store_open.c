@@ -183,7 +183,7 @@ static int prepare_all(store *st, char *err, size_t errlen)
          " iterations, warmup, bucket_cap_mb, writer_pid, writer_host, writer_start,"
          " writer_boot, writer_pidns)"
          " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"},
-        {&st->ins_rank, "INSERT INTO rank(run_id, rank, speed) VALUES (?, ?, ?)"},
+        {&st->ins_rank, "INSERT INTO rank(run_id, rank, speed, spans) VALUES (?, ?, ?, ?)"},
         {&st->ins_param,
          "INSERT INTO param(run_id, idx, name, numel, bytes, shape, layer) VALUES (?, ?, ?, ?, ?, ?, ?)"},
         {&st->del_bucket, "DELETE FROM bucket WHERE run_id = ? AND version = ?"},

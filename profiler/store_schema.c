@@ -559,11 +559,16 @@ static const char MIGRATE_V7[] =
     "ALTER TABLE run ADD COLUMN verified INTEGER CHECK (verified IN (0, 1));"
     "ALTER TABLE run ADD COLUMN sweep INTEGER;";
 
-/* Version 8: an imported iteration's step is the job's period (span kinds 'step' and
- * 'profiler_step', the first the step bounds of iteration_stats where present), and a
- * run may hold some of its world's ranks only (the rank table lists those it holds).
- * Older runs have no 'step' span: their figures stay as they were. */
+/* Version 8:
+ *  - a run of many ranks stores the spans of chosen ranks only (profiler/span_select.h),
+ *    and the statistics of every rank: rank.spans says whether a rank's spans are stored
+ *    (1) or not (0); NULL in a run recorded before, which stored every rank's;
+ *  - an imported iteration's step is the job's period (span kinds 'step' and
+ *    'profiler_step', the first the step bounds of iteration_stats where present), and a
+ *    run may hold some of its world's ranks only (the rank table lists those it holds).
+ *    Older runs have no 'step' span: their figures stay as they were. */
 static const char MIGRATE_V8[] =
+    "ALTER TABLE rank ADD COLUMN spans INTEGER CHECK (spans IN (0, 1));"
     "INSERT INTO span_kind VALUES (19, 'step'), (20, 'profiler_step');"
     "DROP VIEW IF EXISTS iteration_stats;"
     "CREATE VIEW iteration_stats AS " SQL_ITERATION_STATS(RUN_ALL) ";";

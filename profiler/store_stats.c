@@ -14,13 +14,17 @@
  * (rank, iter, bucket) the end of the bucket's last copy_in and the rank's first
  * arrival at the bucket's allreduce among the collectives counted in that iteration
  * (NULL when none), the pair report bucket figures need.  Unions are computed by
- * sorting each rank-iteration's spans by (start, end) and sweeping, which is what
- * the view's windowed sum does.
+ * sorting each rank-iteration's spans by (start, end) and sweeping (stats_unions),
+ * which is what the view's windowed sum does.  Given the statistics computed as the spans were
+ * recorded (stats_live.h: the same definitions, every rank's, where only chosen ranks'
+ * spans were stored), iteration_stat and collective_stat are theirs, and the stored
+ * spans give bucket_ready_stat and hta_stat for the ranks that have them.
  */
 #include "common/errmsg.h"
 #include "profiler/hta_figures.h"
 #include "profiler/span.h"
 #include "profiler/store_sqlite.h"
+#include "profiler/stats_live.h"
 #include "profiler/store_stats.h"
 
 #include <stdbool.h>
@@ -28,17 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { IS_C = 1, IS_M = 2 };
 
-typedef struct {
-    int64_t start, end;
-    int flags;
-} ival;
-
-typedef struct {
-    int rank, iter;
-    int64_t step_start, step_end, c, m, u, wait;
-} its_acc;
+/* A rank-iteration's figures: the live statistics' row type, so both write alike. */
+typedef stats_live_iteration its_acc;
 
 typedef struct {
     int64_t seq;
@@ -78,14 +74,6 @@ static void sort(void *v, size_t n, size_t size, int (*cmp)(const void *, const 
         qsort(v, n, size, cmp);
 }
 
-static int cmp_ival(const void *a, const void *b)
-{
-    const ival *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    return (x->end > y->end) - (x->end < y->end);
-}
-
 static int cmp_coll(const void *a, const void *b)
 {
     const coll_rec *x = a, *y = b;
@@ -115,25 +103,6 @@ static int cmp_coll_rib(const void *a, const void *b)
     return cmp_rib(x->rank, x->iter, x->bucket, y->rank, y->iter, y->bucket);
 }
 
-/* Union lengths of the C set, the M set and both, over spans sorted by start. */
-static void unions(const ival *v, size_t n, its_acc *a)
-{
-    int64_t last[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
-    int64_t *sum[3] = {&a->c, &a->m, &a->u};
-    for (size_t i = 0; i < n; i++) {
-        int in[3] = {v[i].flags & IS_C, v[i].flags & IS_M, v[i].flags != 0};
-        for (int s = 0; s < 3; s++) {
-            if (!in[s])
-                continue;
-            int64_t from = v[i].start > last[s] ? v[i].start : last[s];
-            if (v[i].end > from)
-                *sum[s] += v[i].end - from;
-            if (v[i].end > last[s])
-                last[s] = v[i].end;
-        }
-    }
-}
-
 typedef struct {
     vec its, colls, readies, group, group_ready;
     /* the open rank-iteration */
@@ -142,9 +111,9 @@ typedef struct {
     int64_t min_start, max_end, fwd_start, opt_end;
     int64_t step_start, step_end; /* an imported iteration's 'step' span (the job's period) */
     int64_t work_start, work_end; /* over the spans but the host's profiler_step ranges */
-    /* HTA's figures of a recorded run: the open rank's device spans (start, end, flags
-     * IS_M for communication; ts holds the launch until the rank closes) and the start of
-     * its latest iteration, the last ProfilerStep of its Kineto export. */
+    /* HTA's figures of a recorded run: the open rank's device spans (hta_ops: start, end,
+     * communication or computation; hta_launch: each one's launch) and the start of its
+     * latest iteration, the last ProfilerStep of its Kineto export. */
     bool hta;
     vec hta_ops, hta_launch;
     int64_t last_iter_start;
@@ -210,7 +179,7 @@ static int close_group(scan_state *s)
     a->step_end = s->has_step ? s->step_end : s->has_opt ? s->opt_end : s->has_work ? s->work_end : s->max_end;
     if (s->has_step) {
         /* The view's clipping: intervals within the imported iteration's period. */
-        ival *v = s->group.v;
+        stats_interval *v = s->group.v;
         for (size_t i = 0; i < s->group.n; i++) {
             int64_t lo = v[i].start > s->step_start ? v[i].start : s->step_start;
             int64_t hi = v[i].end < s->step_end ? v[i].end : s->step_end;
@@ -218,8 +187,7 @@ static int close_group(scan_state *s)
             v[i].end = hi > s->step_start ? hi : s->step_start;
         }
     }
-    sort(s->group.v, s->group.n, sizeof(ival), cmp_ival);
-    unions(s->group.v, s->group.n, a);
+    stats_unions(s->group.v, s->group.n, &a->c, &a->m, &a->u);
     s->group.n = 0;
     /* the bucket's ready time: the end of its last copy_in in this rank-iteration */
     ready_rec *g = s->group_ready.v;
@@ -294,12 +262,12 @@ static int add_span(scan_state *s, sqlite3_stmt *q)
         *l = start >= 1000 ? start - 1000 : 0;
         s->hta_rank = rank;
     }
-    int flags = (stream == STREAM_COMPUTE ? IS_C : 0) | (kind == SPAN_ALLREDUCE ? IS_M : 0);
+    int flags = (stream == STREAM_COMPUTE ? STATS_C : 0) | (kind == SPAN_ALLREDUCE ? STATS_M : 0);
     if (flags) {
-        ival *v = vec_push(&s->group);
+        stats_interval *v = vec_push(&s->group);
         if (!v)
             return -1;
-        *v = (ival){start, end, flags};
+        *v = (stats_interval){start, end, flags};
     }
     if (span_kind_is_comm((span_kind)kind) && sqlite3_column_type(q, 5) != SQLITE_NULL) {
         coll_rec *c = vec_push(&s->colls);
@@ -378,19 +346,44 @@ static int step_reset(sqlite3_stmt *s)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
-/* collective_stat rows, and each rank's wait at an allreduce added to its iteration.
- * The bandwidths are the view's expressions over the bound operands. */
+/* The INSERT of collective_stat rows: the bandwidths are the view's expressions over
+ * the bound operands. */
+static int prepare_collective_insert(sqlite3 *db, sqlite3_stmt **ins)
+{
+    return sqlite3_prepare_v2(db,
+                              "INSERT INTO collective_stat(run_id, seq, iter, bucket, bytes, first_arrival_ns,"
+                              " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup,"
+                              " bucket_version, algbw_gbps, busbw_gbps)"
+                              " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7, ?10, ?11, ?12,"
+                              " " SQL_ALGBW("?5", "(?8 - ?7)") ","
+                              " " SQL_ALGBW("?5", "(?8 - ?7)") " * " SQL_BUSBW_FACTOR("?10", "?9") ")",
+                              -1, ins, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+/* One collective's row; `last` its last arrival. */
+static int insert_collective(sqlite3_stmt *ins, int64_t run_id, int warmup, int64_t rebuild_seq, int64_t seq,
+                             int iter, int bucket, int kind, int64_t bytes, int64_t first, int64_t last,
+                             int64_t end, int64_t nranks)
+{
+    /* The view's bucket_version: a bucket's allreduce after the rebuild is of the
+     * rebuilt assignment. */
+    int64_t version = bucket < 0 || kind != SPAN_ALLREDUCE ? -1 : rebuild_seq >= 0 && seq > rebuild_seq ? 1 : 0;
+    if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int64(ins, 2, seq) || sqlite3_bind_int(ins, 3, iter) ||
+        bind_opt(ins, 4, bucket) || bind_opt(ins, 5, bytes) || sqlite3_bind_int64(ins, 6, first) ||
+        sqlite3_bind_int64(ins, 7, last) || sqlite3_bind_int64(ins, 8, end) || sqlite3_bind_int64(ins, 9, nranks) ||
+        sqlite3_bind_text(ins, 10, span_kind_name((span_kind)kind), -1, SQLITE_STATIC) ||
+        sqlite3_bind_int(ins, 11, iter < warmup) || bind_opt(ins, 12, version) || step_reset(ins) < 0)
+        return -1;
+    return 0;
+}
+
+/* collective_stat rows, and each rank's wait at an allreduce added to its iteration. */
 static int write_collectives(sqlite3 *db, int64_t run_id, int warmup, int64_t rebuild_seq, vec *colls, vec *its)
 {
     sqlite3_stmt *ins = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "INSERT INTO collective_stat(run_id, seq, iter, bucket, bytes, first_arrival_ns,"
-                           " last_arrival_ns, end_ns, nranks, arrival_skew_ns, transfer_ns, kind, warmup,"
-                           " bucket_version, algbw_gbps, busbw_gbps)"
-                           " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?7 - ?6, ?8 - ?7, ?10, ?11, ?12,"
-                           " " SQL_ALGBW("?5", "(?8 - ?7)") ","
-                           " " SQL_ALGBW("?5", "(?8 - ?7)") " * " SQL_BUSBW_FACTOR("?10", "?9") ")",
-                           -1, &ins, NULL) != SQLITE_OK)
+    if (prepare_collective_insert(db, &ins) != 0)
         return -1;
     coll_rec *c = colls->v;
     int ret = 0;
@@ -416,25 +409,32 @@ static int write_collectives(sqlite3 *db, int64_t run_id, int warmup, int64_t re
             if (a)
                 a->wait += last_allreduce - c[k].arrival;
         }
-        /* The view's bucket_version: a bucket's allreduce after the rebuild is of the
-         * rebuilt assignment. */
-        int64_t version = agg.bucket < 0 || agg.kind != SPAN_ALLREDUCE ? -1
-                          : rebuild_seq >= 0 && agg.seq > rebuild_seq ? 1
-                                                                       : 0;
-        if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int64(ins, 2, agg.seq) ||
-            sqlite3_bind_int(ins, 3, agg.iter) || bind_opt(ins, 4, agg.bucket) || bind_opt(ins, 5, agg.bytes) ||
-            sqlite3_bind_int64(ins, 6, first) || sqlite3_bind_int64(ins, 7, agg.arrival) ||
-            sqlite3_bind_int64(ins, 8, agg.end) || sqlite3_bind_int64(ins, 9, (int64_t)(j - i)) ||
-            sqlite3_bind_text(ins, 10, span_kind_name((span_kind)agg.kind), -1, SQLITE_STATIC) ||
-            sqlite3_bind_int(ins, 11, agg.iter < warmup) || bind_opt(ins, 12, version) || step_reset(ins) < 0)
-            ret = -1;
+        ret = insert_collective(ins, run_id, warmup, rebuild_seq, agg.seq, agg.iter, agg.bucket, agg.kind, agg.bytes,
+                                first, agg.arrival, agg.end, (int64_t)(j - i));
         i = j;
     }
     sqlite3_finalize(ins);
     return ret;
 }
 
-static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const vec *its)
+/* collective_stat rows of the live statistics (their waits are in their iterations). */
+static int write_live_collectives(sqlite3 *db, int64_t run_id, int warmup, const stats_live *live)
+{
+    sqlite3_stmt *ins = NULL;
+    if (prepare_collective_insert(db, &ins) != 0)
+        return -1;
+    size_t n;
+    const stats_live_collective *c = stats_live_collectives(live, &n);
+    int64_t rebuild_seq = stats_live_rebuild_seq(live);
+    int ret = 0;
+    for (size_t i = 0; i < n && ret == 0; i++)
+        ret = insert_collective(ins, run_id, warmup, rebuild_seq, c[i].seq, c[i].iter, c[i].bucket, c[i].kind,
+                                c[i].bytes, c[i].first_arrival, c[i].last_arrival, c[i].end, c[i].nranks);
+    sqlite3_finalize(ins);
+    return ret;
+}
+
+static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const its_acc *a, size_t n)
 {
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(db,
@@ -443,9 +443,8 @@ static int write_iterations(sqlite3 *db, int64_t run_id, int warmup, const vec *
                            " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                            -1, &ins, NULL) != SQLITE_OK)
         return -1;
-    const its_acc *a = its->v;
     int ret = 0;
-    for (size_t i = 0; i < its->n && ret == 0; i++) {
+    for (size_t i = 0; i < n && ret == 0; i++) {
         const its_acc *w = &a[i];
         if (sqlite3_bind_int64(ins, 1, run_id) || sqlite3_bind_int(ins, 2, w->rank) ||
             sqlite3_bind_int(ins, 3, w->iter) || sqlite3_bind_int(ins, 4, w->iter < warmup) ||
@@ -519,12 +518,12 @@ static int scan_spans(sqlite3 *db, int64_t run_id, scan_state *s, int64_t *nspan
     return rc == SQLITE_DONE && close_group(s) == 0 && close_hta_rank(s) == 0 ? 0 : -1;
 }
 
-int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
+int store_compute_stats(sqlite3 *db, int64_t run_id, const stats_live *live, char *err, size_t errlen)
 {
     scan_state s = {.its = {.size = sizeof(its_acc)},
                     .colls = {.size = sizeof(coll_rec)},
                     .readies = {.size = sizeof(ready_rec)},
-                    .group = {.size = sizeof(ival)},
+                    .group = {.size = sizeof(stats_interval)},
                     .group_ready = {.size = sizeof(ready_rec)},
                     .hta_ops = {.size = sizeof(hta_op)},
                     .hta_launch = {.size = sizeof(int64_t)},
@@ -586,8 +585,12 @@ int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
         goto out;
     }
     fold_rank_collectives(&s.colls);
-    if (write_collectives(db, run_id, (int)warmup, s.rebuild_seq, &s.colls, &s.its) < 0 ||
-        write_iterations(db, run_id, (int)warmup, &s.its) < 0 ||
+    size_t nlive = 0;
+    const stats_live_iteration *live_its = live ? stats_live_iterations(live, &nlive) : NULL;
+    if ((live ? write_live_collectives(db, run_id, (int)warmup, live) < 0 ||
+                    write_iterations(db, run_id, (int)warmup, live_its, nlive) < 0
+              : write_collectives(db, run_id, (int)warmup, s.rebuild_seq, &s.colls, &s.its) < 0 ||
+                    write_iterations(db, run_id, (int)warmup, s.its.v, s.its.n) < 0) ||
         write_ready(db, run_id, &s.readies, &s.colls) < 0) {
         store_db_fail(db, err, errlen, "run statistics: writing");
         goto out;
@@ -640,7 +643,7 @@ int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen)
     sqlite3_finalize(s);
     int ret = rc == SQLITE_DONE ? 0 : store_db_fail(db, err, errlen, "listing runs without statistics");
     for (size_t i = 0; i < n && ret == 0; i++)
-        ret = store_compute_stats(db, ids[i], err, errlen);
+        ret = store_compute_stats(db, ids[i], NULL, err, errlen);
     free(ids);
     return ret;
 }

@@ -15,7 +15,11 @@
 
 #include <sqlite3.h>
 
-int store_compute_stats(sqlite3 *db, int64_t run_id, char *err, size_t errlen);
+struct stats_live;
+/* With `live` (exact, stats_live.h), iteration_stat and collective_stat are its rows,
+ * every rank's, and the stored spans give only what needs them whole (bucket_ready_stat,
+ * hta_stat) for the ranks that have them; NULL: everything from the stored spans. */
+int store_compute_stats(sqlite3 *db, int64_t run_id, const struct stats_live *live, char *err, size_t errlen);
 int store_compute_finished_stats(sqlite3 *db, char *err, size_t errlen);
 
 #endif

@@ -387,6 +387,7 @@ static int step_stats(analysis_run *r, const its_row *rows, size_t n, char *err,
 typedef struct {
     int rank;
     double speed;
+    bool spans;
 } rank_speed;
 
 static int load_speeds(sqlite3 *db, int64_t id, rank_speed **out, size_t *n, char *err,
@@ -395,8 +396,10 @@ static int load_speeds(sqlite3 *db, int64_t id, rank_speed **out, size_t *n, cha
     *out = NULL;
     *n = 0;
     sqlite3_stmt *s = NULL;
-    if (prepare(db, "SELECT rank, speed FROM rank WHERE run_id = ?1 ORDER BY rank", &s, err,
-                errlen) < 0)
+    /* rank.spans is schema 8's; in an older file every rank's spans are stored. */
+    if (sqlite3_prepare_v2(db, "SELECT rank, speed, spans FROM rank WHERE run_id = ?1 ORDER BY rank", -1, &s, NULL) !=
+            SQLITE_OK &&
+        prepare(db, "SELECT rank, speed, NULL FROM rank WHERE run_id = ?1 ORDER BY rank", &s, err, errlen) < 0)
         return -1;
     int ret = -1, rc;
     size_t cap = 0;
@@ -415,6 +418,7 @@ static int load_speeds(sqlite3 *db, int64_t id, rank_speed **out, size_t *n, cha
         (*out)[*n].rank = sqlite3_column_int(s, 0);
         (*out)[*n].speed =
             sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
+        (*out)[*n].spans = sqlite3_column_type(s, 2) == SQLITE_NULL || sqlite3_column_int(s, 2) != 0;
         (*n)++;
     }
     if (rc != SQLITE_DONE) {
@@ -479,8 +483,12 @@ static int rank_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t 
         analysis_rank *k = &r->ranks[r->nranks++];
         k->rank = rank;
         k->speed = NAN;
-        if (i < nsp && sp[i].rank == rank)
+        k->spans = true; /* a rank outside the rank table has spans: it is there by them */
+        if (i < nsp && sp[i].rank == rank) {
+            k->spans = sp[i].spans;
             k->speed = sp[i++].speed;
+        }
+        r->ranks_with_spans += k->spans;
         int64_t sums[7] = {0};
         for (; j < n && rows[j].rank == rank; j++) {
             const its_row *w = &rows[j];

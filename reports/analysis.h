@@ -43,6 +43,8 @@
 typedef struct {
     int rank;
     double speed;   /* speed factor from the rank table; NAN if the rank is missing there */
+    bool spans;     /* its spans are stored (schema 8 rank.spans; a run of more than 64 ranks
+                     * keeps those of chosen ranks only, every rank's statistics) */
     int iterations; /* rank-iterations averaged over */
     double step_ms; /* this rank's own step */
     double compute_ms;
@@ -111,6 +113,7 @@ typedef struct {
     bool stored_stats; /* read from the statistics stored at the run's end, not the views */
     size_t nranks;
     analysis_rank *ranks;
+    size_t ranks_with_spans; /* ranks whose spans are stored: nranks unless some were not */
     size_t nbuckets;
     analysis_bucket *buckets;
     /* Which device ops HTA's figures count (the lowest rank's selection), or NULL. */

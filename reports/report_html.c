@@ -124,6 +124,15 @@ static void run_header(FILE *out, const analysis_run *r, size_t idx)
         html_esc(out, r->notes);
         fputs("</p>\n", out);
     }
+    if (r->ranks_with_spans < r->nranks) {
+        fprintf(out, "<p class=\"note\">spans stored for %zu of %zu ranks (record.spans_ranks; every rank's"
+                     " statistics):", r->ranks_with_spans, r->nranks);
+        size_t shown = 0;
+        for (size_t i = 0; i < r->nranks && shown < 32; i++)
+            if (r->ranks[i].spans)
+                fprintf(out, "%s %d", shown++ ? "," : "", r->ranks[i].rank);
+        fprintf(out, "%s</p>\n", shown < r->ranks_with_spans ? ", ..." : "");
+    }
     if (r->nstragglers > 0) {
         char who[160];
         analysis_stragglers_text(r, who, sizeof who);

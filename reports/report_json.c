@@ -28,9 +28,9 @@ static json_t *num(double v)
 static json_t *rank_json(const analysis_rank *k, bool subset, json_error_t *je)
 {
     json_t *o = json_pack_ex(je, 0,
-                        "{s:i, s:o, s:i, s:o, s:o, s:o, s:o, s:o, s:o,"
+                        "{s:i, s:o, s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:o,"
                         " s:{s:o, s:o, s:o, s:o}, s:o, s:o, s:o, s:o}",
-                        "rank", k->rank, "speed", num(k->speed), "iterations", k->iterations,
+                        "rank", k->rank, "speed", num(k->speed), "spans", k->spans, "iterations", k->iterations,
                         "step_ms", num(k->step_ms), "compute_ms", num(k->compute_ms), "comm_ms",
                         num(k->comm_ms), "overlap_pct", num(k->overlap_pct), "exposed_comm_ms",
                         num(k->exposed_comm_ms), "wait_ms", num(k->wait_ms), "attribution",
@@ -57,6 +57,20 @@ static json_t *bucket_json(const analysis_bucket *b, json_error_t *je)
                         "ready_ms", num(b->ready_ms), "launch_delay_ms", num(b->launch_delay_ms),
                         "arrival_skew_ms", num(b->arrival_skew_ms), "transfer_ms",
                         num(b->transfer_ms), "busbw_gbps", num(b->busbw_gbps));
+}
+
+/* The ranks whose spans are stored, null when every rank's are. */
+static json_t *spans_ranks_json(const analysis_run *r)
+{
+    if (r->ranks_with_spans == r->nranks)
+        return json_null();
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < r->nranks; i++)
+        if (r->ranks[i].spans && json_array_append_new(a, json_integer(r->ranks[i].rank)) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    return a;
 }
 
 static json_t *sources_json(const analysis_run *r, json_error_t *je)
@@ -115,7 +129,8 @@ static json_t *run_json(const analysis_run *r, json_error_t *je)
             json_decref(stragglers);
             stragglers = NULL;
         }
-    json_t *extra = json_pack_ex(je, 0, "{s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "hta_steps", r->hta_steps,
+    json_t *extra = json_pack_ex(je, 0, "{s:o, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "spans_ranks",
+                                 spans_ranks_json(r), "hta_steps", r->hta_steps,
                                  "clock_sync", r->clock_sync, "notes", r->notes, "source_files",
                                  sources_json(r, je), "straggler_rank",
                                  r->straggler_rank >= 0 ? json_integer(r->straggler_rank) : json_null(),

@@ -140,6 +140,16 @@ static void print_header(FILE *out, const analysis_run *r)
     fprintf(out, "  backend     %s, world size %d%s%s%s%s\n", or_dash(r->backend), r->world_size,
             held[0] ? " (traced: " : "", held, held[0] ? ")" : "",
             r->phase_spans ? ", spans per phase (record.detail = phase: bucket readiness not recorded)" : "");
+    if (r->ranks_with_spans < r->nranks) {
+        /* A run of many ranks stored the spans of chosen ranks only. */
+        fprintf(out, "  spans       stored for %zu of %zu ranks (record.spans_ranks; every rank's statistics):", r->ranks_with_spans,
+                r->nranks);
+        size_t shown = 0;
+        for (size_t i = 0; i < r->nranks && shown < 32; i++)
+            if (r->ranks[i].spans)
+                fprintf(out, "%s %d", shown++ ? "," : "", r->ranks[i].rank);
+        fprintf(out, "%s\n", shown < r->ranks_with_spans ? ", ..." : "");
+    }
     /* Only a note worth reading: plain "threads" / "processes" say nothing new. */
     if (r->placement && strchr(r->placement, ';'))
         fprintf(out, "  ranks       %s\n", r->placement);

@@ -167,6 +167,25 @@ static int write_flows(sqlite3 *db, int64_t run_id, int world_size, event_list *
     return 0;
 }
 
+/* The ranks whose spans the trace holds, as a JSON array, or null when it holds every
+ * rank's (all `world` ranks have spans). */
+static int write_spans_ranks(sqlite3 *db, int64_t run_id, int world, FILE *out, char *err, size_t errlen)
+{
+    int *ranks;
+    size_t n;
+    if (trace_run_ranks(db, run_id, &ranks, &n, err, errlen) < 0)
+        return -1;
+    if ((int)n >= world) {
+        fputs("null", out);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "%s%d", i ? "," : "[", ranks[i]);
+        fputs(n ? "]" : "[]", out);
+    }
+    free(ranks);
+    return 0;
+}
+
 int trace_export_chrome(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t errlen)
 {
     trace_run run;
@@ -179,7 +198,10 @@ int trace_export_chrome(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_
     tj_str(out, run.backend);
     fputs(",\"model\":", out);
     tj_str(out, run.model);
-    fprintf(out, ",\"world_size\":%d},\n\"traceEvents\":[\n", run.world_size);
+    fprintf(out, ",\"world_size\":%d,\"spans_ranks\":", run.world_size);
+    if (write_spans_ranks(db, run_id, run.world_size, out, err, errlen) < 0)
+        return -1;
+    fputs("},\n\"traceEvents\":[\n", out);
     event_list l = {.out = out, .first = true};
     if (write_metadata(db, run_id, &l, err, errlen) < 0 ||
         write_spans(db, run_id, &l, err, errlen) < 0 ||

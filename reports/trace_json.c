@@ -121,15 +121,18 @@ int trace_run_ranks(sqlite3 *db, int64_t run_id, int **ranks, size_t *n, char *e
     *ranks = NULL;
     *n = 0;
     sqlite3_stmt *s = NULL;
-    /* The span side reads the (run_id, rank, iter) index, skipping from rank to rank. */
-    if (sqlite3_prepare_v2(db,
-                           "WITH RECURSIVE r(rank) AS ("
-                           "  SELECT MIN(rank) FROM span WHERE run_id = ?1"
-                           "  UNION ALL SELECT (SELECT MIN(rank) FROM span"
-                           "   WHERE run_id = ?1 AND rank > r.rank) FROM r WHERE r.rank IS NOT NULL)"
-                           " SELECT rank FROM r WHERE rank IS NOT NULL"
-                           " UNION SELECT rank FROM rank WHERE run_id = ?1 ORDER BY 1",
-                           -1, &s, NULL) != SQLITE_OK ||
+    /* The span side reads the (run_id, rank, iter) index, skipping from rank to rank.
+     * A rank whose spans were not stored (schema 8 rank.spans = 0: a run of many ranks
+     * keeps chosen ranks' only) is left out; an older file has no such column. */
+#define RANKS_WITH_SPANS(rank_filter)                                                      \
+    "WITH RECURSIVE r(rank) AS ("                                                          \
+    "  SELECT MIN(rank) FROM span WHERE run_id = ?1"                                       \
+    "  UNION ALL SELECT (SELECT MIN(rank) FROM span"                                       \
+    "   WHERE run_id = ?1 AND rank > r.rank) FROM r WHERE r.rank IS NOT NULL)"             \
+    " SELECT rank FROM r WHERE rank IS NOT NULL"                                           \
+    " UNION SELECT rank FROM rank WHERE run_id = ?1" rank_filter " ORDER BY 1"
+    if ((sqlite3_prepare_v2(db, RANKS_WITH_SPANS(" AND spans IS NOT 0"), -1, &s, NULL) != SQLITE_OK &&
+         sqlite3_prepare_v2(db, RANKS_WITH_SPANS(""), -1, &s, NULL) != SQLITE_OK) ||
         sqlite3_bind_int64(s, 1, run_id) != SQLITE_OK) {
         trace_db_fail(db, err, errlen, "listing ranks");
         sqlite3_finalize(s);

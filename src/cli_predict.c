@@ -9,7 +9,7 @@
 
 static const char *const usage =
     "usage: ddpprof predict FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]... [--json] [-q]\n"
-    "                       [--ranks all|LIST]\n"
+    "                       [--ranks all|LIST] [--spans-ranks LIST]\n"
     "  predicts the run of a scenario with the sim backend: every rank in virtual time,\n"
     "  ops timed by the device model, collectives by the network model ([network]);\n"
     "  writes the same tables as `run` (run.backend = 'sim') and prints the same report\n"
@@ -17,6 +17,9 @@ static const char *const usage =
     "  -s KEY=VALUE     override a scenario key, e.g. -s run.world_size=4096 (repeatable)\n"
     "  --sweep KEY=A,B,...  sweep a key from the command line (repeatable), e.g.\n"
     "                   --sweep ddp.bucket_cap_mb=5,25,100\n"
+    "  --spans-ranks LIST  above 64 ranks, the ranks whose spans are stored beside the chosen\n"
+    "                   ones (slowest, fastest, median, quantiles, rank 0): 0,17,4095; all =\n"
+    "                   every rank; every rank's statistics are kept (-s record.spans_ranks=LIST)\n"
     "  --json           print the report as JSON\n"
     "  --ranks all|LIST the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
     "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n"
@@ -28,7 +31,7 @@ int cli_predict(int argc, char **argv, const atomic_int *interrupted)
         return EXIT_OK;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "-s") || !strcmp(argv[i], "--sweep") ||
-            !strcmp(argv[i], "--ranks")) {
+            !strcmp(argv[i], "--ranks") || !strcmp(argv[i], "--spans-ranks")) {
             i++;
             continue;
         }

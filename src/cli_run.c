@@ -25,7 +25,7 @@
 
 static const char *const usage =
     "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                        [--backend NAME] [--verify] [--no-record]\n"
+    "                        [--backend NAME] [--verify] [--no-record] [--spans-ranks LIST]\n"
     "  -o DB            results database (default ddpprof.sqlite; created if missing)\n"
     "  -s KEY=VALUE     override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable); a key the\n"
     "                   file's [sweep] varies is then not swept (said on stderr)\n"
@@ -36,6 +36,9 @@ static const char *const usage =
     "  --verify         check after every synchronised step that each rank's gradients are\n"
     "                   exactly the average over ranks (slow on large models)\n"
     "  --no-record      run without storing spans (measures the profiler's own cost)\n"
+    "  --spans-ranks LIST  above 64 ranks, the ranks whose spans are stored beside the chosen\n"
+    "                   ones (slowest, fastest, median, quantiles, rank 0): 0,17,4095; all =\n"
+    "                   every rank; every rank's statistics are kept (-s record.spans_ranks=LIST)\n"
     "  --json           print the report as JSON\n"
     "  --ranks all|LIST the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
     "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n"
@@ -193,6 +196,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     int noverrides = 0, nsweeps = 0;
     rank_select sel = {0};
     bool verify = false, record = true, json = false, quiet = false;
+    char *spans_override = NULL; /* --spans-ranks as the -s it stands for */
     if (!overrides || !sweeps || !self_argv) {
         free(overrides);
         free(sweeps);
@@ -206,7 +210,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend") ||
-             !strcmp(a, "--ranks")) &&
+             !strcmp(a, "--ranks") || !strcmp(a, "--spans-ranks")) &&
             i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -223,6 +227,16 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             status = cli_parse_ranks(usage, argv[++i], &sel);
             if (status != EXIT_OK)
                 goto out;
+        } else if (!strcmp(a, "--spans-ranks")) {
+            static const char key[] = "record.spans_ranks=";
+            free(spans_override);
+            spans_override = malloc(sizeof key + strlen(argv[++i]));
+            if (!spans_override) {
+                status = EXIT_RUNTIME;
+                goto out;
+            }
+            snprintf(spans_override, sizeof key + strlen(argv[i]), "%s%s", key, argv[i]);
+            overrides[noverrides++] = spans_override;
         }
         else if (!strcmp(a, "--verify"))
             verify = true;
@@ -437,5 +451,6 @@ out:
     free(overrides);
     free(sweeps);
     free(self_argv);
+    free(spans_override);
     return status;
 }

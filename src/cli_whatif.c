@@ -24,7 +24,7 @@
 
 static const char *const usage =
     "usage: ddpprof whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                      [--model NAME] [--scenario-out FILE] [-q] [--ranks all|LIST]\n"
+    "                      [--model NAME] [--scenario-out FILE] [-q] [--ranks all|LIST] [--spans-ranks LIST]\n"
     "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
     "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
     "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
@@ -33,6 +33,8 @@ static const char *const usage =
     "  --sweep KEY=A,B  one prediction per value (repeatable)\n"
     "  --model NAME     the zoo preset whose parameters the run's buckets hold (default: found)\n"
     "  --scenario-out FILE  write the derived scenario (before -s and --sweep) to FILE\n"
+    "  --spans-ranks LIST  the predictions' ranks whose spans are stored above 64 ranks, as\n"
+    "                   predict's (every rank's statistics are kept)\n"
     "  -q               the derivation's notes and the comparisons' step line only\n"
     "  --ranks all|LIST the comparisons' per-rank rows: every rank, or these (0,5,8-11); default:\n"
     "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n";
@@ -135,7 +137,7 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool valued = !strcmp(a, "--run") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--model") ||
-                      !strcmp(a, "--scenario-out") || !strcmp(a, "--ranks");
+                      !strcmp(a, "--scenario-out") || !strcmp(a, "--ranks") || !strcmp(a, "--spans-ranks");
         if (valued && i + 1 >= argc) {
             status = cli_usage_error(usage, "%s needs a value", a);
             goto out;
@@ -144,10 +146,10 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             status = cli_parse_run_id(usage, argv[++i], &run_id);
             if (status != EXIT_OK)
                 goto out;
-        } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep")) {
-            if (a[1] == 's')
+        } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--spans-ranks")) {
+            if (!strcmp(a, "-s"))
                 overrides[noverrides++] = argv[i + 1];
-            else
+            else if (!strcmp(a, "--sweep"))
                 sweeps[nsweeps++] = argv[i + 1];
             run_argv[nrun++] = argv[i];
             run_argv[nrun++] = argv[++i];

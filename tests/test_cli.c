@@ -389,7 +389,9 @@ static void test_explain(void **state)
 }
 
 /* predict: the sim backend through the command line, past the cpu backend's rank
- * limit, every rank in the database; --verify has nothing to check there (usage error, nothing written). */
+ * limit, every rank's statistics in the database and the chosen ranks' spans (more than
+ * 64 ranks), which the report names; --verify has nothing to check there (usage error,
+ * nothing written). */
 static void test_predict(void **state)
 {
     (void)state;
@@ -404,12 +406,20 @@ static void test_predict(void **state)
     sqlite3 *h;
     sqlite3_stmt *q;
     assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(h, "select count(distinct rank), min(backend) from span join run on run.id = "
-                                           "span.run_id", -1, &q, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "select count(distinct rank), min(backend),"
+                                           " (select count(distinct rank) from iteration_stat),"
+                                           " (select count(*) from rank where spans = 1)"
+                                           " from span join run on run.id = span.run_id", -1, &q, NULL), SQLITE_OK);
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    assert_int_equal(sqlite3_column_int(q, 0), 2000); /* every rank is in the database */
+    int with_spans = sqlite3_column_int(q, 0);
+    assert_in_range(with_spans, 7, 8); /* the chosen ranks: 7 by speed, and rank 0 unless among them */
     assert_string_equal((const char *)sqlite3_column_text(q, 1), "sim");
+    assert_int_equal(sqlite3_column_int(q, 2), 2000); /* every rank's statistics */
+    assert_int_equal(sqlite3_column_int(q, 3), with_spans);
     sqlite3_finalize(q);
+    char named[64];
+    snprintf(named, sizeof named, "spans       stored for %d of 2000 ranks", with_spans);
+    assert_non_null(strstr(r.out, named));
     sqlite3_close(h);
     ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "--verify", NULL});
     assert_int_equal(r.status, 2);

@@ -38,11 +38,19 @@ static inline int open_tmp_store(char *path, size_t pathlen, const char *prefix,
     return 0;
 }
 
-/* Takes a file of schema 7 back to schema 6: without the collectives' new columns and
+/* Takes a file of schema 8 back to schema 7: no rank.spans (every rank's spans were
+ * stored), no span kinds step and profiler_step. */
+#define STORE_DOWNGRADE_V8_TO_V7                                                          \
+    "ALTER TABLE rank DROP COLUMN spans;"                                                 \
+    "DELETE FROM span_kind WHERE name IN ('step', 'profiler_step');"                      \
+    "UPDATE meta SET value = '7' WHERE key = 'schema_version';"
+
+/* Takes a file of schema 8 back to schema 6 (through 7): without the collectives' new columns and
  * the run's overrides, verdict and sweep, DDP's parameter-count all_gather recorded
  * as an allreduce, as ddpprof before schema 7 recorded it (the views are left as
  * they are: every upgrade recreates them). */
 #define STORE_DOWNGRADE_V7_TO_V6                                                          \
+    STORE_DOWNGRADE_V8_TO_V7                                                              \
     "ALTER TABLE collective_stat DROP COLUMN kind;"                                       \
     "ALTER TABLE collective_stat DROP COLUMN warmup;"                                     \
     "ALTER TABLE collective_stat DROP COLUMN bucket_version;"                             \

@@ -14,7 +14,8 @@
 
 typedef struct {
     dev_param *params;
-    float **grad_storage; /* the gradients' own buffers (grad may later point into a bucket) */
+    float **grad_storage; /* the gradients' own buffers (grad may later point into a bucket);
+                           * NULL on a device without buffers */
     int n;
     real_training *rt; /* compute = real on the mlp: the real forward and backward */
 } rank_memory;
@@ -42,8 +43,9 @@ static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bo
 {
     mem->n = m->nparams;
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
-    mem->grad_storage = calloc((size_t)m->nparams, sizeof *mem->grad_storage);
-    if (!mem->params || !mem->grad_storage)
+    /* Every rank of a time-only world would hold a NULL per parameter here. */
+    mem->grad_storage = dev->no_buffers ? NULL : calloc((size_t)m->nparams, sizeof *mem->grad_storage);
+    if (!mem->params || (!dev->no_buffers && !mem->grad_storage))
         return -1;
     for (int p = 0; p < m->nparams; p++) {
         int64_t n = m->params[p].numel;

@@ -97,7 +97,8 @@ int coordinator_open(const coordinator_args *a, coordinator **out, char *err, si
             snprintf(err, errlen, "out of memory");
             goto fail;
         }
-    if (run_record_begin(a->st, a->sc, a->m, a->be->name, &c->run_id, err, errlen) != 0)
+    /* Ranks as processes store every rank's spans (the statistics come from them). */
+    if (run_record_begin(a->st, a->sc, a->m, a->be->name, NULL, &c->run_id, err, errlen) != 0)
         goto fail;
     char ranks_how[256] = "processes", note[200];
     if (a->be->placement_note && a->be->placement_note(a->sc, note, sizeof note))

@@ -56,8 +56,8 @@ static int record_model(store *st, int64_t run_id, const scenario *sc, const mod
     return rc;
 }
 
-int run_record_begin(store *st, const scenario *sc, const model *m, const char *backend, int64_t *run_id, char *err,
-                     size_t errlen)
+int run_record_begin(store *st, const scenario *sc, const model *m, const char *backend, const bool *rank_spans,
+                     int64_t *run_id, char *err, size_t errlen)
 {
     int world = sc->world_size;
     double *speeds = calloc((size_t)world, sizeof *speeds);
@@ -80,7 +80,8 @@ int run_record_begin(store *st, const scenario *sc, const model *m, const char *
                            .warmup = sc->warmup,
                            .total_params = m->total_numel,
                            .bucket_cap_mb = sc->bucket_cap_mb,
-                           .rank_speed = speeds};
+                           .rank_speed = speeds,
+                           .rank_spans = rank_spans};
     int rc = store_begin_run(st, &info, run_id, err, errlen);
     free(ini);
     free(speeds);

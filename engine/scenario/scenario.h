@@ -184,6 +184,7 @@ typedef struct scenario {
 
     /* [record] */
     record_detail detail; /* every op as a span, or one span per phase (sim backend) */
+    char spans_ranks[SCENARIO_STR]; /* auto | all | ranks "0,17,4095" (profiler/span_select.h) */
 
     /* [device] */
     char device_preset[32]; /* v100 | a100 | h100 | h200 | custom */

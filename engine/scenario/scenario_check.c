@@ -15,6 +15,7 @@
 #include "engine/scenario/scenario_sweep.h"
 #include "engine/scenario/scenario_text.h"
 #include "engine/scenario/scenario_value.h"
+#include "profiler/span_select.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -177,6 +178,13 @@ static void rule_fault_rank_range(const scenario *sc, result *r)
         report(r, RES_ERROR, sc, K("fault", "rank"),
                "fault.rank %d is not a rank of run.world_size %d (ranks are 0..%d)",
                sc->fault_rank, ws, ws - 1);
+}
+
+static void rule_spans_ranks(const scenario *sc, result *r)
+{
+    char why[200];
+    if (span_select_check(sc->spans_ranks, sc->world_size, why, sizeof why) != 0)
+        report(r, RES_ERROR, sc, K("record", "spans_ranks"), "%s", why);
 }
 
 static void rule_fault_needs_rank(const scenario *sc, result *r)
@@ -421,6 +429,7 @@ static const check checks[] = {
     {rule_measured, NULL},
     {rule_fault_rank_range, NULL},
     {rule_fault_needs_rank, NULL},
+    {rule_spans_ranks, NULL},
     {NULL, &ctx_fault_rank},
     {NULL, &ctx_fault_iter},
     {rule_fault_iter_reached, NULL},

@@ -589,6 +589,12 @@ const key_def scn_keys[] = {
      "forward, backward (with its copies into buckets), copy-out and optimizer ops into "
      "one span per phase, keeping one span per collective (for thousands of ranks)",
      AT(detail), 0, 0},
+    {"record", "spans_ranks", K_STRING, 1, 0, NULL, "auto",
+     "which ranks keep their spans in a run of more than 64 ranks (every rank keeps its "
+     "statistics): auto = the slowest, the fastest, the median and the 10/25/75/90 % "
+     "quantiles by speed factor, and rank 0; all = every rank; or ranks such as 0,17,4095, "
+     "kept beside auto's (ddpprof run/predict/whatif --spans-ranks LIST sets it)",
+     AT(spans_ranks), 0, 0},
 };
 
 const size_t scn_nkeys = sizeof scn_keys / sizeof scn_keys[0];

@@ -235,8 +235,18 @@ static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, in
     bool *started = calloc((size_t)nranks, sizeof *started), *done = calloc((size_t)nranks, sizeof *done);
     bool *queued = calloc((size_t)nranks, sizeof *queued);
     int *batch = calloc((size_t)nranks, sizeof *batch);
+    /* Every rank's stack in one mapping: one each would pass the kernel's limit on
+     * mappings (vm.max_map_count) beyond 32 thousand ranks. */
+    sim_fiber_pool *pool = sim_fiber_pool_create((size_t)nranks, SIM_STACK_BYTES);
     if (!fibers || !args || !started || !done || !queued || !batch) {
         sim_world_abort(w, "out of memory starting the ranks");
+        goto out;
+    }
+    if (!pool) {
+        char why[160];
+        snprintf(why, sizeof why, "cannot map the stacks of %d ranks (%d KiB each, touched as they grow)", nranks,
+                 SIM_STACK_BYTES / 1024);
+        sim_world_abort(w, why);
         goto out;
     }
     for (int i = 0; i < nranks; i++) {
@@ -256,10 +266,10 @@ static void run_ranks(backend_world *bw, int nranks, void (*body)(void *user, in
             int i = batch[k];
             queued[i] = false;
             if (!started[i]) {
-                fibers[i] = sim_fiber_create(fiber_main, &args[i], SIM_STACK_BYTES);
+                fibers[i] = sim_fiber_create(pool, (size_t)i, fiber_main, &args[i]);
                 if (!fibers[i]) {
                     char why[128];
-                    snprintf(why, sizeof why, "rank %d: cannot map a %d KiB stack", i, SIM_STACK_BYTES / 1024);
+                    snprintf(why, sizeof why, "rank %d: out of memory starting its host program", i);
                     sim_world_abort(w, why);
                     /* It never started: it counts as ended. */
                     done[i] = started[i] = true;
@@ -311,6 +321,7 @@ out:
     if (fibers)
         for (int i = 0; i < nranks; i++)
             sim_fiber_destroy(fibers[i]);
+    sim_fiber_pool_destroy(pool);
     free(fibers);
     free(args);
     free(started);

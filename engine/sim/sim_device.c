@@ -20,11 +20,13 @@ static void fail_device(sim_device *d, const char *msg)
     }
 }
 
+/* Queues start small: every rank has its own, and with the copies out folded a compute
+ * queue holds a few entries (a comm queue the collectives of a step). */
 static bool grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return true;
-    size_t ncap = *cap ? *cap : 64;
+    size_t ncap = *cap ? *cap : 8;
     while (ncap < need)
         ncap *= 2;
     void *np = realloc(*p, ncap * elem);
@@ -418,9 +420,10 @@ static bool advance_stream(sim_device *d, dev_stream sid)
             if (first)
                 sim_collective_first_out(d->w, c, e->seq);
         }
+        uint64_t ops = 1 + (e->type == SIM_OP ? (uint64_t)e->merged : 0);
         st->head++;
         st->count--;
-        st->completed++;
+        st->completed += ops;
         progress = true;
         reach_marks(st);
     }
@@ -433,12 +436,22 @@ static bool advance_stream(sim_device *d, dev_stream sid)
     return progress;
 }
 
+/* Whether advance_stream(d, sid) has anything to do: an empty stream has nothing to time,
+ * and its one other task, releasing a comm stream held behind the compute stream's run
+ * of ops on the host's cores, arises only while one is held.  (An empty stream's head
+ * and names were reset when it emptied.)  Every op enqueued advances both streams until
+ * neither moves: most of those calls find one empty. */
+static bool may_advance(const sim_device *d, dev_stream sid)
+{
+    return d->streams[sid].count > 0 || (sid == DEV_STREAM_COMPUTE && d->streams[DEV_STREAM_COMM].launch_behind);
+}
+
 void sim_device_advance(sim_device *d)
 {
     bool a, b;
     do {
-        a = advance_stream(d, DEV_STREAM_COMPUTE);
-        b = advance_stream(d, DEV_STREAM_COMM);
+        a = may_advance(d, DEV_STREAM_COMPUTE) && advance_stream(d, DEV_STREAM_COMPUTE);
+        b = may_advance(d, DEV_STREAM_COMM) && advance_stream(d, DEV_STREAM_COMM);
     } while (a || b);
 }
 
@@ -463,9 +476,45 @@ static int check_live(sim_device *d)
     return d->failed ? -1 : 0;
 }
 
+/* Folds copy out `e` into the last entry of the blocked compute stream when that is
+ * exact: the last is a copy out of the same iteration, not the head (whose timing may be
+ * under way) and not followed by an event; and `e` would go on right after it: its
+ * worker never sleeps on a copy, and `e` is queued by the earliest the last one could
+ * end (its enqueue plus its length), so `e` starts at that end with the busy hand-off,
+ * which must be 0 for the two to be one phase span, and draws no stall.  No shared host
+ * and no contention: those time a copy by what runs beside it.  Phase detail only: each
+ * op is its own span otherwise.  Then the pair ends at the first's end plus the second's
+ * length, one span with both their bytes, and completes two ops. */
+static bool fold_copy_out(sim_device *d, dev_stream sid, const sim_entry *e)
+{
+    sim_stream *st = &d->streams[sid];
+    if (d->w->detail != RECORD_PHASE || sid != DEV_STREAM_COMPUTE || d->host || sim_contention_modelled(d) ||
+        d->host_terms.op_overhead_busy_ns != 0 || e->type != SIM_OP || e->kind != SPAN_COPY_OUT || e->sleeps ||
+        st->count < 2)
+        return false;
+    sim_entry *last = &st->q[st->head + st->count - 1];
+    if (last->type != SIM_OP || last->kind != SPAN_COPY_OUT || last->sleeps || last->iter != e->iter ||
+        last->merged == INT32_MAX)
+        return false;
+    if (st->marks_count > 0 &&
+        st->marks[(st->marks_head + st->marks_count - 1) % st->marks_cap].ticket == st->enqueued)
+        return false; /* an event after the last: it is reached before `e` */
+    if (e->enq_ns > last->enq_ns + (int64_t)last->dur_ns)
+        return false;
+    last->dur_ns += e->dur_ns;
+    last->bytes += e->bytes;
+    last->merged++;
+    return true;
+}
+
 static int push(sim_device *d, dev_stream sid, const sim_entry *e, const char *name)
 {
     sim_stream *st = &d->streams[sid];
+    if (fold_copy_out(d, sid, e)) {
+        st->enqueued++;
+        sim_device_advance(d);
+        return check_live(d);
+    }
     size_t at = st->head + st->count;
     if (!grow((void **)&st->q, &st->cap, at + 1, sizeof *st->q)) {
         fail_device(d, "out of memory growing a stream queue");
@@ -555,7 +604,7 @@ static dev_event sim_record(device *base, dev_stream s)
     size_t at = st->marks_count;
     if (st->marks_count == st->marks_cap) {
         /* Unwrap the ring into a larger array. */
-        size_t ncap = st->marks_cap ? st->marks_cap * 2 : 64;
+        size_t ncap = st->marks_cap ? st->marks_cap * 2 : 8;
         sim_mark *nm = malloc(ncap * sizeof *nm);
         if (!nm) {
             fail_device(d, "out of memory recording an event");

@@ -1,8 +1,11 @@
-/* sim_fiber.c — ucontext coroutines on mmap'd stacks with a guard page. */
+/* sim_fiber.c — ucontext coroutines on stacks of one mapped region, each with a canary
+ * at its low end (sim_fiber.h). */
 #include "engine/sim/sim_fiber.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -20,11 +23,20 @@ void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, 
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
 #endif
 
+/* The canary: this many bytes of this pattern at each stack's lowest address. */
+#define CANARY_BYTES 64
+#define CANARY_BYTE 0xA5
+
+struct sim_fiber_pool {
+    char *map; /* a guard page, then nfibers stacks of stack_bytes */
+    size_t map_bytes, stack_bytes, nfibers, page;
+};
+
 struct sim_fiber {
     ucontext_t ctx, caller;
     void (*fn)(void *arg);
     void *arg;
-    char *map; /* guard page + stack */
+    char *map; /* its stack in the pool's region; NULL once given back */
     size_t map_bytes;
     int done;
 #ifdef SIM_FIBER_ASAN
@@ -38,7 +50,7 @@ static void switch_begin(sim_fiber *f, int to_fiber, void **save)
 {
 #ifdef SIM_FIBER_ASAN
     if (to_fiber)
-        __sanitizer_start_switch_fiber(save, f->map + sysconf(_SC_PAGESIZE), f->map_bytes - (size_t)sysconf(_SC_PAGESIZE));
+        __sanitizer_start_switch_fiber(save, f->map, f->map_bytes);
     else
         __sanitizer_start_switch_fiber(save, f->caller_bottom, f->caller_size);
 #else
@@ -71,36 +83,84 @@ static void trampoline(unsigned int hi, unsigned int lo)
 
 /* Kept apart from the allocation: getcontext() returns twice in the compiler's eyes,
  * and nothing of the caller must live across it. */
-static __attribute__((noinline)) int init_context(sim_fiber *f, size_t page)
+static __attribute__((noinline)) int init_context(sim_fiber *f)
 {
     if (getcontext(&f->ctx) != 0)
         return -1;
-    f->ctx.uc_stack.ss_sp = f->map + page;
-    f->ctx.uc_stack.ss_size = f->map_bytes - page;
+    f->ctx.uc_stack.ss_sp = f->map;
+    f->ctx.uc_stack.ss_size = f->map_bytes;
     f->ctx.uc_link = &f->caller;
     uintptr_t p = (uintptr_t)f;
     makecontext(&f->ctx, (void (*)(void))trampoline, 2, (unsigned int)(p >> 32), (unsigned int)(p & 0xffffffffu));
     return 0;
 }
 
-sim_fiber *sim_fiber_create(void (*fn)(void *arg), void *arg, size_t stack_bytes)
+sim_fiber_pool *sim_fiber_pool_create(size_t nfibers, size_t stack_bytes)
 {
+    sim_fiber_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->page = (size_t)sysconf(_SC_PAGESIZE);
+    p->nfibers = nfibers;
+    p->stack_bytes = (stack_bytes + p->page - 1) / p->page * p->page;
+    p->map_bytes = p->page + nfibers * p->stack_bytes;
+    p->map = mmap(NULL, p->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                  -1, 0);
+    if (p->map == MAP_FAILED || mprotect(p->map, p->page, PROT_NONE) != 0) {
+        if (p->map != MAP_FAILED)
+            munmap(p->map, p->map_bytes);
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void sim_fiber_pool_destroy(sim_fiber_pool *p)
+{
+    if (!p)
+        return;
+    munmap(p->map, p->map_bytes);
+    free(p);
+}
+
+sim_fiber *sim_fiber_create(sim_fiber_pool *p, size_t index, void (*fn)(void *arg), void *arg)
+{
+    if (index >= p->nfibers)
+        return NULL;
     sim_fiber *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    f->map_bytes = ((stack_bytes + page - 1) / page + 1) * page;
-    f->map = mmap(NULL, f->map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                  -1, 0);
+    f->map = p->map + p->page + index * p->stack_bytes;
+    f->map_bytes = p->stack_bytes;
     f->fn = fn;
     f->arg = arg;
-    if (f->map == MAP_FAILED || mprotect(f->map, page, PROT_NONE) != 0 || init_context(f, page) != 0) {
-        if (f->map != MAP_FAILED)
-            munmap(f->map, f->map_bytes);
+    memset(f->map, CANARY_BYTE, CANARY_BYTES);
+    if (init_context(f) != 0) {
         free(f);
         return NULL;
     }
     return f;
+}
+
+/* The stack's canary intact, or the process stops: the fiber wrote below its stack,
+ * into the one below it. */
+static void check_canary(const sim_fiber *f)
+{
+    for (size_t i = 0; i < CANARY_BYTES; i++)
+        if ((unsigned char)f->map[i] != CANARY_BYTE) {
+            fprintf(stderr, "ddpprof: a sim rank's host program overflowed its %zu KiB stack; stopping\n",
+                    f->map_bytes / 1024);
+            abort();
+        }
+}
+
+/* Gives a finished fiber's stack pages back, keeping the region one mapping. */
+static void release_stack(sim_fiber *f)
+{
+    if (f->map) {
+        (void)madvise(f->map, f->map_bytes, MADV_DONTNEED); /* only memory is at stake */
+        f->map = NULL;
+    }
 }
 
 static int enter(sim_fiber *f)
@@ -110,10 +170,9 @@ static int enter(sim_fiber *f)
     if (swapcontext(&f->caller, &f->ctx) != 0)
         return -1;
     switch_end(f, save, 0);
-    if (f->done && f->map) {
-        munmap(f->map, f->map_bytes);
-        f->map = NULL;
-    }
+    check_canary(f);
+    if (f->done)
+        release_stack(f);
     return f->done ? 0 : 1;
 }
 
@@ -136,7 +195,6 @@ void sim_fiber_destroy(sim_fiber *f)
 {
     if (!f)
         return;
-    if (f->map)
-        munmap(f->map, f->map_bytes);
+    release_stack(f);
     free(f);
 }

@@ -18,8 +18,12 @@
  * comm_launch_behind_us, an idle comm stream woken while its compute stream goes
  * straight on with ops on the host's cores waits for that run to end, or for a drawn
  * hold, whichever is first: it stops at its wait until the compute stream, advancing,
- * has run past the hold or finds its head is no such op any more, and starts then.  The world keeps one record per
- * collective (by seq); the last rank to arrive completes it and puts every rank on the
+ * has run past the hold or finds its head is no such op any more, and starts then.
+ * Behind a blocked compute stream, a copy out that would be timed straight after the one
+ * before it, end to start, is folded into it (record.detail = phase, no shared host, no
+ * contention: sim_device.c says when that is exact), so that a rank's hundreds of copies
+ * out waiting for its last bucket are one entry, not one each on every rank at once.
+ * The world keeps one record per collective (by seq); the last rank to arrive completes it and puts every rank on the
  * worklist, which the scheduler (sim_backend.c) drains between fibers.
  * Collectives with buffers (the small ones whose result the host reads: join's counts,
  * the rebuilt bucket order) carry their data at completion, before any host can see the
@@ -63,7 +67,10 @@ typedef struct {
         int64_t count;    /* collectives: elements of buf */
         int64_t write_ns; /* a backward that sleeps: its gradient write's work, in ns of one core */
     };
-    int32_t root;    /* broadcasts: the rank that sends */
+    union {
+        int32_t root;   /* broadcasts: the rank that sends */
+        int32_t merged; /* copies out: the ops folded into this one after it (sim_device.c) */
+    };
     uint32_t name_off; /* into the stream's name arena (record.detail = op, or a collective of no bucket) */
 } sim_entry;
 /* Queues hold an entry per op not yet timed, on thousands of ranks: every byte shows. */
