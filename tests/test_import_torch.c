@@ -34,23 +34,33 @@ static int teardown(void **state)
     return imp_teardown();
 }
 
+/* A real 4-rank gloo job of 6 steps whose ranks `slow` (a list) sleep `ms` a step,
+ * traced into directory `name` and imported into db; r holds the import's output.
+ * Skips where /usr/bin/python3 has no torch. */
+static void traced_job(const char *name, const char *slow, const char *ms, char *db, size_t n, cmd_result *r)
+{
+    char dir[300], file[64];
+    imp_path(dir, sizeof dir, name);
+    snprintf(file, sizeof file, "%.40s.sqlite", name);
+    imp_path(db, n, file);
+    assert_int_equal(python_cmd(r, "ddp_trace.py", "--out", dir, "--world", "4", "--slow-rank", slow, "--slow-ms", ms,
+                                "--steps", "6", NULL),
+                     0);
+    if (r->status == 3)
+        skip(); /* no torch in /usr/bin/python3 */
+    if (r->status != 0)
+        fail_msg("ddp_trace.py: exit %d: %s", r->status, r->err);
+    assert_int_equal(ddpprof_cmd(r, "import", dir, "-o", db, NULL), 0);
+    if (r->status != 0)
+        fail_msg("import: %s", r->err);
+}
+
 static void test_gloo_job_with_a_slow_rank(void **state)
 {
     (void)state;
-    char dir[300], db[300];
-    imp_path(dir, sizeof dir, "job");
-    imp_path(db, sizeof db, "job.sqlite");
+    char db[300];
     cmd_result r;
-    assert_int_equal(python_cmd(&r, "ddp_trace.py", "--out", dir, "--world", "4", "--slow-rank", "2", "--slow-ms",
-                                "40", "--steps", "6", NULL),
-                     0);
-    if (r.status == 3)
-        skip(); /* no torch in /usr/bin/python3 */
-    if (r.status != 0)
-        fail_msg("ddp_trace.py: exit %d: %s", r.status, r.err);
-    assert_int_equal(ddpprof_cmd(&r, "import", dir, "-o", db, NULL), 0);
-    if (r.status != 0)
-        fail_msg("import: %s", r.err);
+    traced_job("job", "2", "40", db, sizeof db, &r);
     assert_non_null(strstr(r.out, "imported 4 ranks, 6 iterations"));
     assert_non_null(strstr(r.out, "ends of matched collectives"));
 
@@ -95,20 +105,9 @@ static void test_gloo_job_with_a_slow_rank(void **state)
 static void test_two_slow_ranks_named(void **state)
 {
     (void)state;
-    char dir[300], db[300];
-    imp_path(dir, sizeof dir, "two");
-    imp_path(db, sizeof db, "two.sqlite");
+    char db[300];
     cmd_result r;
-    assert_int_equal(python_cmd(&r, "ddp_trace.py", "--out", dir, "--world", "4", "--slow-rank", "2,3", "--slow-ms",
-                                "80", "--steps", "6", NULL),
-                     0);
-    if (r.status == 3)
-        skip(); /* no torch in /usr/bin/python3 */
-    if (r.status != 0)
-        fail_msg("ddp_trace.py: exit %d: %s", r.status, r.err);
-    assert_int_equal(ddpprof_cmd(&r, "import", dir, "-o", db, NULL), 0);
-    if (r.status != 0)
-        fail_msg("import: %s", r.err);
+    traced_job("two", "2,3", "80", db, sizeof db, &r);
     assert_int_equal(ddpprof_cmd(&r, "report", db, NULL), 0);
     if (!strstr(r.out, "stragglers  ranks 2, 3: the other ranks wait"))
         fail_msg("ranks 2 and 3 not named as stragglers:\n%s", r.out);
