@@ -1,5 +1,4 @@
-/* analysis.c — computes the report figures of analysis.h from a results database,
- * and report_write() (report.h), which is this analysis followed by one formatter.
+/* analysis.c — computes the report figures of analysis.h from a results database.
  *
  * Contract: see analysis.h.  All per-span arithmetic happens in the store's view SQL
  * (store_view_select, restricted to one run with ?1 so only that run's spans are
@@ -9,7 +8,6 @@
  */
 #include "common/errmsg.h"
 #include "reports/analysis.h"
-#include "reports/report_equivalence.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -18,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/report.h"
 #include "profiler/store.h"
 
 #define NS_PER_MS 1e6
@@ -1087,32 +1084,6 @@ void analysis_free(analysis_run *runs, size_t nruns)
     for (size_t i = 0; i < nruns; i++)
         free_run(&runs[i]);
     free(runs);
-}
-
-int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
-                 size_t errlen)
-{
-    return report_write_ranks(db, run_id, fmt, NULL, out, err, errlen);
-}
-
-int report_write_ranks(sqlite3 *db, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
-                       char *err, size_t errlen)
-{
-    if (fmt != REPORT_TEXT && fmt != REPORT_JSON && fmt != REPORT_HTML) {
-        set_err(err, errlen, "unknown report format %d", (int)fmt);
-        return -1;
-    }
-    analysis_run *runs;
-    size_t n;
-    if (analysis_load(db, run_id, &runs, &n, err, errlen) < 0)
-        return -1;
-    int rc = fmt == REPORT_JSON   ? report_json(out, runs, n, err, errlen)
-             : fmt == REPORT_HTML ? report_html(out, db, runs, n, err, errlen)
-                                  : report_text(out, runs, n, sel, err, errlen);
-    if (rc == 0 && fmt == REPORT_TEXT)
-        rc = report_equivalence_text(db, run_id, out, err, errlen);
-    analysis_free(runs, n);
-    return rc;
 }
 
 /* The mean over ranks of each rank's overlap; NAN when no rank communicated. */
