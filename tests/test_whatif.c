@@ -195,6 +195,28 @@ static void test_other_collectives_scale(void **state)
         fail_msg("forward %.0f ns at 2 ranks (want 1000000), %.0f at 8 (want 1300000)", at2, at8);
 }
 
+/* A prediction of 96 ranks keeps the spans of chosen ranks only: whatif measures those and
+ * takes the others' speed factors from the run, and replays it. */
+static void test_replay_chosen_spans(void **state)
+{
+    (void)state;
+    char db[300], scen[300];
+    imp_path(db, sizeof db, "chosen.sqlite");
+    repo_path(scen, sizeof scen, "scenarios/skewed.ini");
+    cmd_result r;
+    assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.world_size=96", "-s",
+                                 "skew.speed=1.5,1.5,1.0,1.0", "-s", "skew.speed_repeat=true", "-s", "run.iterations=4",
+                                 NULL),
+                     0);
+    assert_int_equal(r.status, 0);
+    assert_true(db_int(db, "SELECT COUNT(*) FROM rank WHERE spans = 0") > 0);
+    assert_int_equal(ddpprof_cmd(&r, "whatif", db, "--run", "1", "-q", NULL), 0);
+    if (r.status != 0)
+        fail_msg("whatif of a run with chosen spans: exit %d: %s", r.status, r.err);
+    assert_non_null(strstr(r.out, "by the speed factor the run recorded"));
+    expect_replay(db, 1, 2);
+}
+
 /* Runs whatif cannot derive from: an unknown run, a run without DDP buckets (one rank). */
 static void test_refusals(void **state)
 {
@@ -221,6 +243,7 @@ int main(void)
         cmocka_unit_test(test_world_size_moves_comm_only),
         cmocka_unit_test(test_replay_imported),
         cmocka_unit_test(test_other_collectives_scale),
+        cmocka_unit_test(test_replay_chosen_spans),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -44,6 +44,7 @@ typedef struct {
     int nheld;
     int *held;   /* ascending */
     int *pos_of; /* [world]: a rank's place in held, -1 when not held */
+    double *table_speed; /* [world]: the rank table's speed factor; NAN: the rank is not in it */
     bool device; /* imported device spans: the phases are read on the device timeline */
     bool periods; /* imported 'step' spans: the job's period is the step */
     bool sizes_known; /* the buckets' bytes are in the run */
@@ -144,19 +145,27 @@ static int read_ranks(source *s)
 {
     s->held = malloc((size_t)s->world * sizeof *s->held);
     s->pos_of = malloc((size_t)s->world * sizeof *s->pos_of);
-    if (!s->held || !s->pos_of) {
+    s->table_speed = malloc((size_t)s->world * sizeof *s->table_speed);
+    if (!s->held || !s->pos_of || !s->table_speed) {
         set_err(s->err, s->errlen, "out of memory");
         return -1;
     }
-    for (int r = 0; r < s->world; r++)
+    for (int r = 0; r < s->world; r++) {
         s->pos_of[r] = -1;
-    sqlite3_stmt *st = query(s, "SELECT rank FROM rank WHERE run_id = ?1 ORDER BY rank");
+        s->table_speed[r] = NAN; /* not in the rank table (an untraced rank) */
+    }
+    /* A run of many ranks may keep the spans of chosen ranks only (rank.spans = 0 for
+     * the others): those are measured, the others known by their speed factor. */
+    sqlite3_stmt *st = query(s, "SELECT rank, speed, COALESCE(spans, 1) FROM rank WHERE run_id = ?1 ORDER BY rank");
     if (!st)
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int r = sqlite3_column_int(st, 0);
-        if (r >= 0 && r < s->world && s->pos_of[r] < 0) {
+        if (r < 0 || r >= s->world)
+            continue;
+        s->table_speed[r] = sqlite3_column_double(st, 1);
+        if (sqlite3_column_int(st, 2) && s->pos_of[r] < 0) {
             s->pos_of[r] = s->nheld;
             s->held[s->nheld++] = r;
         }
@@ -1051,12 +1060,22 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
     /* Every rank's speed: a traced rank's own; a rank not traced, that of a traced rank
      * in turn (the traced ranks repeat over the world). */
     int nspeeds = s.world <= SCENARIO_MAX_RANK_LIST ? s.world : nh;
+    int nknown = 0; /* ranks without spans whose speed factor the rank table gives */
     for (int r = 0; r < nspeeds; r++) {
-        int i = nspeeds == s.world && s.pos_of[r] >= 0 ? s.pos_of[r] : r % nh;
-        double v = rm[i].total_ns > 0 ? rm[base].total_ns / rm[i].total_ns : 1.0;
+        double v;
+        double own = s.table_speed[r], of_base = s.table_speed[s.held[base]];
+        if (nspeeds == s.world && s.pos_of[r] < 0 && !isnan(own) && own > 0 && of_base > 0) {
+            v = own / of_base; /* a recorded rank whose spans were not kept */
+            nknown++;
+        } else {
+            int i = nspeeds == s.world && s.pos_of[r] >= 0 ? s.pos_of[r] : r % nh;
+            v = rm[i].total_ns > 0 ? rm[base].total_ns / rm[i].total_ns : 1.0;
+        }
         speeds[r] = v < 0.01 ? 0.01 : v > 100 ? 100 : v;
     }
-    if (nh < s.world)
+    if (nknown > 0)
+        add_note(out, "ranks: %d measured (their spans kept), %d by the speed factor the run recorded", nh, nknown);
+    else if (nh < s.world)
         add_note(out, "ranks: %d of %d traced; the others take the traced ranks' speeds in turn, and a collective's "
                       "measured time (which holds the wait for the untraced ranks) stands for all",
                  nh, s.world);
@@ -1131,6 +1150,7 @@ out:
     free(s.bucket_bytes);
     free(s.held);
     free(s.pos_of);
+    free(s.table_speed);
     if (s.ri)
         free(s.ri[0].ready);
     free(s.ri);
