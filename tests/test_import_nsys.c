@@ -190,14 +190,16 @@ static void test_real_export_of_a_ddpprof_run(void **state)
                      db_int(rundb, "SELECT COUNT(DISTINCT iter) FROM span"));
     assert_int_equal(db_int(db, "SELECT COUNT(*) FROM bucket WHERE version = 1"),
                      db_int(rundb, "SELECT COUNT(*) FROM bucket WHERE version = 1"));
-    /* The same steps, as ddpprof timed them, within 0.05 ms: an imported step is the job's
+    /* The same steps, as ddpprof timed them: an imported step is the job's
      * period (one iteration's first forward to the next's; the last, to its last op), so the
      * recorded run's are taken alike. */
     double a = db_double(db, "SELECT MAX(s) FROM (SELECT MAX(step_ns) AS s FROM iteration_stat GROUP BY iter)");
     double b = db_double(rundb, "SELECT MAX(s) FROM (SELECT MAX(COALESCE((SELECT n.step_start_ns FROM iteration_stat n"
                                 " WHERE n.run_id = i.run_id AND n.rank = i.rank AND n.iter = i.iter + 1),"
                                 " i.step_end_ns) - i.step_start_ns) AS s FROM iteration_stat i GROUP BY iter)");
-    if (fabs(a - b) > 50e3)
+    /* 0.05 ms, or 0.5 % of a step slowed by a sanitizer: where a phase's range starts
+     * before its first op differs a little from one iteration to the next. */
+    if (fabs(a - b) > fmax(50e3, 0.005 * b))
         fail_msg("slowest step: %.0f ns imported, %.0f ns recorded", a, b);
 }
 
