@@ -14,6 +14,7 @@
 
 typedef struct {
     dev_param *params;
+    bool params_shared; /* the world's table (param_tables.h): not this rank's to free */
     float **grad_storage; /* the gradients' own buffers (grad may later point into a bucket);
                            * NULL on a device without buffers */
     int n;
@@ -22,6 +23,8 @@ typedef struct {
 
 static void memory_free(device *dev, rank_memory *mem)
 {
+    if (mem->params_shared)
+        mem->params = NULL;
     for (int p = 0; p < mem->n; p++) {
         if (mem->params)
             dev_free(dev, mem->params[p].data);
@@ -39,9 +42,15 @@ static void memory_free(device *dev, rank_memory *mem)
 #define INIT_SLICE ((int64_t)1 << 22)
 
 /* A device that only models time (no_buffers) gets the parameters' sizes but no memory. */
-static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bool *stop)
+static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tables *shared, atomic_bool *stop)
 {
     mem->n = m->nparams;
+    if (dev->no_buffers && shared) {
+        /* {NULL, NULL, numel} per parameter on every rank: the world holds it once. */
+        mem->params = param_tables_params(shared);
+        mem->params_shared = true;
+        return 0;
+    }
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
     /* Every rank of a time-only world would hold a NULL per parameter here. */
     mem->grad_storage = dev->no_buffers ? NULL : calloc((size_t)m->nparams, sizeof *mem->grad_storage);
@@ -264,7 +273,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     memset(&a->initial, 0, sizeof a->initial);
     memset(&a->rebuilt, 0, sizeof a->rebuilt);
     a->rebuilt_valid = 0;
-    if (memory_alloc(a->dev, &mem, a->m, a->stop_requested) != 0) {
+    if (memory_alloc(a->dev, &mem, a->m, a->shared, a->stop_requested) != 0) {
         if (a->stop_requested && atomic_load(a->stop_requested))
             snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
                      a->dev->rank);
@@ -286,7 +295,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     if (timing_fits_cache(a->sc, a->m->total_numel))
         timing_use_cache(&tm, a->sc);
     reducer r;
-    if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, err, errlen) != 0) {
+    if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, a->shared, err, errlen) != 0) {
         memory_free(a->dev, &mem);
         return -1;
     }
@@ -298,7 +307,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
         dev_synchronize(a->dev, DEV_STREAM_COMPUTE);
         dev_synchronize(a->dev, DEV_STREAM_COMM);
     }
-    if (bucket_assignment_copy(&r.initial, &a->initial) == 0 && r.version == 1) {
+    if (a->keep_assignments && bucket_assignment_copy(&r.initial, &a->initial) == 0 && r.version == 1) {
         if (bucket_assignment_copy(&r.current, &a->rebuilt) == 0)
             a->rebuilt_valid = 1;
     }
