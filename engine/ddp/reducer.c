@@ -236,10 +236,13 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     bool in_place = r->is_view[p];
     if (in_place && scale == 1.0f)
         return 0; /* a view of the bucket already, and the hook divides */
-    dev_op op = {.kind = SPAN_COPY_IN, .iter = r->iter, .layer = mp->layer, .bucket = b, .seq = -1,
-                 .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
+    /* One per parameter and step on every rank: no zeroing of the whole op (dev_op_start),
+     * no name where the device keeps none. */
+    dev_op op;
+    dev_op_start(&op, SPAN_COPY_IN, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * 4);
     op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_IN, 2.0 * (double)mp->numel * 4);
-    text_copy(op.name, sizeof op.name, mp->name);
+    if (!r->dev->drops_op_names)
+        text_copy(op.name, sizeof op.name, mp->name);
     op.u.copy.dst = view;
     op.u.copy.src = in_place ? view : r->params[p].grad;
     op.u.copy.n = mp->numel;
@@ -341,10 +344,11 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
             for (int i = 0; i < bd->nparams; i++) {
                 int p = bd->params[i];
                 const model_param *mp = &r->m->params[p];
-                dev_op op = {.kind = SPAN_COPY_OUT, .iter = r->iter, .layer = mp->layer, .bucket = b, .seq = -1,
-                             .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
+                dev_op op; /* as in copy_in() */
+                dev_op_start(&op, SPAN_COPY_OUT, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * 4);
                 op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * 4);
-                text_copy(op.name, sizeof op.name, mp->name);
+                if (!r->dev->drops_op_names)
+                    text_copy(op.name, sizeof op.name, mp->name);
                 op.u.copy.dst = r->params[p].grad;
                 op.u.copy.src = bucket_view(r, p);
                 op.u.copy.n = mp->numel;

@@ -103,8 +103,8 @@ static int enqueue(trainer_args *a, const dev_op *op, char *err, size_t errlen)
     return 0;
 }
 
-static void layer_op(dev_op *op, const scenario *sc, const model_layer *L, int iter, int layer, span_kind kind,
-                     uint64_t model_ns, double stretch)
+static void layer_op(dev_op *op, const device *dev, const scenario *sc, const model_layer *L, int iter, int layer,
+                     span_kind kind, uint64_t model_ns, double stretch)
 {
     memset(op, 0, sizeof *op);
     op->kind = kind;
@@ -112,7 +112,8 @@ static void layer_op(dev_op *op, const scenario *sc, const model_layer *L, int i
     op->layer = layer;
     op->bucket = -1;
     op->seq = -1;
-    text_copy(op->name, sizeof op->name, L->name);
+    if (!dev->drops_op_names) /* two per layer and iteration on every rank */
+        text_copy(op->name, sizeof op->name, L->name);
     if (sc->compute == COMPUTE_REAL) {
         /* Real work: the layer's GEMM over the whole batch (backward: twice the rows,
          * for the input and weight gradients); the duration is what BLAS takes. */
@@ -185,7 +186,8 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
 
         dev_op op;
         for (int l = 0; l < m->nlayers; l++) {
-            layer_op(&op, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]), stretch);
+            layer_op(&op, a->dev, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]),
+                     stretch);
             op.phase_begin = l == 0;
             op.phase_end = l == m->nlayers - 1;
             if (mem->rt)
@@ -197,7 +199,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             reducer_prepare_backward(r);
         for (int l = m->nlayers - 1; l >= 0; l--) {
             const model_layer *L = &m->layers[l];
-            layer_op(&op, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
+            layer_op(&op, a->dev, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
             op.phase_begin = l == m->nlayers - 1;
             op.phase_end = l == 0;
             if (L->nparams > 0) {
@@ -215,8 +217,10 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 if (mem->rt)
                     real_training_backward_op(mem->rt, &op, l, mem->params, op.u.grad.accumulate);
             }
-            if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2)
+            if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2) {
                 op.work = WORK_FAIL;
+                text_copy(op.name, sizeof op.name, L->name); /* the error names the op */
+            }
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;
             /* Within a layer, in autograd's order (model_zoo.h). */
