@@ -219,6 +219,8 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, const bucket_lay
     int n = r->m->nparams;
     bucket_assignment mine = {0};
     *layout = NULL;
+    if (!r->bcast && !(r->bcast = dev_alloc(r->dev, ((size_t)n + 1) * sizeof *r->bcast)))
+        goto oom; /* a time-only device's ranks take it here (reducer_init) */
     if (r->dev->rank == 0) {
         if (bucket_plan_sized(r->m, r->sc, r->ready_order, &mine) != 0)
             goto oom;

@@ -92,12 +92,14 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
     r->is_view = calloc((size_t)n, sizeof *r->is_view);
     /* Rank 0's order is the one broadcast at the rebuild; no other rank reads its own. */
     r->ready_order = dev->rank == 0 ? calloc((size_t)n, sizeof *r->ready_order) : NULL;
-    r->bcast = dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
+    /* A time-only device's ranks take it only for the rebuild (ddp_sync_bucket_indices):
+     * held from the start, it was 4 B a parameter on every rank for the whole run. */
+    r->bcast = dev->no_buffers ? NULL : dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
     bool used_map = sc->find_unused_parameters || sc->static_graph;
     r->local_used = used_map ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
     r->prev_forward_synced = true;
     if ((!r->shared && (!r->own_param_bucket || !r->own_param_offset)) || !r->is_view || (dev->rank == 0 && !r->ready_order) ||
-        !r->bcast || (used_map && !r->local_used))
+        (!dev->no_buffers && !r->bcast) || (used_map && !r->local_used))
         goto oom;
 
     if (r->shared) {
@@ -181,6 +183,11 @@ static int rebuild(reducer *r, char *err, size_t errlen)
                 r->params[p].grad = view;
             r->is_view[p] = true;
         }
+    }
+    if (r->dev->no_buffers) {
+        /* The broadcasts waited for (ddp_collectives.c): nothing reads it any more. */
+        dev_free(r->dev, r->bcast);
+        r->bcast = NULL;
     }
     r->version = 1;
     r->rebuild_due = false;

@@ -57,7 +57,7 @@ typedef struct reducer {
     bool rebuild_due;
     int *ready_order; /* rank 0 only: the others' order is never read (rank 0's is broadcast) */
     int nready;
-    int32_t *bcast; /* broadcast buffer for the rebuild */
+    int32_t *bcast; /* broadcast buffer for the rebuild (a time-only device: only during it) */
     int32_t *local_used; /* find_unused_parameters / static_graph: the used-map (0/1), int32 */
     int64_t seq;
     int32_t *scratch; /* data of the collectives that only model DDP's traffic (ddp_collectives.h) */
