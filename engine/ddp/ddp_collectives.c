@@ -213,10 +213,14 @@ int ddp_sync_final_model(reducer *r, int root, char *err, size_t errlen)
     return broadcast_f32_states(r, root, true, true, "join: sync final model", err, errlen);
 }
 
-int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_t errlen)
+int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, const bucket_layout **layout, char *err,
+                            size_t errlen)
 {
     int n = r->m->nparams;
     bucket_assignment mine = {0};
+    *layout = NULL;
+    if (!r->bcast && !(r->bcast = dev_alloc(r->dev, ((size_t)n + 1) * sizeof *r->bcast)))
+        goto oom; /* a time-only device's ranks take it here (reducer_init) */
     if (r->dev->rank == 0) {
         if (bucket_plan_sized(r->m, r->sc, r->ready_order, &mine) != 0)
             goto oom;
@@ -229,28 +233,33 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_
     if (collective(r, WORK_BROADCAST, r->bcast, n + 1, (int64_t)(n + 1) * 4, DDP_REBUILD_SPAN_NAME, err, errlen) !=
         0)
         return -1;
-    if (bucket_plan_sized(r->m, r->sc, r->bcast, out) != 0)
+    /* The world's layout when it was planned from this same order: the assignment this
+     * rank would plan (bucket_plan_sized is a function of the order), held once. */
+    *layout = r->shared ? param_tables_rebuilt(r->shared, r->bcast) : NULL;
+    if (*layout)
+        *out = (*layout)->a;
+    else if (bucket_plan_sized(r->m, r->sc, r->bcast, out) != 0)
         goto oom;
     int nb = r->bcast[n];
     if (nb != out->nbuckets) {
         snprintf(err, errlen, "rank %d: rank 0 rebuilt %d buckets, this rank %d from the same order", r->dev->rank, nb,
                  out->nbuckets);
-        bucket_assignment_free(out);
-        return -1;
+        goto fail;
     }
-    if (grow_scratch(r, nb, err, errlen) != 0) {
-        bucket_assignment_free(out);
-        return -1;
-    }
+    if (grow_scratch(r, nb, err, errlen) != 0)
+        goto fail;
     for (int b = 0; b < nb; b++)
         r->scratch[b] = out->buckets[b].nparams;
     int rc = collective(r, WORK_BROADCAST, r->scratch, nb, (int64_t)nb * 4, "rebuild: bucket sizes int32", err,
                         errlen);
-    if (rc != 0) {
-        bucket_assignment_free(out);
-        return -1;
-    }
+    if (rc != 0)
+        goto fail;
     return 0;
+fail:
+    if (!*layout)
+        bucket_assignment_free(out);
+    *layout = NULL;
+    return -1;
 oom:
     snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
     return -1;

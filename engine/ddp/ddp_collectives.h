@@ -29,8 +29,12 @@
 
 int ddp_construction(reducer *r, char *err, size_t errlen);
 int ddp_sync_buffers(reducer *r, char *err, size_t errlen);
-/* Fills *out with the rebuilt assignment every rank adopts (rank 0's). */
-int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, char *err, size_t errlen);
+/* Fills *out with the rebuilt assignment every rank adopts (rank 0's).  With the world's
+ * shared tables (r->shared), *layout is set to the shared layout when it was planned from
+ * the same order, and *out is then a shallow copy of its assignment (not to be freed);
+ * else *layout is NULL and *out is this rank's own. */
+int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, const bucket_layout **layout, char *err,
+                            size_t errlen);
 int ddp_used_map(reducer *r, char *err, size_t errlen);
 /* join's post-hook: agree on the authoritative rank, then its parameters (the data) and
  * buffers to every rank (_sync_final_model). */

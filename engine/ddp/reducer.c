@@ -33,14 +33,16 @@ static int setup_buckets(reducer *r, char *err, size_t errlen)
     for (int b = 0; b < r->current.nbuckets; b++) {
         const bucket_def *bd = &r->current.buckets[b];
         int64_t off = 0;
-        for (int i = 0; i < bd->nparams; i++) {
-            int p = bd->params[i];
-            r->param_bucket[p] = b;
-            r->param_offset[p] = off;
-            off += r->m->params[p].numel;
-        }
+        for (int i = 0; i < bd->nparams; i++)
+            off += r->m->params[bd->params[i]].numel;
         r->buckets[b].numel = off;
         total += off;
+    }
+    /* A shared layout came indexed; this rank's own is indexed here. */
+    if (!r->current_shared) {
+        bucket_layout_index(r->m, &r->current, r->own_param_bucket, r->own_param_offset);
+        r->param_bucket = r->own_param_bucket;
+        r->param_offset = r->own_param_offset;
     }
     if (r->dev->no_buffers)
         return 0; /* the device only models time: ops carry no memory */
@@ -71,7 +73,7 @@ static float *bucket_view(const reducer *r, int p)
 }
 
 int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, timing_model *timing,
-                 dev_param *params, char *err, size_t errlen)
+                 dev_param *params, param_tables *shared, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->dev = dev;
@@ -80,23 +82,40 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
     r->timing = timing;
     r->params = params;
     r->world = dev->world_size;
+    /* Only a rank without buffers has tables like every other rank's (param_tables.h). */
+    r->shared = dev->no_buffers ? shared : NULL;
     int n = m->nparams;
-    r->param_bucket = calloc((size_t)n, sizeof *r->param_bucket);
-    r->param_offset = calloc((size_t)n, sizeof *r->param_offset);
+    if (!r->shared) {
+        r->own_param_bucket = calloc((size_t)n, sizeof *r->own_param_bucket);
+        r->own_param_offset = calloc((size_t)n, sizeof *r->own_param_offset);
+    }
     r->is_view = calloc((size_t)n, sizeof *r->is_view);
-    r->ready_order = calloc((size_t)n, sizeof *r->ready_order);
-    r->bcast = dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
+    /* Rank 0's order is the one broadcast at the rebuild; no other rank reads its own. */
+    r->ready_order = dev->rank == 0 ? calloc((size_t)n, sizeof *r->ready_order) : NULL;
+    /* A time-only device's ranks take it only for the rebuild (ddp_sync_bucket_indices):
+     * held from the start, it was 4 B a parameter on every rank for the whole run. */
+    r->bcast = dev->no_buffers ? NULL : dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
     bool used_map = sc->find_unused_parameters || sc->static_graph;
     r->local_used = used_map ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
     r->prev_forward_synced = true;
-    if (!r->param_bucket || !r->param_offset || !r->is_view || !r->ready_order || !r->bcast ||
-        (used_map && !r->local_used))
+    if ((!r->shared && (!r->own_param_bucket || !r->own_param_offset)) || !r->is_view || (dev->rank == 0 && !r->ready_order) ||
+        (!dev->no_buffers && !r->bcast) || (used_map && !r->local_used))
         goto oom;
 
-    if (bucket_plan_initial(m, sc, &r->initial) != 0)
-        goto oom;
-    if (bucket_assignment_copy(&r->initial, &r->current) != 0)
-        goto oom;
+    if (r->shared) {
+        /* The world's copy: the same assignment and index bucket_plan_initial() gives here. */
+        const bucket_layout *L = param_tables_initial(r->shared);
+        r->initial = L->a;
+        r->current = L->a;
+        r->initial_shared = r->current_shared = true;
+        r->param_bucket = L->param_bucket;
+        r->param_offset = L->param_offset;
+    } else {
+        if (bucket_plan_initial(m, sc, &r->initial) != 0)
+            goto oom;
+        if (bucket_assignment_copy(&r->initial, &r->current) != 0)
+            goto oom;
+    }
     if (setup_buckets(r, err, errlen) != 0 || ddp_construction(r, err, errlen) != 0) {
         reducer_free(r);
         return -1;
@@ -112,10 +131,12 @@ void reducer_free(reducer *r)
 {
     free_buckets(r);
     dev_free(r->dev, r->arena);
-    bucket_assignment_free(&r->initial);
-    bucket_assignment_free(&r->current);
-    free(r->param_bucket);
-    free(r->param_offset);
+    if (!r->initial_shared)
+        bucket_assignment_free(&r->initial);
+    if (!r->current_shared)
+        bucket_assignment_free(&r->current);
+    free(r->own_param_bucket);
+    free(r->own_param_offset);
     free(r->is_view);
     free(r->ready_order);
     dev_free(r->dev, r->bcast);
@@ -128,21 +149,45 @@ static int rebuild(reducer *r, char *err, size_t errlen)
 {
     int n = r->m->nparams;
     bucket_assignment rebuilt;
-    if (ddp_sync_bucket_indices(r, &rebuilt, err, errlen) != 0)
+    const bucket_layout *shared = NULL;
+    if (ddp_sync_bucket_indices(r, &rebuilt, &shared, err, errlen) != 0)
         return -1;
     /* The streams are idle here (the host synchronised the last step), so the old
      * buffers' memory can take the new ones. */
     free_buckets(r);
-    bucket_assignment_free(&r->current);
+    if (!r->current_shared)
+        bucket_assignment_free(&r->current);
     r->current = rebuilt;
+    r->current_shared = shared != NULL;
+    if (shared) {
+        r->param_bucket = shared->param_bucket;
+        r->param_offset = shared->param_offset;
+    } else if (!r->own_param_bucket) {
+        /* The shared initial layout had no storage of this rank's: now it needs some. */
+        r->own_param_bucket = calloc((size_t)n, sizeof *r->own_param_bucket);
+        r->own_param_offset = calloc((size_t)n, sizeof *r->own_param_offset);
+        if (!r->own_param_bucket || !r->own_param_offset) {
+            snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
+            return -1;
+        }
+    }
     if (setup_buckets(r, err, errlen) != 0)
         return -1;
     if (r->sc->gradient_as_bucket_view) {
-        /* Gradients become views of the new buckets; the next backward overwrites them. */
+        /* Gradients become views of the new buckets; the next backward overwrites them.
+         * Stored only when it changes: a shared parameter table (param_tables.h) already
+         * holds the NULL view of a device without buffers, and is never written. */
         for (int p = 0; p < n; p++) {
-            r->params[p].grad = bucket_view(r, p);
+            float *view = bucket_view(r, p);
+            if (r->params[p].grad != view)
+                r->params[p].grad = view;
             r->is_view[p] = true;
         }
+    }
+    if (r->dev->no_buffers) {
+        /* The broadcasts waited for (ddp_collectives.c): nothing reads it any more. */
+        dev_free(r->dev, r->bcast);
+        r->bcast = NULL;
     }
     r->version = 1;
     r->rebuild_due = false;
@@ -198,10 +243,13 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     bool in_place = r->is_view[p];
     if (in_place && scale == 1.0f)
         return 0; /* a view of the bucket already, and the hook divides */
-    dev_op op = {.kind = SPAN_COPY_IN, .iter = r->iter, .layer = mp->layer, .bucket = b, .seq = -1,
-                 .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
+    /* One per parameter and step on every rank: no zeroing of the whole op (dev_op_start),
+     * no name where the device keeps none. */
+    dev_op op;
+    dev_op_start(&op, SPAN_COPY_IN, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * 4);
     op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_IN, 2.0 * (double)mp->numel * 4);
-    text_copy(op.name, sizeof op.name, mp->name);
+    if (!r->dev->drops_op_names)
+        text_copy(op.name, sizeof op.name, mp->name);
     op.u.copy.dst = view;
     op.u.copy.src = in_place ? view : r->params[p].grad;
     op.u.copy.n = mp->numel;
@@ -209,7 +257,8 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     if (enqueue_or_fail(r, DEV_STREAM_COMPUTE, &op, err, errlen) != 0)
         return -1;
     if (r->sc->gradient_as_bucket_view && !in_place) {
-        r->params[p].grad = view;
+        if (r->params[p].grad != view) /* never a store into a shared table (rebuild()) */
+            r->params[p].grad = view;
         r->is_view[p] = true;
     }
     return 0;
@@ -255,7 +304,7 @@ int reducer_grad_ready(reducer *r, int p, char *err, size_t errlen)
         return 0; /* no_sync (or no DDP): the gradient stays local */
     /* The order is recorded in the first synchronised step, or with static_graph in the
      * second (the first one's hooks only count, and reduction waits for its end). */
-    if (r->synced_steps == (r->sc->static_graph ? 1 : 0))
+    if (r->ready_order && r->synced_steps == (r->sc->static_graph ? 1 : 0))
         r->ready_order[r->nready++] = p;
     if (r->delay_all)
         return 0;
@@ -302,10 +351,11 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
             for (int i = 0; i < bd->nparams; i++) {
                 int p = bd->params[i];
                 const model_param *mp = &r->m->params[p];
-                dev_op op = {.kind = SPAN_COPY_OUT, .iter = r->iter, .layer = mp->layer, .bucket = b, .seq = -1,
-                             .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
+                dev_op op; /* as in copy_in() */
+                dev_op_start(&op, SPAN_COPY_OUT, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * 4);
                 op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * 4);
-                text_copy(op.name, sizeof op.name, mp->name);
+                if (!r->dev->drops_op_names)
+                    text_copy(op.name, sizeof op.name, mp->name);
                 op.u.copy.dst = r->params[p].grad;
                 op.u.copy.src = bucket_view(r, p);
                 op.u.copy.n = mp->numel;

@@ -24,8 +24,9 @@
 #include "engine/ddp/reducer_state.h"
 
 
+/* `shared` (may be NULL): the world's tables, used when dev has no buffers. */
 int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, timing_model *timing,
-                 dev_param *params, char *err, size_t errlen);
+                 dev_param *params, param_tables *shared, char *err, size_t errlen);
 void reducer_free(reducer *r);
 
 /* Start of a forward pass: performs the one-time rebuild when it is due. */

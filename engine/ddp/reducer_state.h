@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "engine/ddp/buckets.h"
+#include "engine/ddp/param_tables.h"
 #include "engine/device.h"
 #include "engine/workload/model_zoo.h"
 #include "engine/scenario/scenario.h"
@@ -31,14 +32,21 @@ typedef struct reducer {
     dev_param *params; /* owned by the caller; grad pointers are re-pointed to bucket views */
     int world;
 
-    bucket_assignment initial;
-    bucket_assignment current;
+    /* The world's shared tables (param_tables.h), or NULL: a rank whose device has no
+     * buffers takes its parameter table and bucket layouts from them. */
+    param_tables *shared;
+    bucket_assignment initial; /* a shallow copy of the shared layout's when initial_shared */
+    bucket_assignment current; /* likewise when current_shared */
+    bool initial_shared;
+    bool current_shared;
     int version; /* 0 before the rebuild, 1 after */
     reducer_bucket *buckets;
     float *arena;        /* every bucket's memory, kept across the rebuild (device memory) */
     int64_t arena_numel;
-    int *param_bucket;
-    int64_t *param_offset; /* element offset of each param inside its bucket */
+    const int *param_bucket;     /* parameter -> bucket of `current` */
+    const int64_t *param_offset; /* element offset of each param inside its bucket */
+    int *own_param_bucket;       /* the storage of those two when not shared, else NULL */
+    int64_t *own_param_offset;
     bool *is_view;         /* gradient_as_bucket_view: grad already points into its bucket */
 
     int iter;
@@ -47,9 +55,9 @@ typedef struct reducer {
     bool delay_all;      /* static_graph, first synchronised step: reduce after backward */
     int synced_steps;
     bool rebuild_due;
-    int *ready_order;
+    int *ready_order; /* rank 0 only: the others' order is never read (rank 0's is broadcast) */
     int nready;
-    int32_t *bcast; /* broadcast buffer for the rebuild */
+    int32_t *bcast; /* broadcast buffer for the rebuild (a time-only device: only during it) */
     int32_t *local_used; /* find_unused_parameters / static_graph: the used-map (0/1), int32 */
     int64_t seq;
     int32_t *scratch; /* data of the collectives that only model DDP's traffic (ddp_collectives.h) */

@@ -14,6 +14,7 @@
 
 typedef struct {
     dev_param *params;
+    bool params_shared; /* the world's table (param_tables.h): not this rank's to free */
     float **grad_storage; /* the gradients' own buffers (grad may later point into a bucket);
                            * NULL on a device without buffers */
     int n;
@@ -22,6 +23,8 @@ typedef struct {
 
 static void memory_free(device *dev, rank_memory *mem)
 {
+    if (mem->params_shared)
+        mem->params = NULL;
     for (int p = 0; p < mem->n; p++) {
         if (mem->params)
             dev_free(dev, mem->params[p].data);
@@ -39,9 +42,15 @@ static void memory_free(device *dev, rank_memory *mem)
 #define INIT_SLICE ((int64_t)1 << 22)
 
 /* A device that only models time (no_buffers) gets the parameters' sizes but no memory. */
-static int memory_alloc(device *dev, rank_memory *mem, const model *m, atomic_bool *stop)
+static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tables *shared, atomic_bool *stop)
 {
     mem->n = m->nparams;
+    if (dev->no_buffers && shared) {
+        /* {NULL, NULL, numel} per parameter on every rank: the world holds it once. */
+        mem->params = param_tables_params(shared);
+        mem->params_shared = true;
+        return 0;
+    }
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
     /* Every rank of a time-only world would hold a NULL per parameter here. */
     mem->grad_storage = dev->no_buffers ? NULL : calloc((size_t)m->nparams, sizeof *mem->grad_storage);
@@ -94,8 +103,8 @@ static int enqueue(trainer_args *a, const dev_op *op, char *err, size_t errlen)
     return 0;
 }
 
-static void layer_op(dev_op *op, const scenario *sc, const model_layer *L, int iter, int layer, span_kind kind,
-                     uint64_t model_ns, double stretch)
+static void layer_op(dev_op *op, const device *dev, const scenario *sc, const model_layer *L, int iter, int layer,
+                     span_kind kind, uint64_t model_ns, double stretch)
 {
     memset(op, 0, sizeof *op);
     op->kind = kind;
@@ -103,7 +112,8 @@ static void layer_op(dev_op *op, const scenario *sc, const model_layer *L, int i
     op->layer = layer;
     op->bucket = -1;
     op->seq = -1;
-    text_copy(op->name, sizeof op->name, L->name);
+    if (!dev->drops_op_names) /* two per layer and iteration on every rank */
+        text_copy(op->name, sizeof op->name, L->name);
     if (sc->compute == COMPUTE_REAL) {
         /* Real work: the layer's GEMM over the whole batch (backward: twice the rows,
          * for the input and weight gradients); the duration is what BLAS takes. */
@@ -176,7 +186,8 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
 
         dev_op op;
         for (int l = 0; l < m->nlayers; l++) {
-            layer_op(&op, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]), stretch);
+            layer_op(&op, a->dev, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]),
+                     stretch);
             op.phase_begin = l == 0;
             op.phase_end = l == m->nlayers - 1;
             if (mem->rt)
@@ -188,7 +199,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             reducer_prepare_backward(r);
         for (int l = m->nlayers - 1; l >= 0; l--) {
             const model_layer *L = &m->layers[l];
-            layer_op(&op, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
+            layer_op(&op, a->dev, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
             op.phase_begin = l == m->nlayers - 1;
             op.phase_end = l == 0;
             if (L->nparams > 0) {
@@ -206,8 +217,10 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 if (mem->rt)
                     real_training_backward_op(mem->rt, &op, l, mem->params, op.u.grad.accumulate);
             }
-            if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2)
+            if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2) {
                 op.work = WORK_FAIL;
+                text_copy(op.name, sizeof op.name, L->name); /* the error names the op */
+            }
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;
             /* Within a layer, in autograd's order (model_zoo.h). */
@@ -264,7 +277,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     memset(&a->initial, 0, sizeof a->initial);
     memset(&a->rebuilt, 0, sizeof a->rebuilt);
     a->rebuilt_valid = 0;
-    if (memory_alloc(a->dev, &mem, a->m, a->stop_requested) != 0) {
+    if (memory_alloc(a->dev, &mem, a->m, a->shared, a->stop_requested) != 0) {
         if (a->stop_requested && atomic_load(a->stop_requested))
             snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
                      a->dev->rank);
@@ -286,7 +299,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     if (timing_fits_cache(a->sc, a->m->total_numel))
         timing_use_cache(&tm, a->sc);
     reducer r;
-    if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, err, errlen) != 0) {
+    if (reducer_init(&r, a->dev, a->m, a->sc, &tm, mem.params, a->shared, err, errlen) != 0) {
         memory_free(a->dev, &mem);
         return -1;
     }
@@ -298,7 +311,7 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
         dev_synchronize(a->dev, DEV_STREAM_COMPUTE);
         dev_synchronize(a->dev, DEV_STREAM_COMM);
     }
-    if (bucket_assignment_copy(&r.initial, &a->initial) == 0 && r.version == 1) {
+    if (a->keep_assignments && bucket_assignment_copy(&r.initial, &a->initial) == 0 && r.version == 1) {
         if (bucket_assignment_copy(&r.current, &a->rebuilt) == 0)
             a->rebuilt_valid = 1;
     }

@@ -15,6 +15,7 @@
 #include "engine/device.h"
 #include "engine/workload/model_zoo.h"
 #include "profiler/recorder.h"
+#include "engine/ddp/param_tables.h"
 #include "engine/ddp/reducer.h"
 #include "engine/scenario/scenario.h"
 
@@ -36,6 +37,12 @@ typedef struct {
     void *abort_user;
     trainer_sync_hook on_sync;
     void *on_sync_user;
+    /* The world's shared per-parameter tables (param_tables.h), or NULL; used only on a
+     * device without buffers. */
+    param_tables *shared;
+    /* Whether to hand out the bucket assignments below: the launcher reads one rank's, and
+     * a copy kept by every finished rank of a large world adds up. */
+    bool keep_assignments;
     /* Out: the bucket assignments (owned by the trainer until trainer_result_free). */
     bucket_assignment initial, rebuilt;
     int rebuilt_valid;

@@ -110,7 +110,8 @@ static void draw_progress(const char *label, int done, int total, double elapsed
 static int first_rank(const launch_threads_args *a) { return a->nranks ? a->first_rank : 0; }
 static int rank_count(const launch_threads_args *a) { return a->nranks ? a->nranks : a->sc->world_size; }
 
-static void prepare_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots, atomic_int *progress)
+static void prepare_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot *slots, atomic_int *progress,
+                          param_tables *shared)
 {
     const launch_options *opt = a->opt;
     for (int i = 0; i < rank_count(a); i++) {
@@ -128,7 +129,10 @@ static void prepare_ranks(const launch_threads_args *a, run_ctx *ctx, rank_slot 
                         .abort_run = abort_run,
                         .abort_user = ctx,
                         .on_sync = opt->on_sync ? opt->on_sync : opt->verify ? verify_hook : NULL,
-                        .on_sync_user = opt->on_sync ? opt->on_sync_user : ctx}};
+                        .on_sync_user = opt->on_sync ? opt->on_sync_user : ctx,
+                        .shared = shared,
+                        /* launch_threads() reads the first slot's rebuilt assignment only. */
+                        .keep_assignments = i == 0}};
     }
 }
 
@@ -208,8 +212,12 @@ void launch_threads(const launch_threads_args *a, char *failure, size_t failure_
     } else if (a->be->world_create(&wa, &ctx.world, err, sizeof err) != 0) {
         text_copy(failure, failure_len, err);
     }
+    /* The ranks' common per-parameter tables, used by those whose device has no buffers
+     * (a time-only world); NULL when out of memory: each rank then holds its own. */
+    param_tables *shared = NULL;
     if (ctx.world) {
-        prepare_ranks(a, &ctx, slots, progress);
+        shared = param_tables_create(a->m, a->sc);
+        prepare_ranks(a, &ctx, slots, progress, shared);
         if (a->be->run_ranks) {
             coop_run cr = {.a = a, .ctx = &ctx, .slots = slots};
             a->be->run_ranks(ctx.world, world, rank_body, coop_watch, &cr);
@@ -240,5 +248,6 @@ void launch_threads(const launch_threads_args *a, char *failure, size_t failure_
             trainer_result_free(&slots[r].args.trainer);
     free(slots);
     free(progress);
+    param_tables_free(shared); /* every rank has ended */
     pthread_mutex_destroy(&ctx.mu);
 }

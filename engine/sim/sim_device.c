@@ -699,6 +699,8 @@ device *sim_device_create(sim_world *w, int rank, char *err, size_t errlen)
     d->base.rank = rank;
     d->base.world_size = w->world_size;
     d->base.no_buffers = true;
+    /* push() keeps no name of an op that is not a collective unless every op is a span. */
+    d->base.drops_op_names = w->detail != RECORD_OP;
     d->w = w;
     d->blocked_on = -1;
     d->staged_seq = -1;
