@@ -114,6 +114,37 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
     return rc;
 }
 
+/* Above this many ranks a prediction records spans per phase, not per op, unless the
+ * user says record.detail: tens of thousands of ranks' op spans would cost twice the
+ * memory and time for figures nobody reads per op. */
+#define WHATIF_PHASE_DETAIL_RANKS 4096
+
+/* Whether -s or --sweep asks for more than WHATIF_PHASE_DETAIL_RANKS ranks without
+ * setting record.detail. */
+static bool needs_phase_detail(const char **overrides, int noverrides, const char **sweeps, int nsweeps)
+{
+    bool many = false;
+    for (int k = 0; k < noverrides + nsweeps; k++) {
+        const char *kv = k < noverrides ? overrides[k] : sweeps[k - noverrides];
+        if (!strncmp(kv, "record.detail=", 14))
+            return false;
+        if (strncmp(kv, "run.world_size=", 15) != 0)
+            continue;
+        const char *v = kv + 15; /* one value, or a sweep's list */
+        while (*v) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (end == v)
+                break; /* not a number: the scenario's check says so */
+            many |= n > WHATIF_PHASE_DETAIL_RANKS;
+            if (*end != ',')
+                break;
+            v = end + 1;
+        }
+    }
+    return many;
+}
+
 int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
 {
     if (cli_wants_help(argc, argv, usage))
@@ -205,6 +236,11 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             free(checked);
         }
     }
+    bool phase_detail = status == EXIT_OK && needs_phase_detail(overrides, noverrides, sweeps, nsweeps);
+    if (phase_detail) {
+        run_argv[nrun++] = "-s";
+        run_argv[nrun++] = "record.detail=phase";
+    }
     int64_t last = status == EXIT_OK ? max_run_id(store_db(st)) : 0;
     if (last < 0) {
         fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, sqlite3_errmsg(store_db(st)));
@@ -232,6 +268,9 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         }
     }
     printf("whatif: run %lld derived\n%s", run_id, d.notes);
+    if (phase_detail)
+        printf("whatif: above %d ranks the predictions record spans per phase (-s record.detail=op keeps every op)\n",
+               WHATIF_PHASE_DETAIL_RANKS);
 
     char tmp[] = "/tmp/ddpprof-whatif-XXXXXX.ini";
     const char *path = scenario_out;

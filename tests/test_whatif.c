@@ -217,6 +217,25 @@ static void test_replay_chosen_spans(void **state)
     expect_replay(db, 1, 2);
 }
 
+/* Above 4096 ranks whatif's predictions record spans per phase, unless told otherwise. */
+static void test_large_world_phase_detail(void **state)
+{
+    (void)state;
+    char db[300], scen[300];
+    imp_path(db, sizeof db, "large.sqlite");
+    repo_path(scen, sizeof scen, "scenarios/skewed.ini");
+    cmd_result r;
+    assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.iterations=3", NULL), 0);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(ddpprof_cmd(&r, "whatif", db, "--run", "1", "-q", "--sweep", "run.world_size=8,5000", NULL), 0);
+    if (r.status != 0)
+        fail_msg("whatif: exit %d: %s", r.status, r.err);
+    assert_non_null(strstr(r.out, "record spans per phase"));
+    assert_int_equal(db_int(db, "SELECT COUNT(*) FROM run WHERE id > 1 AND scenario LIKE '%detail = phase%'"), 2);
+    assert_int_equal(ddpprof_cmd(&r, "whatif", db, "--run", "1", "-q", "-s", "run.world_size=8", NULL), 0);
+    assert_null(strstr(r.out, "record spans per phase"));
+}
+
 /* Runs whatif cannot derive from: an unknown run, a run without DDP buckets (one rank). */
 static void test_refusals(void **state)
 {
@@ -244,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_replay_imported),
         cmocka_unit_test(test_other_collectives_scale),
         cmocka_unit_test(test_replay_chosen_spans),
+        cmocka_unit_test(test_large_world_phase_detail),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
