@@ -68,7 +68,7 @@ static import_status expand_dir(const char *dir, path_list *l, char *err, size_t
         if (!trace_name(e->d_name))
             continue;
         char p[4096];
-        if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, e->d_name) >= sizeof p)
+        if ((size_t)snprintf(p, sizeof p, "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/", e->d_name) >= sizeof p)
             continue;
         struct stat sb;
         if (stat(p, &sb) != 0 || !S_ISREG(sb.st_mode))

@@ -71,6 +71,9 @@ typedef struct {
  * communication, and host ops are not the compute).  0, or -1 with err (memory). */
 int rank_spans_build(rank_result *rr, trace_rank *tr, bool device_job, char *err, size_t errlen);
 void rank_result_free(rank_result *rr);
+/* Appends a span to rr, every field 0 but those whose "none" is -1; NULL with err when
+ * memory is out.  The pointer lives until the next append. */
+pspan *rank_span_new(rank_result *rr, char *err, size_t errlen);
 
 /* Reads the files (directories expanded) into ranks: IMPORT_OK, or a status with err. */
 import_status import_read_files(const import_options *o, import_file **files, int *nfiles,

@@ -154,8 +154,11 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
             set_err(err, errlen,
                     "%s%s%s: which rank is this trace? It has no distributedInfo.rank%s and its file"
                     " name ends in no number: give --rank N (one trace at a time), or name the files"
-                    " of a job rank0.json, rank1.json, ...",
-                    r->path, r->label[0] ? " " : "", r->label, r->label[0] ? " (several processes)" : "");
+                    " of a job rank0.json, rank1.json, ...%s",
+                    r->path, r->label[0] ? " " : "", r->label, r->label[0] ? " (several processes)" : "",
+                    nranks > 1 ? "; the traces given together are one job's ranks: a trace imported by itself"
+                                 " is rank 0 of a world of 1"
+                               : "");
             return IMPORT_BAD_INPUT;
         }
         if (r->world_size > 0) {
@@ -493,20 +496,12 @@ static int add_host_span(rank_result *rr, int kind, int32_t iter, int64_t start,
         set_err(err, errlen, "out of memory");
         return -1;
     }
-    if (rr->nsp == rr->cap) {
-        size_t cap = rr->cap ? 2 * rr->cap : 64;
-        pspan *grown = realloc(rr->sp, cap * sizeof *grown);
-        if (!grown) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        rr->sp = grown;
-        rr->cap = cap;
-    }
-    pspan *p = &rr->sp[rr->nsp++];
-    memset(p, 0, sizeof *p);
+    pspan *p = rank_span_new(rr, err, errlen);
+    if (!p)
+        return -1;
     *p = (pspan){.start = start, .end = end, .launch = start, .bytes = -1, .coll_seq = -1, .seq = -1,
-                 .name = id, .iter = iter, .bucket = -1, .pg = -1, .stream = STREAM_HOST, .kind = (uint8_t)kind};
+                 .name = id, .iter = iter, .launch_iter = iter, .bucket = -1, .pg = -1, .stream = STREAM_HOST,
+                 .kind = (uint8_t)kind};
     return 0;
 }
 

@@ -279,7 +279,7 @@ static int32_t launch_of(const ctx *c, int64_t corr)
 
 /* ---- spans --------------------------------------------------------------------------------- */
 
-static pspan *new_span(rank_result *rr, char *err, size_t errlen)
+pspan *rank_span_new(rank_result *rr, char *err, size_t errlen)
 {
     if (rr->nsp == rr->cap) {
         size_t cap = rr->cap ? 2 * rr->cap : 4096;
@@ -332,7 +332,7 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
     trace_rank *tr = c->tr;
     const tev *e = &tr->ev[i];
     int32_t rt = launch_of(c, e->correlation);
-    pspan *p = new_span(c->rr, err, errlen);
+    pspan *p = rank_span_new(c->rr, err, errlen);
     if (!p)
         return -1;
     p->start = e->ts_ns;
@@ -396,7 +396,7 @@ static int host_span(ctx *c, size_t i, bool device_job, char *err, size_t errlen
     } else {
         return 0;
     }
-    pspan *p = new_span(c->rr, err, errlen);
+    pspan *p = rank_span_new(c->rr, err, errlen);
     if (!p)
         return -1;
     p->start = p->launch = e->ts_ns;
@@ -514,7 +514,7 @@ static int lone_rank_collectives(ctx *c, char *err, size_t errlen)
             else
                 hi = mid;
         }
-        pspan *p = new_span(rr, err, errlen);
+        pspan *p = rank_span_new(rr, err, errlen);
         if (!p) {
             ret = -1;
             break;
