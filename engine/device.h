@@ -10,8 +10,10 @@
  * inside).  Each operation is recorded as a span by the executor.  After any failure
  * (a collective timeout, a dead peer, an abort) the rank's streams stop and
  * dev_synchronize() returns -1 with the reason in dev_error().  Buffers that operations
- * touch come from dev_alloc() (zeroed; the host reads and writes them only while the
- * streams that use them are idle).
+ * touch come from dev_alloc() (zeroed; device memory, which the host may not touch
+ * directly: it copies in and out with dev_copy() and clears with dev_zero(), only while
+ * the streams that use them are idle).  dev_alloc's memory is the caller's, given back
+ * with dev_free().
  */
 #ifndef DDPPROF_DEVICE_H
 #define DDPPROF_DEVICE_H
@@ -110,11 +112,16 @@ typedef struct device_ops {
     int (*synchronize)(device *d, dev_stream s);
     int64_t (*now_ns)(device *d);
     const char *(*error)(device *d);
-    /* Zeroed memory that this device's operations read and write and that the host may
-     * read and write while the streams are idle (cuda: managed memory).  NULL: the heap
-     * (calloc / free). */
+    /* Zeroed memory that this device's operations read and write (cuda: cudaMalloc).
+     * NULL: the heap (calloc / free). */
     void *(*alloc)(device *d, size_t bytes);
     void (*release)(device *d, void *p);
+    /* Copies `bytes` between host memory and alloc's memory, either way or within it,
+     * and clears alloc's memory; both return once done (0) or -1 with dev_error() set.
+     * The host calls them only while the streams that use the memory are idle.  NULL:
+     * memcpy / memset (the heap is the device's memory). */
+    int (*copy)(device *d, void *dst, const void *src, size_t bytes);
+    int (*zero)(device *d, void *p, size_t bytes);
 } device_ops;
 
 struct device {
@@ -161,5 +168,9 @@ static inline int64_t dev_now_ns(device *d) { return d->ops->now_ns(d); }
 static inline const char *dev_error(device *d) { return d->ops->error(d); }
 void *dev_alloc(device *d, size_t bytes);
 void dev_free(device *d, void *p);
+/* Host <-> device copies and clearing (device_ops.copy / .zero): 0, or -1 with
+ * dev_error() saying why. */
+int dev_copy(device *d, void *dst, const void *src, size_t bytes);
+int dev_zero(device *d, void *p, size_t bytes);
 
 #endif

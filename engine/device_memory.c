@@ -1,5 +1,7 @@
-/* device_memory.c — dev_alloc / dev_free: the device's own allocator, else the heap. */
+/* device_memory.c — dev_alloc / dev_free / dev_copy / dev_zero: the device's own memory
+ * functions, else the heap's. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/device.h"
 
@@ -18,4 +20,24 @@ void dev_free(device *d, void *p)
         d->ops->release(d, p);
     else
         free(p);
+}
+
+int dev_copy(device *d, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    if (d->ops->copy)
+        return d->ops->copy(d, dst, src, bytes);
+    memmove(dst, src, bytes);
+    return 0;
+}
+
+int dev_zero(device *d, void *p, size_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    if (d->ops->zero)
+        return d->ops->zero(d, p, bytes);
+    memset(p, 0, bytes);
+    return 0;
 }

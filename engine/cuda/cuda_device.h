@@ -12,7 +12,8 @@
  * the comm stream has reached that does not complete within timeout_s, or an NCCL
  * asynchronous error, aborts the communicator (ncclCommAbort) and fails the device with
  * the rank and the collective named; so does cuda_device_abort() (another rank failed).
- * dev_alloc() memory is CUDA managed memory.  Every CUDA, cuBLAS and NCCL call's status
+ * dev_alloc() memory is cudaMalloc device memory; dev_copy() / dev_zero() reach it on a
+ * transfer stream of its own.  Every CUDA, cuBLAS and NCCL call's status
  * is checked, and a failure names the call.
  */
 #ifndef DDPPROF_CUDA_DEVICE_H

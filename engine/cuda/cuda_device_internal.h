@@ -55,6 +55,7 @@ typedef struct cuda_device {
     cuda_placement place;
     cuda_stream st[DEV_STREAM_COUNT];
     cudaStream_t clock_stream;
+    cudaStream_t xfer_stream; /* the host's copies in and out of device memory */
     cuda_blas blas_lib; /* cuBLAS, loaded by this device */
     cublasHandle_t blas;
     bool blas_ok;

@@ -62,6 +62,7 @@ static int create_streams(cuda_device *d, const cuda_device_config *c, char *err
         st->ring = ring_of(c, i);
     }
     CUDA_TRY(cudaStreamCreateWithFlags(&d->clock_stream, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&d->xfer_stream, cudaStreamNonBlocking));
     CUDA_TRY(cudaMalloc((void **)&d->stamps, DEV_STREAM_COUNT * sizeof *d->stamps));
     for (int k = 0; k < CUDA_ANCHORS; k++)
         CUDA_TRY(cudaEventCreate(&d->anchors[k].ev));
@@ -299,6 +300,8 @@ void cuda_device_destroy(device *base)
             warn_cuda(rank, "cudaEventDestroy", cudaEventDestroy(d->anchors[k].ev));
     if (d->clock_stream)
         warn_cuda(rank, "cudaStreamDestroy", cudaStreamDestroy(d->clock_stream));
+    if (d->xfer_stream)
+        warn_cuda(rank, "cudaStreamDestroy", cudaStreamDestroy(d->xfer_stream));
     pthread_cond_destroy(&d->cv);
     pthread_mutex_destroy(&d->mu);
     free(d);

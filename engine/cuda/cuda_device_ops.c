@@ -185,44 +185,54 @@ static const char *cuda_error(device *base)
     return e;
 }
 
-/* Managed memory, zeroed, preferring this GPU: the host reads it only between steps
- * (--verify, the rebuild's broadcast), so pages live on the GPU while it trains. */
+/* Host <-> GPU copies and clearing run on the device's own transfer stream (non-blocking,
+ * so they never wait behind, or hold up, a stream that waits inside NCCL) and are waited
+ * for there.  cudaMemcpyDefault: unified addressing tells the direction. */
+static int transfer_done(cuda_device *d, const char *what, size_t bytes, cudaError_t rc)
+{
+    if (rc == cudaSuccess)
+        rc = cudaStreamSynchronize(d->xfer_stream);
+    if (rc == cudaSuccess)
+        return 0;
+    char msg[512];
+    snprintf(msg, sizeof msg, "rank %d: %s of %zu bytes: %s", d->base.rank, what, bytes, cudaGetErrorString(rc));
+    cuda_device_fail(d, msg);
+    return -1;
+}
+
+static int cuda_copy(device *base, void *dst, const void *src, size_t bytes)
+{
+    cuda_device *d = (cuda_device *)base;
+    return transfer_done(d, "cudaMemcpyAsync", bytes,
+                         cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, d->xfer_stream));
+}
+
+static int cuda_zero(device *base, void *p, size_t bytes)
+{
+    cuda_device *d = (cuda_device *)base;
+    return transfer_done(d, "cudaMemsetAsync", bytes, cudaMemsetAsync(p, 0, bytes, d->xfer_stream));
+}
+
+/* Device memory (cudaMalloc), zeroed: parameters, gradients, buckets and the collectives'
+ * small buffers, which the host reaches through cuda_copy / cuda_zero only. */
 static void *cuda_alloc(device *base, size_t bytes)
 {
     cuda_device *d = (cuda_device *)base;
     void *p = NULL;
-    char msg[512];
-    /* Managed memory beyond what the GPU has free can hang the GPU, not just this
-     * process: refuse it (with room left for NCCL's and cuBLAS's own buffers). */
-    size_t free_b = 0, total_b = 0;
-    cudaError_t rc = cudaMemGetInfo(&free_b, &total_b);
+    cudaError_t rc = cudaMalloc(&p, bytes);
     if (rc != cudaSuccess) {
-        snprintf(msg, sizeof msg, "rank %d: cudaMemGetInfo: %s", d->base.rank, cudaGetErrorString(rc));
-        cuda_device_fail(d, msg);
-        return NULL;
-    }
-    const size_t reserve = (size_t)512 << 20;
-    if (bytes + reserve > free_b) {
+        size_t free_b = 0, total_b = 0;
+        char msg[512];
+        if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess)
+            free_b = total_b = 0;
         snprintf(msg, sizeof msg,
-                 "rank %d: %zu MiB more on GPU %d, which has %zu MiB free of %zu (keeping %zu MiB for NCCL "
-                 "and cuBLAS): use a smaller model or fewer ranks per GPU",
-                 d->base.rank, bytes >> 20, d->gpu, free_b >> 20, total_b >> 20, reserve >> 20);
+                 "rank %d: cudaMalloc(%zu MiB) on GPU %d: %s (%zu MiB free of %zu): use a smaller model or fewer "
+                 "ranks per GPU",
+                 d->base.rank, bytes >> 20, d->gpu, cudaGetErrorString(rc), free_b >> 20, total_b >> 20);
         cuda_device_fail(d, msg);
         return NULL;
     }
-    rc = cudaMallocManaged(&p, bytes, cudaMemAttachGlobal);
-    if (rc != cudaSuccess) {
-        snprintf(msg, sizeof msg, "rank %d: cudaMallocManaged(%zu bytes): %s", d->base.rank, bytes,
-                 cudaGetErrorString(rc));
-        cuda_device_fail(d, msg);
-        return NULL;
-    }
-    struct cudaMemLocation loc = {.type = cudaMemLocationTypeDevice, .id = d->gpu};
-    if ((rc = cudaMemAdvise(p, bytes, cudaMemAdviseSetPreferredLocation, loc)) != cudaSuccess ||
-        (rc = cudaMemset(p, 0, bytes)) != cudaSuccess || (rc = cudaDeviceSynchronize()) != cudaSuccess) {
-        snprintf(msg, sizeof msg, "rank %d: preparing %zu bytes of managed memory: %s", d->base.rank, bytes,
-                 cudaGetErrorString(rc));
-        cuda_device_fail(d, msg);
+    if (cuda_zero(base, p, bytes) != 0) {
         cudaFree(p);
         return NULL;
     }
@@ -249,5 +259,7 @@ const device_ops cuda_device_ops = {
     .error = cuda_error,
     .alloc = cuda_alloc,
     .release = cuda_release,
+    .copy = cuda_copy,
+    .zero = cuda_zero,
 };
 

@@ -101,6 +101,11 @@ int cuda_plan_op(const dev_op *op, dev_stream s, cuda_op_plan *out, char *err, s
     case WORK_FAIL:
         out->fail = true;
         return 0;
+    case WORK_MLP_FORWARD:
+    case WORK_MLP_BACKWARD:
+        snprintf(err, errlen, "%s: the mlp preset's real training runs on the host (the cpu backend), not on a GPU",
+                 op->name);
+        return -1;
     default:
         break;
     }

@@ -106,12 +106,14 @@ static int send_params(reducer *r, int root, int p0, int p1, int64_t bytes, bool
     float *f = (float *)buf;
     if (values && r->dev->rank == root)
         for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
-            memcpy(f + off, r->params[p].data, (size_t)r->m->params[p].numel * sizeof *f);
+            if (dev_copy(r->dev, f + off, r->params[p].data, (size_t)r->m->params[p].numel * sizeof *f) != 0)
+                return fail_dev(r, err, errlen);
     if (collective_from(r, WORK_BROADCAST, root, buf, count, bytes, name, err, errlen) != 0)
         return -1;
     if (values)
         for (int64_t p = p0, off = 0; p < p1; off += r->m->params[p].numel, p++)
-            memcpy(r->params[p].data, f + off, (size_t)r->m->params[p].numel * sizeof *f);
+            if (dev_copy(r->dev, r->params[p].data, f + off, (size_t)r->m->params[p].numel * sizeof *f) != 0)
+                return fail_dev(r, err, errlen);
     return 0;
 }
 
@@ -163,8 +165,10 @@ int ddp_construction(reducer *r, char *err, size_t errlen)
     if (traffic_buffer(r, world, &counts, err, errlen) != 0)
         return -1;
     if (counts) {
-        memset(counts, 0, (size_t)world * sizeof *counts);
-        counts[r->dev->rank] = r->m->nparams;
+        int32_t mine = r->m->nparams;
+        if (dev_zero(r->dev, counts, (size_t)world * sizeof *counts) != 0 ||
+            dev_copy(r->dev, counts + r->dev->rank, &mine, sizeof mine) != 0)
+            return fail_dev(r, err, errlen);
     }
     if (collective_as(r, SPAN_ALL_GATHER, WORK_ALLREDUCE, 0, counts, world, 8, DDP_PARAM_COUNT_SPAN_NAME, err,
                       errlen) != 0)
@@ -187,7 +191,8 @@ static int common_rank(reducer *r, char *err, size_t errlen)
 {
     if (grow_scratch(r, 2, err, errlen) != 0)
         return -1;
-    r->scratch[0] = r->scratch[1] = 0;
+    if (dev_zero(r->dev, r->scratch, 2 * sizeof *r->scratch) != 0)
+        return fail_dev(r, err, errlen);
     return collective(r, WORK_ALLREDUCE, r->scratch, 2, 8, "join: find common rank int64", err, errlen);
 }
 
@@ -219,28 +224,37 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, const bucket_lay
     int n = r->m->nparams;
     bucket_assignment mine = {0};
     *layout = NULL;
+    int32_t *order = NULL, *sizes = NULL;
+    bool staged = r->dev->ops->copy != NULL; /* the host cannot read r->bcast itself */
     if (!r->bcast && !(r->bcast = dev_alloc(r->dev, ((size_t)n + 1) * sizeof *r->bcast)))
         goto oom; /* a time-only device's ranks take it here (reducer_init) */
+    order = staged ? malloc(((size_t)n + 1) * sizeof *order) : r->bcast;
+    if (!order)
+        goto oom;
     if (r->dev->rank == 0) {
         if (bucket_plan_sized(r->m, r->sc, r->ready_order, &mine) != 0)
             goto oom;
         /* The buckets are contiguous runs of the ready order: it is their flattening. */
         for (int i = 0; i < n; i++)
-            r->bcast[i] = r->ready_order[i];
-        r->bcast[n] = mine.nbuckets;
+            order[i] = r->ready_order[i];
+        order[n] = mine.nbuckets;
         bucket_assignment_free(&mine);
+        if (staged && dev_copy(r->dev, r->bcast, order, ((size_t)n + 1) * sizeof *order) != 0)
+            goto device_failed;
     }
     if (collective(r, WORK_BROADCAST, r->bcast, n + 1, (int64_t)(n + 1) * 4, DDP_REBUILD_SPAN_NAME, err, errlen) !=
         0)
-        return -1;
+        goto failed;
+    if (staged && dev_copy(r->dev, order, r->bcast, ((size_t)n + 1) * sizeof *order) != 0)
+        goto device_failed;
     /* The world's layout when it was planned from this same order: the assignment this
      * rank would plan (bucket_plan_sized is a function of the order), held once. */
-    *layout = r->shared ? param_tables_rebuilt(r->shared, r->bcast) : NULL;
+    *layout = r->shared ? param_tables_rebuilt(r->shared, order) : NULL;
     if (*layout)
         *out = (*layout)->a;
-    else if (bucket_plan_sized(r->m, r->sc, r->bcast, out) != 0)
+    else if (bucket_plan_sized(r->m, r->sc, order, out) != 0)
         goto oom;
-    int nb = r->bcast[n];
+    int nb = order[n];
     if (nb != out->nbuckets) {
         snprintf(err, errlen, "rank %d: rank 0 rebuilt %d buckets, this rank %d from the same order", r->dev->rank, nb,
                  out->nbuckets);
@@ -248,20 +262,37 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, const bucket_lay
     }
     if (grow_scratch(r, nb, err, errlen) != 0)
         goto fail;
-    for (int b = 0; b < nb; b++)
-        r->scratch[b] = out->buckets[b].nparams;
-    int rc = collective(r, WORK_BROADCAST, r->scratch, nb, (int64_t)nb * 4, "rebuild: bucket sizes int32", err,
-                        errlen);
-    if (rc != 0)
+    if (!(sizes = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *sizes))) {
+        snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
         goto fail;
+    }
+    for (int b = 0; b < nb; b++)
+        sizes[b] = out->buckets[b].nparams;
+    if (dev_copy(r->dev, r->scratch, sizes, (size_t)nb * sizeof *sizes) != 0) {
+        fail_dev(r, err, errlen);
+        goto fail;
+    }
+    if (collective(r, WORK_BROADCAST, r->scratch, nb, (int64_t)nb * 4, "rebuild: bucket sizes int32", err, errlen) !=
+        0)
+        goto fail;
+    free(sizes);
+    if (staged)
+        free(order);
     return 0;
 fail:
     if (!*layout)
         bucket_assignment_free(out);
     *layout = NULL;
-    return -1;
+    goto failed;
+device_failed:
+    fail_dev(r, err, errlen);
+    goto failed;
 oom:
     snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
+failed:
+    free(sizes);
+    if (staged)
+        free(order);
     return -1;
 }
 

@@ -21,8 +21,9 @@ static int zero_buckets(reducer *r, char *err, size_t errlen)
 {
     comm_hook_kind hook = r->sc->comm_hook;
     for (int b = 0; b < r->current.nbuckets; b++) {
-        if (r->buckets[b].buf) /* none on a device that only models time */
-            memset(r->buckets[b].buf, 0, (size_t)r->buckets[b].numel * sizeof(float));
+        if (r->buckets[b].buf && /* none on a device that only models time */
+            dev_zero(r->dev, r->buckets[b].buf, (size_t)r->buckets[b].numel * sizeof(float)) != 0)
+            return fail_dev(r, err, errlen);
         dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = b, .seq = r->seq++,
                      .bytes = r->buckets[b].numel * (hook == COMM_HOOK_NONE ? 4 : 2), .work = WORK_ALLREDUCE};
         snprintf(op.name, sizeof op.name, "bucket %d", b);
@@ -34,7 +35,8 @@ static int zero_buckets(reducer *r, char *err, size_t errlen)
             return fail_dev(r, err, errlen);
     }
     if (r->sc->find_unused_parameters && !r->sc->static_graph) {
-        memset(r->local_used, 0, (size_t)r->m->nparams * sizeof *r->local_used);
+        if (dev_zero(r->dev, r->local_used, (size_t)r->m->nparams * sizeof *r->local_used) != 0)
+            return fail_dev(r, err, errlen);
         if (ddp_used_map(r, err, errlen) != 0)
             return -1;
     }

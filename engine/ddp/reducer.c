@@ -97,9 +97,10 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
     r->bcast = dev->no_buffers ? NULL : dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
     bool used_map = sc->find_unused_parameters || sc->static_graph;
     r->local_used = used_map ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
+    r->local_used_host = used_map ? calloc((size_t)n, sizeof *r->local_used_host) : NULL;
     r->prev_forward_synced = true;
     if ((!r->shared && (!r->own_param_bucket || !r->own_param_offset)) || !r->is_view || (dev->rank == 0 && !r->ready_order) ||
-        (!dev->no_buffers && !r->bcast) || (used_map && !r->local_used))
+        (!dev->no_buffers && !r->bcast) || (used_map && (!r->local_used || !r->local_used_host)))
         goto oom;
 
     if (r->shared) {
@@ -141,6 +142,7 @@ void reducer_free(reducer *r)
     free(r->ready_order);
     dev_free(r->dev, r->bcast);
     dev_free(r->dev, r->local_used);
+    free(r->local_used_host);
     dev_free(r->dev, r->scratch);
     memset(r, 0, sizeof *r);
 }
@@ -210,7 +212,7 @@ int reducer_prepare_forward(reducer *r, int iter, char *err, size_t errlen)
     return 0;
 }
 
-void reducer_prepare_backward(reducer *r)
+int reducer_prepare_backward(reducer *r, char *err, size_t errlen)
 {
     r->expect_hooks = true;
     r->next_bucket = 0;
@@ -219,9 +221,15 @@ void reducer_prepare_backward(reducer *r)
         r->buckets[b].pending = r->current.buckets[b].nparams;
     r->delay_all = r->sc->static_graph && r->synced_steps == 0;
     r->prev_forward_synced = true;
-    if (r->local_used)
-        for (int p = 0; p < r->m->nparams; p++)
-            r->local_used[p] = 1; /* every parameter of a zoo model takes part */
+    if (!r->local_used)
+        return 0;
+    for (int p = 0; p < r->m->nparams; p++)
+        r->local_used_host[p] = 1; /* every parameter of a zoo model takes part */
+    if (dev_copy(r->dev, r->local_used, r->local_used_host, (size_t)r->m->nparams * sizeof *r->local_used) != 0) {
+        text_copy(err, errlen, dev_error(r->dev));
+        return -1;
+    }
+    return 0;
 }
 
 static int enqueue_or_fail(reducer *r, dev_stream s, const dev_op *op, char *err, size_t errlen)

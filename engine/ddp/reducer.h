@@ -32,7 +32,7 @@ void reducer_free(reducer *r);
 /* Start of a forward pass: performs the one-time rebuild when it is due. */
 int reducer_prepare_forward(reducer *r, int iter, char *err, size_t errlen);
 /* Start of a synchronised backward pass. */
-void reducer_prepare_backward(reducer *r);
+int reducer_prepare_backward(reducer *r, char *err, size_t errlen);
 /* Parameter p's gradient has been produced (enqueued on the compute stream). */
 int reducer_grad_ready(reducer *r, int p, char *err, size_t errlen);
 /* End of a synchronised backward pass. */

@@ -59,6 +59,7 @@ typedef struct reducer {
     int nready;
     int32_t *bcast; /* broadcast buffer for the rebuild (a time-only device: only during it) */
     int32_t *local_used; /* find_unused_parameters / static_graph: the used-map (0/1), int32 */
+    int32_t *local_used_host; /* the host's values for it, copied in before each backward */
     int64_t seq;
     int32_t *scratch; /* data of the collectives that only model DDP's traffic (ddp_collectives.h) */
     int64_t scratch_len;

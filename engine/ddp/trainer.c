@@ -19,6 +19,10 @@ typedef struct {
                            * NULL on a device without buffers */
     int n;
     real_training *rt; /* compute = real on the mlp: the real forward and backward */
+    /* The host's copy of the parameters and gradients for the sync hook (--verify), on
+     * a device whose memory the host cannot read (device_ops.copy set); else NULL. */
+    dev_param *host_view;
+    float *host_values;
 } rank_memory;
 
 static void memory_free(device *dev, rank_memory *mem)
@@ -33,6 +37,8 @@ static void memory_free(device *dev, rank_memory *mem)
     }
     free(mem->params);
     free(mem->grad_storage);
+    free(mem->host_view);
+    free(mem->host_values);
     real_training_free(mem->rt);
     memset(mem, 0, sizeof *mem);
 }
@@ -41,8 +47,10 @@ static void memory_free(device *dev, rank_memory *mem)
  * model takes seconds to initialise, and an interrupt must not wait for it. */
 #define INIT_SLICE ((int64_t)1 << 22)
 
-/* A device that only models time (no_buffers) gets the parameters' sizes but no memory. */
-static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tables *shared, atomic_bool *stop)
+/* A device that only models time (no_buffers) gets the parameters' sizes but no memory.
+ * 0, or -1 with err (out of memory, the device's error, or the run stopped). */
+static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tables *shared, atomic_bool *stop,
+                        char *err, size_t errlen)
 {
     mem->n = m->nparams;
     if (dev->no_buffers && shared) {
@@ -51,11 +59,12 @@ static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tab
         mem->params_shared = true;
         return 0;
     }
+    float *slice = NULL; /* the values, made on the host and copied to the device */
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
     /* Every rank of a time-only world would hold a NULL per parameter here. */
     mem->grad_storage = dev->no_buffers ? NULL : calloc((size_t)m->nparams, sizeof *mem->grad_storage);
     if (!mem->params || (!dev->no_buffers && !mem->grad_storage))
-        return -1;
+        goto oom;
     for (int p = 0; p < m->nparams; p++) {
         int64_t n = m->params[p].numel;
         mem->params[p].numel = n;
@@ -64,17 +73,71 @@ static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tab
         mem->params[p].data = dev_alloc(dev, (size_t)n * sizeof(float));
         mem->grad_storage[p] = dev_alloc(dev, (size_t)n * sizeof(float));
         if (!mem->params[p].data || !mem->grad_storage[p])
-            return -1;
+            goto device_failed;
         mem->params[p].grad = mem->grad_storage[p];
         for (int64_t lo = 0; lo < n; lo += INIT_SLICE) {
-            if (stop && atomic_load(stop))
-                return -1;
+            if (stop && atomic_load(stop)) {
+                snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
+                         dev->rank);
+                goto fail;
+            }
             int64_t hi = n - lo < INIT_SLICE ? n : lo + INIT_SLICE;
+            if (!slice && !(slice = malloc((size_t)INIT_SLICE * sizeof *slice)))
+                goto oom;
             for (int64_t i = lo; i < hi; i++)
-                mem->params[p].data[i] = 0.01f * (float)((p + i) % 13);
+                slice[i - lo] = 0.01f * (float)((p + i) % 13);
+            if (dev_copy(dev, mem->params[p].data + lo, slice, (size_t)(hi - lo) * sizeof *slice) != 0)
+                goto device_failed;
         }
     }
+    free(slice);
     return 0;
+device_failed:
+    /* The heap's allocator sets no device error: NULL from it is out of memory. */
+    if (dev->ops->alloc && dev_error(dev)[0]) {
+        text_copy(err, errlen, dev_error(dev));
+        goto fail;
+    }
+oom:
+    snprintf(err, errlen, "rank %d: out of memory for %lld parameters", dev->rank, (long long)m->total_numel);
+fail:
+    free(slice);
+    return -1;
+}
+
+/* The parameters as the host can read them: mem->params itself where the device's
+ * memory is the heap, else a host copy of every parameter and gradient, refreshed now.
+ * NULL with err on failure. */
+static const dev_param *host_readable_params(device *dev, rank_memory *mem, char *err, size_t errlen)
+{
+    if (!dev->ops->copy)
+        return mem->params;
+    if (!mem->host_view) {
+        int64_t total = 0;
+        for (int p = 0; p < mem->n; p++)
+            total += mem->params[p].numel;
+        mem->host_view = calloc((size_t)mem->n, sizeof *mem->host_view);
+        mem->host_values = malloc((size_t)(2 * total > 0 ? 2 * total : 1) * sizeof *mem->host_values);
+        if (!mem->host_view || !mem->host_values) {
+            snprintf(err, errlen, "rank %d: out of memory for a host copy of the parameters", dev->rank);
+            return NULL;
+        }
+        float *at = mem->host_values;
+        for (int p = 0; p < mem->n; p++) {
+            int64_t n = mem->params[p].numel;
+            mem->host_view[p] = (dev_param){.data = at, .grad = at + n, .numel = n};
+            at += 2 * n;
+        }
+    }
+    for (int p = 0; p < mem->n; p++) {
+        size_t bytes = (size_t)mem->params[p].numel * sizeof(float);
+        if (dev_copy(dev, mem->host_view[p].data, mem->params[p].data, bytes) != 0 ||
+            dev_copy(dev, mem->host_view[p].grad, mem->params[p].grad, bytes) != 0) {
+            text_copy(err, errlen, dev_error(dev));
+            return NULL;
+        }
+    }
+    return mem->host_view;
 }
 
 static void host_span(trainer_args *a, int iter, const char *name, int64_t start, int64_t end)
@@ -195,8 +258,8 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             if (enqueue(a, &op, err, errlen) != 0)
                 return -1;
         }
-        if (sync)
-            reducer_prepare_backward(r);
+        if (sync && reducer_prepare_backward(r, err, errlen) != 0)
+            return -1;
         for (int l = m->nlayers - 1; l >= 0; l--) {
             const model_layer *L = &m->layers[l];
             layer_op(&op, a->dev, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
@@ -257,9 +320,11 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             text_copy(err, errlen, dev_error(a->dev));
             return -1;
         }
-        if (sync && a->on_sync &&
-            a->on_sync(a->on_sync_user, rank, it, it - (k - 1), it, mem->params, mem->n, err, errlen) != 0)
-            return -1;
+        if (sync && a->on_sync) {
+            const dev_param *seen = host_readable_params(a->dev, mem, err, errlen);
+            if (!seen || a->on_sync(a->on_sync_user, rank, it, it - (k - 1), it, seen, mem->n, err, errlen) != 0)
+                return -1;
+        }
         if (a->progress)
             atomic_fetch_add(a->progress, 1);
     }
@@ -277,17 +342,21 @@ int trainer_run(trainer_args *a, char *err, size_t errlen)
     memset(&a->initial, 0, sizeof a->initial);
     memset(&a->rebuilt, 0, sizeof a->rebuilt);
     a->rebuilt_valid = 0;
-    if (memory_alloc(a->dev, &mem, a->m, a->shared, a->stop_requested) != 0) {
-        if (a->stop_requested && atomic_load(a->stop_requested))
-            snprintf(err, errlen, "rank %d stopped while initialising its parameters: the run was aborted",
-                     a->dev->rank);
-        else
-            snprintf(err, errlen, "rank %d: out of memory for %lld parameters", a->dev->rank,
-                     (long long)a->m->total_numel);
+    if (memory_alloc(a->dev, &mem, a->m, a->shared, a->stop_requested, err, errlen) != 0) {
         memory_free(a->dev, &mem);
         return -1;
     }
-    /* A device that only models time has no weights to train: it times the GEMMs. */
+    /* A device that only models time has no weights to train: it times the GEMMs.  The
+     * mlp's real training computes on the host, in the device's memory: a device whose
+     * memory the host cannot touch (device_ops.copy set) cannot run it. */
+    if (!a->dev->no_buffers && real_training_applies(a->sc) && a->dev->ops->copy) {
+        snprintf(err, errlen,
+                 "rank %d: model.compute = real on the mlp preset trains on the host (the cpu backend); on a GPU, "
+                 "compute = real runs cuBLAS GEMMs of the zoo models' sizes",
+                 a->dev->rank);
+        memory_free(a->dev, &mem);
+        return -1;
+    }
     if (!a->dev->no_buffers && real_training_applies(a->sc) &&
         real_training_init(&mem.rt, a->sc, a->m, a->dev->rank, a->dev->world_size, mem.params, a->stop_requested,
                            err, errlen) != 0) {
