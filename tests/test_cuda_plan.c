@@ -113,6 +113,9 @@ static void test_collectives(void **state)
     assert_int_equal(p.wire, CUDA_WIRE_F32);
     assert_false(p.convert);
     assert_int_equal(p.count, 8);
+    /* NCCL runs no kernel for a one-rank allreduce: CUPTI would record nothing of it. */
+    assert_true(cuda_plan_runs_no_kernel(&p, 1));
+    assert_false(cuda_plan_runs_no_kernel(&p, 2));
 
     op.u.coll.dtype = DEV_BF16;
     op.u.coll.prescale = 0.25f;
@@ -120,6 +123,7 @@ static void test_collectives(void **state)
     assert_int_equal(p.wire, CUDA_WIRE_BF16);
     assert_true(p.convert);
     assert_true(p.prescale == 0.25f);
+    assert_false(cuda_plan_runs_no_kernel(&p, 1)); /* its conversion kernels are recorded */
     op.u.coll.dtype = DEV_F16;
     assert_int_equal(cuda_plan_op(&op, DEV_STREAM_COMM, &p, err, sizeof err), 0);
     assert_int_equal(p.wire, CUDA_WIRE_F16);

@@ -27,6 +27,9 @@ typedef struct {
     span meta;               /* the op's span, times filled at retirement */
     cudaEvent_t start, end;  /* timing events around its work */
     bool coll, fail;
+    /* CUPTI sees no GPU work of this op (cuda_plan_runs_no_kernel): its span comes from
+     * its CUDA events even when CUPTI gives the other ops' spans. */
+    bool events_span;
     char fail_msg[SPAN_NAME + 64];
     int anchor;              /* the clock anchor current when it was enqueued */
     uint64_t anchor_gen;

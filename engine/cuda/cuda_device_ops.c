@@ -72,6 +72,7 @@ static int cuda_enqueue(device *base, dev_stream s, const dev_op *op)
     cuda_slot *slot = &st->slots[(ticket - 1) % CUDA_SLOTS];
     fill_meta(d, s, op, &slot->meta);
     slot->coll = plan.coll != CUDA_COLL_NONE;
+    slot->events_span = d->cupti && cuda_plan_runs_no_kernel(&plan, d->base.world_size);
     slot->fail = plan.fail;
     if (plan.fail)
         snprintf(slot->fail_msg, sizeof slot->fail_msg, "%s failed (injected fault)", op->name);

@@ -113,6 +113,11 @@ int cuda_plan_op(const dev_op *op, dev_stream s, cuda_op_plan *out, char *err, s
     return 0;
 }
 
+bool cuda_plan_runs_no_kernel(const cuda_op_plan *p, int world_size)
+{
+    return p->coll != CUDA_COLL_NONE && !p->convert && world_size == 1;
+}
+
 static int pos_int(const char *s, int *out)
 {
     if (!s || !*s)

@@ -56,6 +56,12 @@ typedef struct {
  * collective does not take, a stretch beyond CUDA_MAX_GEMM_REPEATS). */
 int cuda_plan_op(const dev_op *op, dev_stream s, cuda_op_plan *out, char *err, size_t errlen);
 
+/* Whether the planned op launches no GPU work that CUPTI could record, so that its span
+ * must come from its CUDA events: a collective on a one-rank communicator, which NCCL
+ * completes without a kernel (in place; seen with NCCL 2.28 on an H200), unless a half
+ * conversion runs around it. */
+bool cuda_plan_runs_no_kernel(const cuda_op_plan *p, int world_size);
+
 /* The stretch of an m-row GEMM: *repeats whole runs then *tail_m rows (see above).
  * stretch <= 1 (or NaN): one run, no tail.  0, or -1 beyond CUDA_MAX_GEMM_REPEATS. */
 int cuda_stretch_plan(double stretch, int64_t m, int *repeats, int64_t *tail_m);

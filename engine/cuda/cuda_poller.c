@@ -71,11 +71,14 @@ static int retire(cuda_device *d, dev_stream s)
             cuda_device_fail(d, msg);
             return -1;
         }
-        if (!d->cupti && st->ring) {
+        if ((!d->cupti || slot->events_span) && st->ring) {
             span sp = slot->meta;
             if (time_op(d, slot, &sp.start_ns, &sp.end_ns) != 0)
                 return -1;
-            span_ring_push(st->ring, &sp);
+            if (d->cupti)
+                cupti_collect_emit_timed(d->cupti, &sp);
+            else
+                span_ring_push(st->ring, &sp);
         }
         pthread_mutex_lock(&d->mu);
         st->retired++;

@@ -117,6 +117,11 @@ static void free_collector(cupti_collect *c)
     free(c);
 }
 
+void cupti_collect_emit_timed(cupti_collect *c, const span *sp)
+{
+    cupti_decode_emit_timed(c->dec, sp);
+}
+
 int cupti_collect_start(const cupti_collect_config *cfg, cupti_collect **out, char *why, size_t whylen)
 {
     *out = NULL;

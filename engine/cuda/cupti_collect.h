@@ -47,6 +47,9 @@ int cupti_collect_map_stream(cupti_collect *c, cudaStream_t s, span_stream which
 int cupti_collect_push(cupti_collect *c, const span *op, char *err, size_t errlen);
 int cupti_collect_pop(cupti_collect *c, char *err, size_t errlen);
 int cupti_collect_flush(cupti_collect *c, char *err, size_t errlen);
+/* An op's span timed by its CUDA events, into the same rings as CUPTI's spans (one
+ * producer per ring: the decoder's). */
+void cupti_collect_emit_timed(cupti_collect *c, const span *sp);
 /* Flushes, stops and frees; *stats gets the decoder's final counts and *outside the
  * records that belonged to no ddpprof op (counted, not stored: they are in no
  * iteration); either may be NULL. */

@@ -314,6 +314,14 @@ void cupti_decode_set_clock(cupti_decode *d, const cupti_clock *c)
     pthread_mutex_unlock(&d->mu);
 }
 
+void cupti_decode_emit_timed(cupti_decode *d, const span *sp)
+{
+    pthread_mutex_lock(&d->mu);
+    d->st.spans++;
+    d->cfg.emit(d->cfg.user, sp);
+    pthread_mutex_unlock(&d->mu);
+}
+
 void cupti_decode_get_stats(cupti_decode *d, cupti_decode_stats *out)
 {
     pthread_mutex_lock(&d->mu);

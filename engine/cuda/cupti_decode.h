@@ -161,5 +161,8 @@ int cupti_decode_buffer(cupti_decode *d, uint8_t *buf, size_t valid, size_t drop
 /* Emits every waiting record with inferred fields. */
 void cupti_decode_flush(cupti_decode *d);
 void cupti_decode_get_stats(cupti_decode *d, cupti_decode_stats *out);
+/* Hands `sp` (times already on the run's clock) to `emit` as a decoded span would be,
+ * under the decoder's mutex: a span timed otherwise (an op CUPTI sees no work of). */
+void cupti_decode_emit_timed(cupti_decode *d, const span *sp);
 
 #endif
