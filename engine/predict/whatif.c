@@ -642,10 +642,13 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
         for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
             tried[ntried++] = zoo[i];
     /* An imported trace does not say its bucket cap: the caps users set are tried, the
-     * default first, and the one that gives the run's buckets is the run's. */
+     * default first, and the one that gives the run's buckets is the run's.  Each with
+     * the first bucket of 1 MiB, then with the first bucket the cap itself: PyTorch since
+     * 2.3 (PR #121640) closes the first bucket at 1 MiB only when bucket_cap_mb was left
+     * at its default, and at the cap when the user set one. */
     static const double caps[] = {25, 1, 2, 4, 5, 8, 10, 16, 20, 32, 40, 50, 64, 100, 128, 200, 256};
     size_t ncaps = isnan(s->bucket_cap_mb) && !recorded ? sizeof caps / sizeof caps[0] : 1;
-    double cap0 = sc->bucket_cap_mb;
+    double cap0 = sc->bucket_cap_mb, first0 = sc->first_bucket_mb;
     for (int t = 0; t < ntried; t++) {
         char why[SCENARIO_ERR];
         if (scenario_set(sc, "model.preset", tried[t], why) != 0) {
@@ -656,8 +659,13 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
         char merr[256];
         if (model_build(sc, &m, merr, sizeof merr) != 0)
             continue;
-        for (size_t c = 0; c < ncaps; c++) {
-            if (ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", caps[c], err, errlen) != 0) {
+        for (size_t c = 0; c < 2 * ncaps; c++) {
+            bool first_is_cap = c % 2 == 1;
+            if (first_is_cap && ncaps == 1)
+                continue; /* a recorded run's own settings: only them */
+            double cap = ncaps > 1 ? caps[c / 2] : cap0;
+            if ((ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", cap, err, errlen) != 0) ||
+                set_num(sc, "ddp.first_bucket_mb", first_is_cap ? cap : first0, err, errlen) != 0) {
                 model_free(&m);
                 return -1;
             }
@@ -665,10 +673,11 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
             if (!reproduces(s, &m, sc, &a))
                 continue;
             int rc = layer_times(&m, &a, base, sc, err, errlen);
-            char at_cap[128] = "";
+            char at_cap[160] = "";
             if (ncaps > 1)
-                snprintf(at_cap, sizeof at_cap, " at bucket_cap_mb %g (the cap that gives them: the trace says none)",
-                         caps[c]);
+                snprintf(at_cap, sizeof at_cap,
+                         " at bucket_cap_mb %g%s (the cap that gives them: the trace says none)", cap,
+                         first_is_cap ? ", the first bucket too (PyTorch 2.3 on, a cap set by the user)" : "");
             add_note(d, "model: %s (%d parameters) gives the run's %d buckets exactly%s; each bucket's measured time "
                         "is spread over its layers by their FLOPs",
                      tried[t], m.nparams, s->nb, at_cap);
@@ -678,7 +687,8 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
         }
         model_free(&m);
     }
-    if (ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", cap0, err, errlen) != 0)
+    if ((ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", cap0, err, errlen) != 0) ||
+        set_num(sc, "ddp.first_bucket_mb", first0, err, errlen) != 0)
         return -1;
     if (o && o->model)
         add_note(d, "model: %s does not give the run's %d buckets at bucket_cap_mb %g", o->model, s->nb,

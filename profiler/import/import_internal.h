@@ -55,6 +55,9 @@ typedef struct {
     int64_t *step_n, *step_start, *step_end;
     size_t nsteps;
     bool has_device;   /* kernels, copies */
+    /* Device ops launched before the trace's first recorded launch (in the profiler's
+     * warm-up, whose host events are not kept): in no traced iteration, left out. */
+    size_t launched_before;
     bool has_comm;
     /* DDP's buckets: the first iteration that launched any, and the last one. */
     ddp_bucket *first_buckets, *last_buckets;

@@ -841,6 +841,14 @@ import_status import_traces(store *st, const import_options *o, import_summary *
                          " or ranges naming them) the communication\n");
     if (!any_comm)
         text_add(&notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
+    size_t before = 0;
+    for (int i = 0; i < nranks; i++)
+        before += rr[i].launched_before;
+    if (before > 0)
+        text_add(&notes,
+                 "%zu device op%s launched before the trace's first recorded launch (in the profiler's warm-up"
+                 " step) left out: they belong to no traced iteration\n",
+                 before, before == 1 ? "" : "s");
     bool any_bytes = false;
     for (int i = 0; i < nranks; i++)
         for (size_t k = 0; k < rr[i].nsp && !any_bytes; k++)

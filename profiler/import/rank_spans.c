@@ -332,6 +332,14 @@ static int device_span(ctx *c, size_t i, char *err, size_t errlen)
     trace_rank *tr = c->tr;
     const tev *e = &tr->ev[i];
     int32_t rt = launch_of(c, e->correlation);
+    /* Correlation ids grow with each launch: one below every recorded launch's was
+     * launched before recording began (the schedule's warm-up step, whose kernels can
+     * still be running when the first active step starts).  It belongs to no traced
+     * iteration, and taken into the first one it would be a bucket of that step. */
+    if (rt < 0 && e->correlation > 0 && c->nrt > 0 && e->correlation < tr->ev[c->rt_by_corr[0]].correlation) {
+        c->rr->launched_before++;
+        return 0;
+    }
     pspan *p = rank_span_new(c->rr, err, errlen);
     if (!p)
         return -1;
