@@ -2,8 +2,9 @@
 # gpu_check.sh — the cuda backend on a machine with a GPU: everything that cannot be
 # checked without one, with the figures printed.
 #
-#   1. baseline.ini and skewed.ini at world_size 1, 2 and 4 on the GPUs here (ranks share
-#      a GPU when they outnumber them), compute = model and compute = real, --verify:
+#   1. baseline.ini and skewed.ini at world_size 1 and 2 (WORLDS="1 2 4" for more) on the
+#      GPUs here (ranks share a GPU when they outnumber them), compute = model and
+#      compute = real, --verify:
 #      step time, overlap and wait per run (the report's lines);
 #   2. CUPTI kernel times against CUDA-event op times: the same run with CUPTI
 #      (per-kernel spans) and with DDPPROF_CUPTI=0 (one CUDA-event span per op), compute
@@ -16,7 +17,9 @@
 #      ddpprof must say it falls back to CUDA events), with its NVTX and kernel summary.
 # Writes its databases and logs under OUT (default: a temp directory), prints the figures.
 #
-#   usage: bench/gpu_check.sh [OUT]      (BACKEND=cpu runs the same runs on the cpu backend)
+#   usage: bench/gpu_check.sh [OUT]      (BACKEND=cpu runs the same runs on the cpu backend;
+#          DDPPROF=PATH runs that binary instead of building ./ddpprof; each run is given
+#          RUN_LIMIT_S seconds, default 120)
 set -uo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -28,8 +31,13 @@ fail=0
 
 say() { printf '\n== %s\n' "$*"; }
 
-make -C "$ROOT" -j"$(nproc)" ddpprof >"$OUT/build.log" 2>&1 || { echo "build failed: $OUT/build.log" >&2; tail -20 "$OUT/build.log"; exit 1; }
-./ddpprof --version
+if [[ -z ${DDPPROF:-} ]]; then
+    make -C "$ROOT" -j"$(nproc)" ddpprof >"$OUT/build.log" 2>&1 || { echo "build failed: $OUT/build.log" >&2; tail -20 "$OUT/build.log"; exit 1; }
+    DDPPROF=./ddpprof
+fi
+WORLDS=${WORLDS:-1 2}
+RUN_LIMIT_S=${RUN_LIMIT_S:-120}
+$DDPPROF --version
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 
 # run NAME SCENARIO [ENV=VALUE ...] -- [ddpprof run options]: one run into OUT/NAME.sqlite,
@@ -42,7 +50,7 @@ run() {
     [[ ${1:-} == -- ]] && shift
     rm -f "$OUT/$name.sqlite"*
     local t0=$SECONDS
-    env "${envs[@]}" ./ddpprof run "$scen" --backend "${BACKEND:-cuda}" -o "$OUT/$name.sqlite" "$@" >"$OUT/$name.txt" 2>"$OUT/$name.err"
+    env "${envs[@]}" timeout -k 5 "$RUN_LIMIT_S" $DDPPROF run "$scen" --backend "${BACKEND:-cuda}" -o "$OUT/$name.sqlite" "$@" >"$OUT/$name.txt" 2>"$OUT/$name.err"
     local rc=$?
     printf '%-34s exit %d  %3d s  ' "$name" "$rc" $((SECONDS - t0))
     grep -E '^run [0-9]+ ' "$OUT/$name.err" | tail -1
@@ -58,9 +66,9 @@ speeds() { # the skew.speed list for N ranks: the first half 1.5x faster
     echo "$s"
 }
 
-say "1. baseline and skewed, world_size 1 2 4, --verify (compute = model, then real)"
+say "1. baseline and skewed, world_size $WORLDS, --verify (compute = model, then real)"
 for compute in model real; do
-    for ws in 1 2 4; do
+    for ws in $WORLDS; do
         run "baseline-$compute-ws$ws" scenarios/baseline.ini -- --verify -s "run.world_size=$ws" -s "model.compute=$compute" || fail=1
         run "skewed-$compute-ws$ws" scenarios/skewed.ini -- --verify -s "run.world_size=$ws" -s "skew.speed=$(speeds "$ws")" \
             -s "model.compute=$compute" || fail=1
@@ -115,8 +123,9 @@ done
 
 say "4. ddpprof bench allreduce --backend cuda (GPUs of this process)"
 ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
-./ddpprof bench allreduce --backend cuda --ranks 1 --sizes 1M,25M,100M,1G || fail=1
-if [[ $ngpu -gt 1 ]]; then ./ddpprof bench allreduce --backend cuda --ranks "$ngpu" --sizes 1M,25M,100M,1G || fail=1; fi
+timeout -k 5 "$RUN_LIMIT_S" $DDPPROF bench allreduce --backend cuda --ranks 1 --sizes 1M,25M,100M,1G || fail=1
+# Two ranks: on one GPU they share it, NCCL over loopback sockets.
+timeout -k 5 "$RUN_LIMIT_S" $DDPPROF bench allreduce --backend cuda --ranks "$((ngpu > 1 ? ngpu : 2))" --sizes 1M,25M,100M || fail=1
 
 say "5. watchdog: rank 1 hangs at iteration 3, timeout_s = 10 (must exit 1 naming the collective)"
 run hung scenarios/baseline.ini -- -s run.world_size=2 -s fault.rank=1 -s fault.iter=3 -s fault.mode=hang -s run.timeout_s=10
@@ -129,7 +138,7 @@ fi
 say "6. nsys"
 if command -v nsys >/dev/null; then
     nsys profile --trace=cuda,nvtx,osrt --force-overwrite=true -o "$OUT/nsys-baseline" \
-        ./ddpprof run scenarios/baseline.ini --backend cuda -o "$OUT/nsys.sqlite" -s run.world_size=2 \
+        $DDPPROF run scenarios/baseline.ini --backend cuda -o "$OUT/nsys.sqlite" -s run.world_size=2 \
         >"$OUT/nsys.txt" 2>"$OUT/nsys.err" || fail=1
     grep -E 'CUPTI' "$OUT/nsys.err" | sort -u | head -3
     nsys stats --report nvtx_sum,cuda_gpu_kern_sum "$OUT/nsys-baseline.nsys-rep" 2>/dev/null | head -40
