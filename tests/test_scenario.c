@@ -88,6 +88,24 @@ static void load_ok(void **state, const char *name, const char *text, scenario *
         fail_msg("unexpected load error: %s", err);
 }
 
+/* A scenario held as text (a run's stored one) reads as the same file would. */
+static void test_load_text(void **state)
+{
+    static const char text[] = "[run]\nname = held\nworld_size = 3\n[ddp]\nbucket_cap_mb = 7\n";
+    scenario *from_file = new_scenario(), *from_text = new_scenario();
+    load_ok(state, "held.ini", text, from_file);
+    char err[SCENARIO_ERR] = "";
+    assert_int_equal(scenario_load_text(text, "run 3's scenario", from_text, err), 0);
+    assert_int_equal(from_text->world_size, from_file->world_size);
+    assert_true(from_text->bucket_cap_mb == 7.0);
+    assert_string_equal(from_text->name, "held");
+    assert_string_equal(from_text->source, "run 3's scenario");
+    assert_int_equal(scenario_load_text("[run]\nworld_size = x\n", "run 4's scenario", from_text, err), -1);
+    assert_non_null(strstr(err, "run 4's scenario:2: "));
+    free(from_file);
+    free(from_text);
+}
+
 /* ------------------------------------------------------------------ defaults */
 
 static void test_defaults(void **state)
@@ -1180,6 +1198,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_load_text),
         cmocka_unit_test(test_good_file_every_section),
         cmocka_unit_test(test_name_from_file_name),
         cmocka_unit_test(test_enum_and_bool_spellings),

@@ -263,6 +263,10 @@ void scenario_defaults(scenario *sc);
 /* Loads `path` on top of the defaults and validates it.  Returns 0, or -1 with `err`
  * holding "path:line: message" or "path: message" (and *sc left unspecified). */
 int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR]);
+/* The same from a scenario's text held in memory (a run's stored scenario); `origin`
+ * names it in messages ("origin:line: message") and becomes sc->source; an include is
+ * read relative to origin's folder, as a file's is. */
+int scenario_load_text(const char *text, const char *origin, scenario *sc, char err[SCENARIO_ERR]);
 
 /* Sets one key given as "section.key" from its text value, as a file would.
  * Returns 0, or -1 with `err` holding the message (no location prefix). */

@@ -532,6 +532,9 @@ static void name_from_path(scenario *sc, const char *path)
 
 /* Reads `path` into sc on top of what is there (chain[0..depth-1] are the files
  * including it).  0, or -1 with err located in the file at fault. */
+static int parse_text(const char *path, char *text, size_t len, open_file self, scenario *sc, open_file *chain,
+                      int depth, int inc_index, char err[SCENARIO_ERR]);
+
 static int parse_file(const char *path, scenario *sc, open_file *chain, int depth, int inc_index,
                       char err[SCENARIO_ERR])
 {
@@ -540,6 +543,14 @@ static int parse_file(const char *path, scenario *sc, open_file *chain, int dept
     open_file self = {.path = path};
     if (read_whole(path, &text, &len, &self, err) != 0)
         return -1;
+    return parse_text(path, text, len, self, sc, chain, depth, inc_index, err);
+}
+
+/* Parses `text` (malloc'ed, freed here) as the file `path` (self: its identity, all zero
+ * for text of no file). */
+static int parse_text(const char *path, char *text, size_t len, open_file self, scenario *sc, open_file *chain,
+                      int depth, int inc_index, char err[SCENARIO_ERR])
+{
     for (int i = 0; i < depth; i++)
         if (chain[i].dev == self.dev && chain[i].ino == self.ino) {
             free(text);
@@ -603,5 +614,21 @@ int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR])
     sanitized_copy(sc->source, sizeof sc->source, path, strlen(path), false);
     if (sc->key_line[scn_key_index("run", "name")] == 0)
         name_from_path(sc, path);
+    return scenario_validate(sc, err);
+}
+
+int scenario_load_text(const char *text, const char *origin, scenario *sc, char err[SCENARIO_ERR])
+{
+    scenario_defaults(sc);
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return scn_errf(err, "%s: out of memory", origin);
+    memcpy(copy, text, len + 1);
+    open_file chain[SCENARIO_MAX_INCLUDES + 1];
+    int rc = parse_text(origin, copy, len, (open_file){.path = origin}, sc, chain, 0, 0, err);
+    if (rc != 0)
+        return rc;
+    sanitized_copy(sc->source, sizeof sc->source, origin, strlen(origin), false);
     return scenario_validate(sc, err);
 }
