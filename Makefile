@@ -1,7 +1,7 @@
 # ddpprof — build, dependencies and tests.
-#   make deps    install what is missing (Debian packages)
-#   make         build ./ddpprof
-#   make test    build and run every test (unit and end to end)
+#   make         build ./ddpprof (builds only: installing is scripts/bootstrap.sh's, or make deps)
+#   make deps    install what is missing (Debian packages, Nsight Systems without NVTX3 headers)
+#   make test    install what the tests need if missing, build and run every test
 #   make sanitize / make tsan   the same tests under ASan+UBSan / TSan
 
 CC      ?= cc
@@ -61,10 +61,11 @@ TEST_BIN := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps build-all run-tests test sanitize tsan stress clean bench
 
-# The public targets install what is missing first, then build in a sub-make, so that
-# pkg-config is asked only once the libraries are there.
-all: deps
-	@$(MAKE) --no-print-directory build-all
+# Plain `make` builds and installs nothing; scripts/bootstrap.sh installs what is missing
+# first.  The test targets below do install it (`deps`), then build in a sub-make so that
+# pkg-config is asked only once the libraries are there: `make test` is the one command CI
+# runs on a clean clone.
+all: build-all
 
 build-all: $(DDPPROF_BIN)
 
