@@ -138,13 +138,7 @@ int store_set_run_ranks(store *st, int64_t run_id, const char *how, char *err, s
  * error text is shortened to fit.  -1 with err saying the run stays 'running'. */
 int store_finish_run(store *st, int64_t run_id, const char *error, char *err, size_t errlen);
 
-/* Creates table `equivalence` if it is missing (it is outside the versioned schema:
- * files without it read as before).  One row per training of a comparison group:
- * group_id (the reference run's id), run_id, variant, world_size, nodes, gpus_per_node,
- * loss_reduction, loss_scale, lr, steps, max_abs_diff, rel_to_update, update_ratio,
- * replica_max_diff, step_ms, overlap_pct, collectives_per_step, verdict.  0 or -1 with err. */
-struct sqlite3;
-int store_ensure_equivalence_table(struct sqlite3 *db, char *err, size_t errlen);
+/* Table `equivalence`, outside the versioned schema: profiler/store_equivalence.h. */
 
 /* (Re)computes run `run_id`'s statistics from its spans and stores them (one
  * transaction).  store_finish_run does this before marking the run ended; a failure
@@ -158,6 +152,11 @@ int store_run_stats(store *st, int64_t run_id, char *err, size_t errlen);
  * are not exact (stats_live_exact), the stored spans are used and stderr says why. */
 struct stats_live;
 void store_set_live_stats(store *st, int64_t run_id, const struct stats_live *live);
+
+/* Sets the connection's page cache to `kib` KiB (PRAGMA cache_size): a long transaction
+ * holds its pages there until it commits, and a smaller cache lets SQLite spill them to
+ * the WAL instead.  0 or -1 with err. */
+int store_set_page_cache_kib(store *st, int kib, char *err, size_t errlen);
 
 /* The underlying connection, for readers (reports) sharing the handle. */
 struct sqlite3 *store_db(store *st);

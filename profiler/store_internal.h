@@ -6,7 +6,9 @@
  * store_stats.c (a run's statistics, stored when it ends),
  * store_open.c (opening read-write or read-only, the handle's life), store.c (the
  * writes of a run), store_liveness.c (who wrote a run, and whether it still lives),
- * store_sqlite.c (the SQLite wrappers they all use).
+ * store_sqlite.c (the SQLite wrappers they all use), store_read_run.c,
+ * store_read_layout.c and store_read_spans.c (the read API: runs, ranks and buckets,
+ * spans by iteration), store_equivalence.c (table equivalence).
  * Every helper returns 0 or -1 with the reason in (err, errlen), like the public API.
  */
 #ifndef DDPPROF_STORE_INTERNAL_H

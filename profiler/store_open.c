@@ -309,3 +309,10 @@ struct sqlite3 *store_db(store *st)
 {
     return st ? st->db : NULL;
 }
+
+int store_set_page_cache_kib(store *st, int kib, char *err, size_t errlen)
+{
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA cache_size = -%d", kib); /* negative: KiB, not pages */
+    return store_exec(st->db, sql, "setting the page cache", err, errlen);
+}

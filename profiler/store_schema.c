@@ -718,35 +718,6 @@ int store_check_not_newer(int version, char *err, size_t errlen)
     return 0;
 }
 
-/* Outside the versioned schema on purpose: added by the tools that write it, so that
- * older files and readers are unaffected. */
-static const char EQUIVALENCE_TABLE[] =
-    "CREATE TABLE IF NOT EXISTS equivalence("
-    " group_id INTEGER NOT NULL,"
-    " run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
-    " variant TEXT NOT NULL,"
-    " world_size INTEGER NOT NULL,"
-    " nodes INTEGER,"
-    " gpus_per_node INTEGER,"
-    " loss_reduction TEXT NOT NULL,"
-    " loss_scale REAL NOT NULL,"
-    " lr REAL NOT NULL,"
-    " steps INTEGER NOT NULL,"
-    " max_abs_diff REAL,"
-    " rel_to_update REAL,"
-    " update_ratio REAL,"
-    " replica_max_diff REAL,"
-    " step_ms REAL,"
-    " overlap_pct REAL,"
-    " collectives_per_step REAL,"
-    " verdict TEXT,"
-    " PRIMARY KEY (group_id, run_id));";
-
-int store_ensure_equivalence_table(sqlite3 *db, char *err, size_t errlen)
-{
-    return store_exec(db, EQUIVALENCE_TABLE, "creating table equivalence", err, errlen);
-}
-
 /* The version is read again inside the IMMEDIATE transaction, so that two processes
  * creating one file do not both create it. */
 int store_migrate(sqlite3 *db, char *err, size_t errlen)

@@ -9,13 +9,16 @@
 
 #include "reports/rank_select.h"
 
-struct sqlite3;
-
 #define DDPPROF_VERSION "0.1.0"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 int cli_run(int argc, char **argv, const atomic_int *interrupted);
+/* `run` on a scenario held as text (whatif's derived one) instead of a file: argv as
+ * cli_run's without FILE; `origin` names the text in messages and becomes its source.
+ * The scenario never reaches a rank process, so the backend must run its ranks here
+ * (whatif's sim does). */
+int cli_run_text(int argc, char **argv, const char *text, const char *origin, const atomic_int *interrupted);
 int cli_report(int argc, char **argv);
 int cli_runs(int argc, char **argv);
 int cli_explain(int argc, char **argv);
@@ -52,13 +55,13 @@ int cli_parse_run_id(const char *usage, const char *text, long long *id);
 /* --ranks all | 0,5,8-11: the ranks the text tables show (reports/rank_select.h), into
  * *sel (freed first; rank_select_free frees it); EXIT_OK or EXIT_USAGE (said with `usage`). */
 int cli_parse_ranks(const char *usage, const char *text, rank_select *sel);
-/* EXIT_OK when run `id` is in db; otherwise says which ids db holds (EXIT_USAGE), or
- * EXIT_RUNTIME on an SQLite error. */
-int cli_check_run_exists(struct sqlite3 *db, const char *db_path, long long id);
+struct store;
+/* EXIT_OK when run `id` is in the store; otherwise says which ids it holds (EXIT_USAGE),
+ * or EXIT_RUNTIME when it cannot be read (said). */
+int cli_check_run_exists(struct store *st, const char *db_path, long long id);
 /* Opens an existing database read-only: EXIT_USAGE when it does not exist or is not a
  * ddpprof database (a scenario file, another program's SQLite), EXIT_RUNTIME when it
  * cannot be read (said). */
-struct store;
 int cli_open_db_readonly(const char *db_path, struct store **st);
 
 #endif

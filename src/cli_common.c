@@ -9,10 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "src/cli.h"
 #include "profiler/store.h"
+#include "profiler/store_read_run.h"
 #include "reports/rank_select.h"
 
 int cli_wants_help(int argc, char **argv, const char *usage)
@@ -84,22 +83,16 @@ int cli_parse_ranks(const char *usage, const char *text, rank_select *sel)
     return EXIT_OK;
 }
 
-int cli_check_run_exists(sqlite3 *db, const char *db_path, long long id)
+int cli_check_run_exists(store *st, const char *db_path, long long id)
 {
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT EXISTS (SELECT 1 FROM run WHERE id = ?1), MIN(id), MAX(id),"
-                           " COUNT(*) FROM run",
-                           -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(s, 1, id) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
-        fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
-        sqlite3_finalize(s);
+    bool exists;
+    store_run_ids ids;
+    char err[512];
+    if (store_run_exists(st, id, &exists, err, sizeof err) != 0 || store_read_run_ids(st, &ids, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         return EXIT_RUNTIME;
     }
-    int exists = sqlite3_column_int(s, 0);
-    long long lo = sqlite3_column_int64(s, 1), hi = sqlite3_column_int64(s, 2);
-    long long count = sqlite3_column_int64(s, 3);
-    sqlite3_finalize(s);
+    long long lo = ids.min_id, hi = ids.max_id, count = ids.count;
     if (exists)
         return EXIT_OK;
     if (count == 0)

@@ -12,11 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "src/cli.h"
 #include "reports/compare.h"
 #include "profiler/store.h"
+#include "profiler/store_read_run.h"
 
 static const char *const usage = "usage: ddpprof compare DB --run A --run B [--json] [--ranks all|LIST]\n"
                                  "  per rank and per bucket: A, B, B-A and (B-A)/A; the job step time\n"
@@ -35,17 +34,14 @@ static int parse_id(const char *text, long long *id)
     return EXIT_OK;
 }
 
-static int run_exists(sqlite3 *db, const char *db_path, long long id)
+static int run_exists(store *st, const char *db_path, long long id)
 {
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM run WHERE id = ?1)", -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(s, 1, id) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
-        fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
-        sqlite3_finalize(s);
+    bool exists;
+    char err[512];
+    if (store_run_exists(st, id, &exists, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         return EXIT_RUNTIME;
     }
-    int exists = sqlite3_column_int(s, 0);
-    sqlite3_finalize(s);
     if (exists)
         return EXIT_OK;
     fprintf(stderr, "ddpprof: no run %lld in %s (`ddpprof report %s` lists them)\n", id, db_path, db_path);
@@ -100,9 +96,9 @@ static int compare_command(int argc, char **argv, rank_select *sel)
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         return EXIT_RUNTIME;
     }
-    int rc = run_exists(store_db(st), db_path, ids[0]);
+    int rc = run_exists(st, db_path, ids[0]);
     if (rc == EXIT_OK)
-        rc = run_exists(store_db(st), db_path, ids[1]);
+        rc = run_exists(st, db_path, ids[1]);
     if (rc == EXIT_OK &&
         compare_write_ranks(store_db(st), ids[0], ids[1], json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
                             sizeof err) != 0) {

@@ -16,10 +16,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "src/cli.h"
 #include "profiler/store.h"
+#include "profiler/store_read_run.h"
 #include "reports/trace_export.h"
 
 static const char *const usage =
@@ -77,28 +76,24 @@ static int parse_args(int argc, char **argv, export_args *a)
 }
 
 /* The last run of db, said on stderr: a default a user did not choose is never silent. */
-static int last_run(sqlite3 *db, const char *db_path, long long *id)
+static int last_run(store *st, const char *db_path, long long *id)
 {
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT id, name, backend FROM run ORDER BY id DESC LIMIT 1", -1, &s, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE) {
-        sqlite3_finalize(s);
+    store_run_header h;
+    bool found;
+    char err[512];
+    if (store_read_last_run(st, &h, &found, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        return EXIT_RUNTIME;
+    }
+    if (!found) {
+        store_run_header_free(&h);
         fprintf(stderr, "ddpprof: %s holds no runs\n", db_path);
         return EXIT_USAGE;
     }
-    if (rc != SQLITE_ROW) {
-        fprintf(stderr, "ddpprof: %s: listing runs: %s\n", db_path, sqlite3_errmsg(db));
-        sqlite3_finalize(s);
-        return EXIT_RUNTIME;
-    }
-    *id = sqlite3_column_int64(s, 0);
-    const unsigned char *name = sqlite3_column_text(s, 1), *backend = sqlite3_column_text(s, 2);
+    *id = h.id;
     fprintf(stderr, "ddpprof: exporting run %lld (%s, %s), the last in %s; --run ID takes another (ddpprof runs %s)\n",
-            *id, name ? (const char *)name : "unnamed", backend ? (const char *)backend : "no backend", db_path,
-            db_path);
-    sqlite3_finalize(s);
+            *id, h.name, h.backend ? h.backend : "no backend", db_path, db_path);
+    store_run_header_free(&h);
     return EXIT_OK;
 }
 
@@ -188,19 +183,22 @@ int cli_export(int argc, char **argv)
     if (rc != EXIT_OK)
         return rc;
     sqlite3 *db = store_db(st);
-    rc = a.run_id == -1 ? last_run(db, a.db_path, &a.run_id)
-                        : cli_check_run_exists(db, a.db_path, a.run_id);
+    rc = a.run_id == -1 ? last_run(st, a.db_path, &a.run_id) : cli_check_run_exists(st, a.db_path, a.run_id);
     /* One read transaction: every file shows the same state of the database. */
-    if (rc == EXIT_OK && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        fprintf(stderr, "ddpprof: %s: %s\n", a.db_path, sqlite3_errmsg(db));
+    char err[512];
+    bool reading = rc == EXIT_OK && store_begin_read(st, err, sizeof err) == 0;
+    if (rc == EXIT_OK && !reading) {
+        fprintf(stderr, "ddpprof: %s: %s\n", a.db_path, err);
         rc = EXIT_RUNTIME;
     }
     if (rc == EXIT_OK && a.out_path)
         rc = write_file(db, a.run_id, -1, a.out_path, write_chrome);
     if (rc == EXIT_OK && a.per_rank_dir)
         rc = write_per_rank(db, a.run_id, a.per_rank_dir);
-    if (!sqlite3_get_autocommit(db))
-        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL); /* read-only: nothing to lose */
+    if (reading && store_end_read(st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", a.db_path, err);
+        rc = rc == EXIT_OK ? EXIT_RUNTIME : rc;
+    }
     store_close(st);
     return rc;
 }

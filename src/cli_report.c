@@ -77,7 +77,7 @@ static int report_command(int argc, char **argv, rank_select *sel)
         return orc;
     char err[512];
     if (run_id != -1) {
-        int rc = cli_check_run_exists(store_db(st), db_path, run_id);
+        int rc = cli_check_run_exists(st, db_path, run_id);
         if (rc != EXIT_OK) {
             store_close(st);
             return rc;

@@ -184,7 +184,8 @@ static int run_equivalence(const scenario *sc, const backend_ops *be, store *st,
     return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
 }
 
-int cli_run(int argc, char **argv, const atomic_int *interrupted)
+/* `run` on the scenario in file argv's FILE, or (text not NULL) on `text`, named `origin`. */
+static int run_command(int argc, char **argv, const char *text, const char *origin, const atomic_int *interrupted)
 {
     if (cli_wants_help(argc, argv, usage))
         return EXIT_OK;
@@ -256,6 +257,12 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             goto out;
         }
     }
+    if (text && file) {
+        status = cli_usage_error(usage, "one scenario at a time ('%s' and '%s')", origin, file);
+        goto out;
+    }
+    if (text)
+        file = origin; /* what messages name it by */
     if (!file) {
         status = cli_usage_error(usage, "no scenario file given");
         goto out;
@@ -271,7 +278,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         status = EXIT_RUNTIME;
         goto out;
     }
-    if (scenario_load_file(file, sc, err) != 0) {
+    if ((text ? scenario_load_text(text, origin, sc, err) : scenario_load_file(file, sc, err)) != 0) {
         fprintf(stderr, "%s\n", err);
         status = EXIT_USAGE;
         goto out_sc;
@@ -453,4 +460,14 @@ out:
     free(self_argv);
     free(spans_override);
     return status;
+}
+
+int cli_run(int argc, char **argv, const atomic_int *interrupted)
+{
+    return run_command(argc, argv, NULL, NULL, interrupted);
+}
+
+int cli_run_text(int argc, char **argv, const char *text, const char *origin, const atomic_int *interrupted)
+{
+    return run_command(argc, argv, text, origin, interrupted);
 }

@@ -10,14 +10,13 @@
  * replays the source.  --scenario-out keeps the derived scenario (before the
  * overrides) as an INI file a user can edit and run.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "engine/predict/whatif.h"
 #include "profiler/store.h"
+#include "profiler/store_read_run.h"
 #include "reports/compare.h"
 #include "reports/run_config.h"
 #include "src/cli.h"
@@ -39,31 +38,53 @@ static const char *const usage =
     "  --ranks all|LIST the comparisons' per-rank rows: every rank, or these (0,5,8-11); default:\n"
     "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n";
 
-static int64_t max_run_id(sqlite3 *db)
-{
-    sqlite3_stmt *s = NULL;
-    int64_t id = -1;
-    if (sqlite3_prepare_v2(db, "SELECT COALESCE(MAX(id), 0) FROM run", -1, &s, NULL) == SQLITE_OK &&
-        sqlite3_step(s) == SQLITE_ROW)
-        id = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    return id;
-}
+/* What print_comparison needs of each prediction. */
+typedef struct {
+    store *st;
+    const char *db_path;
+    long long source;
+    bool quiet;
+    const rank_select *sel;
+} comparison;
 
-/* The derived scenario as INI text into path. */
-static int write_scenario(const scenario *sc, const char *path)
+/* The source beside prediction `id`, in full or (quiet) the job step line: 0, or
+ * EXIT_RUNTIME with the reason said, which ends the listing. */
+static int print_comparison(int64_t id, const char *overrides, void *ctx)
 {
-    char *ini = scenario_to_ini(sc);
-    if (!ini) {
-        fprintf(stderr, "ddpprof: out of memory writing the derived scenario\n");
+    const comparison *c = ctx;
+    sqlite3 *db = store_db(c->st);
+    char err[512];
+    /* Each prediction says what it changed: its -s settings and sweep point. */
+    char point[256];
+    run_config_point_text(overrides, point, sizeof point);
+    printf("\n== run %lld (source) beside run %lld (prediction)%s%s\n", c->source, (long long)id, point[0] ? ": " : "",
+           point);
+    if (!c->quiet) {
+        if (compare_write_ranks(db, c->source, id, REPORT_TEXT, c->sel, stdout, err, sizeof err) == 0)
+            return EXIT_OK;
+        fprintf(stderr, "ddpprof: %s: %s\n", c->db_path, err);
         return EXIT_RUNTIME;
     }
-    int rc = cli_write_text(path, ini) == 0 ? EXIT_OK : EXIT_RUNTIME;
-    free(ini);
+    analysis_run *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    int rc = EXIT_OK;
+    if (analysis_load(db, c->source, &a, &na, err, sizeof err) != 0 ||
+        analysis_load(db, id, &b, &nb, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", c->db_path, err);
+        rc = EXIT_RUNTIME;
+    } else {
+        printf("step ms  %.3f  %.3f  %+.1f %%;  overlap %%  %.1f  %.1f\n", a->step_ms_mean, b->step_ms_mean,
+               compare_rel_pct(a->step_ms_mean, b->step_ms_mean), analysis_mean_overlap_pct(a),
+               analysis_mean_overlap_pct(b));
+    }
+    if (a)
+        analysis_free(a, na);
+    if (b)
+        analysis_free(b, nb);
     return rc;
 }
 
-/* The source beside each prediction made, in full or (quiet) the job step line. */
+/* The source beside each prediction made (runs from first_new on). */
 static int print_comparisons(const char *db_path, long long source, int64_t first_new, bool quiet,
                              const rank_select *sel)
 {
@@ -71,45 +92,13 @@ static int print_comparisons(const char *db_path, long long source, int64_t firs
     int rc = cli_open_db_readonly(db_path, &st);
     if (rc != EXIT_OK)
         return rc;
-    sqlite3 *db = store_db(st);
-    sqlite3_stmt *s = NULL;
+    comparison c = {st, db_path, source, quiet, sel};
     char err[512];
-    if (sqlite3_prepare_v2(db, "SELECT id, overrides FROM run WHERE id >= ?1 ORDER BY id", -1, &s, NULL) !=
-        SQLITE_OK) {
-        fprintf(stderr, "ddpprof: %s: %s\n", db_path, sqlite3_errmsg(db));
-        store_close(st);
-        return EXIT_RUNTIME;
+    rc = store_each_run_from(st, first_new, print_comparison, &c, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+        rc = EXIT_RUNTIME;
     }
-    sqlite3_bind_int64(s, 1, first_new);
-    while (rc == EXIT_OK && sqlite3_step(s) == SQLITE_ROW) {
-        int64_t id = sqlite3_column_int64(s, 0);
-        /* Each prediction says what it changed: its -s settings and sweep point. */
-        char point[256];
-        run_config_point_text((const char *)sqlite3_column_text(s, 1), point, sizeof point);
-        printf("\n== run %lld (source) beside run %lld (prediction)%s%s\n", source, (long long)id, point[0] ? ": " : "",
-               point);
-        if (quiet) {
-            analysis_run *a = NULL, *b = NULL;
-            size_t na = 0, nb = 0;
-            if (analysis_load(db, source, &a, &na, err, sizeof err) != 0 ||
-                analysis_load(db, id, &b, &nb, err, sizeof err) != 0) {
-                fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
-                rc = EXIT_RUNTIME;
-            } else {
-                printf("step ms  %.3f  %.3f  %+.1f %%;  overlap %%  %.1f  %.1f\n", a->step_ms_mean, b->step_ms_mean,
-                       compare_rel_pct(a->step_ms_mean, b->step_ms_mean), analysis_mean_overlap_pct(a),
-                       analysis_mean_overlap_pct(b));
-            }
-            if (a)
-                analysis_free(a, na);
-            if (b)
-                analysis_free(b, nb);
-        } else if (compare_write_ranks(db, source, id, REPORT_TEXT, sel, stdout, err, sizeof err) != 0) {
-            fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
-            rc = EXIT_RUNTIME;
-        }
-    }
-    sqlite3_finalize(s);
     store_close(st);
     return rc;
 }
@@ -213,12 +202,12 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
     status = cli_open_db_readonly(db_path, &st);
     if (status != EXIT_OK)
         goto out;
-    status = cli_check_run_exists(store_db(st), db_path, run_id);
+    status = cli_check_run_exists(st, db_path, run_id);
     whatif_derived d = {0};
     char err[512];
     if (status == EXIT_OK) {
         whatif_options o = {.model = model};
-        if (whatif_derive(store_db(st), run_id, &o, &d, err, sizeof err) != 0) {
+        if (whatif_derive(st, run_id, &o, &d, err, sizeof err) != 0) {
             fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
             status = EXIT_USAGE;
         }
@@ -241,12 +230,12 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         run_argv[nrun++] = "-s";
         run_argv[nrun++] = "record.detail=phase";
     }
-    int64_t last = status == EXIT_OK ? max_run_id(store_db(st)) : 0;
-    if (last < 0) {
-        fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, sqlite3_errmsg(store_db(st)));
+    store_run_ids ids = {0};
+    if (status == EXIT_OK && store_read_run_ids(st, &ids, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
         status = EXIT_RUNTIME;
     }
-    int64_t first_new = last + 1;
+    int64_t first_new = ids.max_id + 1;
     store_close(st);
     if (status != EXIT_OK) {
         whatif_free(&d);
@@ -272,31 +261,30 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
         printf("whatif: above %d ranks the predictions record spans per phase (-s record.detail=op keeps every op)\n",
                WHATIF_PHASE_DETAIL_RANKS);
 
-    char tmp[] = "/tmp/ddpprof-whatif-XXXXXX.ini";
-    const char *path = scenario_out;
-    if (!path) {
-        int fd = mkstemps(tmp, 4);
-        if (fd < 0 || close(fd) != 0) {
-            fprintf(stderr, "ddpprof: whatif: a scratch scenario file: %s\n", strerror(errno));
-            whatif_free(&d);
-            status = EXIT_RUNTIME;
-            goto out;
-        }
-        path = tmp;
-    }
-    status = write_scenario(d.sc, path);
+    /* The prediction runs the derived scenario as its INI text reads back, the same
+     * scenario --scenario-out's file gives `ddpprof run`. */
+    char *ini = scenario_to_ini(d.sc);
     whatif_free(&d);
-    if (status == EXIT_OK && scenario_out)
-        printf("whatif: the derived scenario is in %s\n", scenario_out);
+    if (!ini) {
+        fprintf(stderr, "ddpprof: out of memory writing the derived scenario\n");
+        status = EXIT_RUNTIME;
+        goto out;
+    }
+    if (scenario_out) {
+        status = cli_write_text(scenario_out, ini) == 0 ? EXIT_OK : EXIT_RUNTIME;
+        if (status == EXIT_OK)
+            printf("whatif: the derived scenario is in %s\n", scenario_out);
+    }
     if (status == EXIT_OK) {
-        /* The prediction: `run FILE -o DB --backend sim -q` with the user's -s and --sweep. */
+        /* The prediction: `run -o DB --backend sim -q` with the user's -s and --sweep. */
+        char origin[64];
+        snprintf(origin, sizeof origin, "whatif of run %lld", run_id);
         char **args = calloc((size_t)nrun + 8, sizeof *args);
         if (!args) {
             status = EXIT_RUNTIME;
         } else {
             int n = 0;
             args[n++] = "run";
-            args[n++] = (char *)path;
             args[n++] = "-o";
             args[n++] = (char *)db_path;
             args[n++] = "--backend";
@@ -304,12 +292,11 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
             args[n++] = "-q";
             for (int i = 0; i < nrun; i++)
                 args[n++] = run_argv[i];
-            status = cli_run(n, args, interrupted);
+            status = cli_run_text(n, args, ini, scenario_out ? scenario_out : origin, interrupted);
             free(args);
         }
     }
-    if (!scenario_out)
-        unlink(tmp);
+    free(ini);
     if (status == EXIT_OK)
         status = print_comparisons(db_path, run_id, first_new, quiet, &sel);
 out:

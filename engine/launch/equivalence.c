@@ -4,7 +4,6 @@
 
 #include <float.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "engine/workload/dataset.h"
 #include "engine/workload/real_training.h"
 #include "common/textcopy.h"
+#include "profiler/store_equivalence.h"
 
 typedef enum { V_REFERENCE = 0, V_DDP, V_MANUAL, V_LOSS_SCALED, V_LR_SCALED, V_COUNT } variant_kind;
 
@@ -70,34 +70,16 @@ static bool within_rounding(const figures *f, int steps)
            f->max_abs_diff <= EQUIVALENCE_ULPS_PER_STEP * FLT_EPSILON * steps * f->max_abs_weight;
 }
 
-static double query_double(sqlite3 *db, const char *sql, int64_t run_id)
+/* The run's timing figures, as its row records them. */
+static int timing_figures(store *st, int64_t run_id, figures *f, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = NULL;
-    double v = NAN;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(s, 1, run_id);
-        if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
-            v = sqlite3_column_double(s, 0);
-    }
-    sqlite3_finalize(s);
-    return v;
-}
-
-static void timing_figures(sqlite3 *db, int64_t run_id, figures *f)
-{
-    const char *stats = store_view_select("iteration_stats", true);
-    char sql[16384];
-    snprintf(sql, sizeof sql,
-             "SELECT AVG(s) / 1e6 FROM (SELECT MAX(step_ns) AS s FROM (%s) WHERE NOT warmup GROUP BY iter)", stats);
-    f->step_ms = query_double(db, sql, run_id);
-    snprintf(sql, sizeof sql,
-             "SELECT 100.0 * SUM(overlap_ns) / NULLIF(SUM(comm_ns), 0) FROM (%s) WHERE NOT warmup", stats);
-    f->overlap_pct = query_double(db, sql, run_id);
-    f->collectives_per_step = query_double(
-        db,
-        "SELECT COUNT(DISTINCT seq) * 1.0 / COUNT(DISTINCT iter) FROM span WHERE run_id = ?1 AND kind = "
-        "'allreduce' AND iter >= (SELECT warmup FROM run WHERE id = ?1)",
-        run_id);
+    store_equivalence_timing t;
+    if (store_read_equivalence_timing(st, run_id, &t, err, errlen) != 0)
+        return -1;
+    f->step_ms = t.step_ms;
+    f->overlap_pct = t.overlap_pct;
+    f->collectives_per_step = t.collectives_per_step;
+    return 0;
 }
 
 static void make_variant(const scenario *sc, variant_kind v, scenario *out)
@@ -154,44 +136,28 @@ static void verdict(const scenario *v, variant_kind kind, int n, const figures *
     }
 }
 
-static int write_row(sqlite3 *db, int64_t group, int64_t run_id, const scenario *v, variant_kind kind, int steps,
+static int write_row(store *st, int64_t group, int64_t run_id, const scenario *v, variant_kind kind, int steps,
                      const figures *f, const char *why, char *err, size_t errlen)
 {
-    static const char sql[] =
-        "INSERT OR REPLACE INTO equivalence(group_id, run_id, variant, world_size, nodes, gpus_per_node,"
-        " loss_reduction, loss_scale, lr, steps, max_abs_diff, rel_to_update, update_ratio, replica_max_diff,"
-        " step_ms, overlap_pct, collectives_per_step, verdict)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "writing table equivalence: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    double nums[] = {f->max_abs_diff, f->rel_to_update, f->update_ratio, f->replica_max_diff,
-                     f->step_ms,      f->overlap_pct,   f->collectives_per_step};
-    sqlite3_bind_int64(s, 1, group);
-    sqlite3_bind_int64(s, 2, run_id);
-    sqlite3_bind_text(s, 3, variant_names[kind], -1, SQLITE_STATIC);
-    sqlite3_bind_int(s, 4, v->world_size);
-    if (v->nodes > 0) {
-        sqlite3_bind_int(s, 5, v->nodes);
-        sqlite3_bind_int(s, 6, v->gpus_per_node);
-    }
-    sqlite3_bind_text(s, 7, v->loss_reduction == LOSS_SUM ? "sum" : "mean", -1, SQLITE_STATIC);
-    sqlite3_bind_double(s, 8, v->loss_scale);
-    sqlite3_bind_double(s, 9, v->lr);
-    sqlite3_bind_int(s, 10, steps);
-    for (int i = 0; i < 7; i++)
-        if (!isnan(nums[i]))
-            sqlite3_bind_double(s, 11 + i, nums[i]);
-    sqlite3_bind_text(s, 18, why, -1, SQLITE_TRANSIENT);
-    int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE) {
-        snprintf(err, errlen, "writing table equivalence: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    return 0;
+    store_equivalence_row row = {.group_id = group,
+                                 .run_id = run_id,
+                                 .variant = variant_names[kind],
+                                 .world_size = v->world_size,
+                                 .nodes = v->nodes > 0 ? v->nodes : 0,
+                                 .gpus_per_node = v->nodes > 0 ? v->gpus_per_node : 0,
+                                 .loss_reduction = v->loss_reduction == LOSS_SUM ? "sum" : "mean",
+                                 .loss_scale = v->loss_scale,
+                                 .lr = v->lr,
+                                 .steps = steps,
+                                 .max_abs_diff = f->max_abs_diff,
+                                 .rel_to_update = f->rel_to_update,
+                                 .update_ratio = f->update_ratio,
+                                 .replica_max_diff = f->replica_max_diff,
+                                 .step_ms = f->step_ms,
+                                 .overlap_pct = f->overlap_pct,
+                                 .collectives_per_step = f->collectives_per_step,
+                                 .verdict = why};
+    return store_write_equivalence(st, &row, err, errlen);
 }
 
 static void capture_free(capture *c)
@@ -252,10 +218,12 @@ static int train_variant(const scenario *sc, variant_kind kind, store *st, const
         } else {
             compare(&c, v->world_size, *ref, w0, &f);
         }
-        timing_figures(store_db(st), res.run_id, &f);
         char why[512];
-        verdict(v, kind, sc->world_size, &f, why, sizeof why);
-        rc = write_row(store_db(st), *group, res.run_id, v, kind, v->warmup + v->iterations, &f, why, err, errlen);
+        rc = timing_figures(st, res.run_id, &f, err, errlen);
+        if (rc == 0) {
+            verdict(v, kind, sc->world_size, &f, why, sizeof why);
+            rc = write_row(st, *group, res.run_id, v, kind, v->warmup + v->iterations, &f, why, err, errlen);
+        }
     } else if (rc == 1) {
         snprintf(err, errlen, "run %lld (%s) failed: %s", (long long)res.run_id, v->name, res.error);
     }
@@ -272,7 +240,7 @@ int equivalence_run(const scenario *sc, store *st, const backend_ops *be, const 
                     int64_t *group_id, char *err, size_t errlen)
 {
     *group_id = -1;
-    if (store_ensure_equivalence_table(store_db(st), err, errlen) != 0)
+    if (store_ensure_equivalence_table(st, err, errlen) != 0)
         return -1;
     model m;
     if (model_build(sc, &m, err, errlen) != 0)

@@ -6,17 +6,44 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/errmsg.h"
 #include "engine/ddp/bucket_plan.h"
 #include "engine/predict/fit_ring.h"
 #include "engine/workload/model_zoo.h"
+#include "profiler/store_read_layout.h"
+#include "profiler/store_read_run.h"
+#include "profiler/store_read_spans.h"
 
 #define MIB (1024.0 * 1024.0)
 /* Bandwidth that makes a copy cost nothing apart: its time is inside the measured
  * intervals (the top of device.*_gbps's range). */
 #define FREE_GBPS 1e6
+/* Bytes the SGD step moves per parameter, as the trainer times it: it reads the
+ * parameter and its gradient and writes the parameter, fp32 each. */
+#define SGD_BYTES_PER_PARAM 12.0
+/* The range of skew.speed (scenario_keys.c): a rank's derived speed factor is held
+ * inside it rather than refused, since a rank 100 times off the median is an outlier
+ * the replay should keep as far as the scenario can say. */
+#define SPEED_FACTOR_MIN 0.01
+#define SPEED_FACTOR_MAX 100.0
+/* The lowest network.bandwidth_gbps a scenario accepts (scenario_keys.c): a fit that
+ * gives less (a noisy or negative slope) is held there. */
+#define MIN_BANDWIDTH_GBPS 0.001
+/* The replay warms up at least one iteration: its iteration 0 is DDP's first, before
+ * the rebuild, and never what the run's measured iterations were. */
+#define MIN_REPLAY_WARMUP 1
+/* The zoo presets tried, in turn, for a run that names no model: the zoo's models of
+ * real jobs, then its MLP; the first whose buckets are the run's is taken. */
+static const char *const ZOO_TRIED[] = {"resnet18", "resnet50", "bert-large", "gpt2", "mlp"};
+/* The bucket caps (MB) tried for an imported trace, which records none (choose_model):
+ * PyTorch's default (25) first, then the values users set, round numbers and powers of
+ * two up to 256. */
+static const double CAPS_USERS_SET[] = {25, 1, 2, 4, 5, 8, 10, 16, 20, 32, 40, 50, 64, 100, 128, 200, 256};
+/* Initial capacities of arrays grown by doubling: a run's bucket allreduces and one
+ * iteration's spans of a rank number in the tens to hundreds. */
+#define BUSY_INITIAL_CAP 64
+#define IVAL_INITIAL_CAP 256
 
 /* What one rank did in one measured iteration (ns on the run's clock; -1: not seen). */
 typedef struct {
@@ -28,7 +55,7 @@ typedef struct {
 } rank_iter;
 
 typedef struct {
-    sqlite3 *db;
+    store *st;
     int64_t run;
     char *err;
     size_t errlen;
@@ -69,56 +96,25 @@ static void add_note(whatif_derived *d, const char *fmt, ...)
     d->notes[at + 1] = '\0';
 }
 
-static int db_fail(source *s, const char *what)
-{
-    set_err(s->err, s->errlen, "%s: %s", what, sqlite3_errmsg(s->db));
-    return -1;
-}
-
-/* Prepares sql with ?1 = the run (and ?2 = the first measured iteration, if used). */
-static sqlite3_stmt *query(source *s, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        db_fail(s, "reading the run");
-        sqlite3_finalize(st);
-        return NULL;
-    }
-    sqlite3_bind_int64(st, 1, s->run);
-    if (sqlite3_bind_parameter_count(st) >= 2)
-        sqlite3_bind_int(st, 2, s->it0);
-    return st;
-}
-
 static int read_run(source *s)
 {
-    sqlite3_stmt *st = query(s, "SELECT name, world_size, warmup, bucket_cap_mb, scenario FROM run WHERE id = ?1");
-    if (!st)
+    store_run_header h;
+    bool found;
+    if (store_read_run(s->st, s->run, &h, &found, s->err, s->errlen) != 0)
         return -1;
-    int rc = sqlite3_step(st);
-    if (rc != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        if (rc != SQLITE_DONE)
-            return db_fail(s, "reading the run");
+    if (!found) {
+        store_run_header_free(&h);
         set_err(s->err, s->errlen, "no run with id %lld", (long long)s->run);
         return -1;
     }
-    const unsigned char *name = sqlite3_column_text(st, 0);
-    snprintf(s->name, sizeof s->name, "%s", name ? (const char *)name : "run");
-    s->world = sqlite3_column_int(st, 1);
-    s->warmup = sqlite3_column_int(st, 2);
+    snprintf(s->name, sizeof s->name, "%s", h.name);
+    s->world = h.world_size;
+    s->warmup = h.warmup;
     /* An imported trace records no cap (NULL, or 0). */
-    s->bucket_cap_mb = sqlite3_column_type(st, 3) == SQLITE_NULL || sqlite3_column_double(st, 3) <= 0
-                           ? NAN
-                           : sqlite3_column_double(st, 3);
-    const unsigned char *text = sqlite3_column_text(st, 4);
-    bool has_text = text && *text; /* the text lives until the statement is finalized */
-    s->scenario_text = has_text ? strdup((const char *)text) : NULL;
-    sqlite3_finalize(st);
-    if (has_text && !s->scenario_text) {
-        set_err(s->err, s->errlen, "out of memory");
-        return -1;
-    }
+    s->bucket_cap_mb = isnan(h.bucket_cap_mb) || h.bucket_cap_mb <= 0 ? NAN : h.bucket_cap_mb;
+    s->scenario_text = h.scenario; /* now the source's */
+    h.scenario = NULL;
+    store_run_header_free(&h);
     if (s->world < 1 || s->world > SCENARIO_MAX_WORLD) {
         set_err(s->err, s->errlen, "run %lld has %d ranks; whatif derives up to %d", (long long)s->run, s->world,
                 SCENARIO_MAX_WORLD);
@@ -127,16 +123,19 @@ static int read_run(source *s)
     return 0;
 }
 
-/* A yes/no question about the run's spans (?1 the run). */
-static int ask(source *s, const char *sql, bool *yes)
+/* One row of the rank table: its speed factor, and a place in held where its spans are kept. */
+static int take_rank(const store_rank_row *row, void *ctx)
 {
-    sqlite3_stmt *st = query(s, sql);
-    if (!st)
-        return -1;
-    int rc = sqlite3_step(st);
-    *yes = rc == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : db_fail(s, "reading the spans");
+    source *s = ctx;
+    int r = row->rank;
+    if (r < 0 || r >= s->world)
+        return 0;
+    s->table_speed[r] = row->speed;
+    if (row->spans != 0 && s->pos_of[r] < 0) { /* -1: not recorded, every rank's are kept */
+        s->pos_of[r] = s->nheld;
+        s->held[s->nheld++] = r;
+    }
+    return 0;
 }
 
 /* The ranks the run holds: those of its rank table (all of its world for a recorded
@@ -156,30 +155,15 @@ static int read_ranks(source *s)
     }
     /* A run of many ranks may keep the spans of chosen ranks only (rank.spans = 0 for
      * the others): those are measured, the others known by their speed factor. */
-    sqlite3_stmt *st = query(s, "SELECT rank, speed, COALESCE(spans, 1) FROM rank WHERE run_id = ?1 ORDER BY rank");
-    if (!st)
+    if (store_each_rank(s->st, s->run, take_rank, s, s->err, s->errlen) != 0)
         return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int r = sqlite3_column_int(st, 0);
-        if (r < 0 || r >= s->world)
-            continue;
-        s->table_speed[r] = sqlite3_column_double(st, 1);
-        if (sqlite3_column_int(st, 2) && s->pos_of[r] < 0) {
-            s->pos_of[r] = s->nheld;
-            s->held[s->nheld++] = r;
-        }
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return db_fail(s, "reading the ranks");
     if (s->nheld == 0) /* a file without rank rows: every rank */
         for (int r = 0; r < s->world; r++) {
             s->pos_of[r] = r;
             s->held[s->nheld++] = r;
         }
-    if (ask(s, "SELECT 1 FROM span WHERE run_id = ?1 AND device_stream IS NOT NULL LIMIT 1", &s->device) < 0 ||
-        ask(s, "SELECT 1 FROM span WHERE run_id = ?1 AND kind = 'step' LIMIT 1", &s->periods) < 0)
+    if (store_run_has_device_spans(s->st, s->run, &s->device, s->err, s->errlen) != 0 ||
+        store_run_has_span_kind(s->st, s->run, "step", &s->periods, s->err, s->errlen) != 0)
         return -1;
     return 0;
 }
@@ -187,17 +171,8 @@ static int read_ranks(source *s)
 /* The latest assignment's buckets; sizes a trace did not give come from the collectives. */
 static int read_buckets(source *s)
 {
-    sqlite3_stmt *st = query(s, "SELECT COALESCE(MAX(version), -1), COUNT(*) FROM bucket WHERE run_id = ?1 AND "
-                                "version = (SELECT MAX(version) FROM bucket WHERE run_id = ?1)");
-    if (!st)
+    if (store_read_latest_buckets(s->st, s->run, &s->version, &s->nb, s->err, s->errlen) != 0)
         return -1;
-    if (sqlite3_step(st) != SQLITE_ROW) {
-        sqlite3_finalize(st);
-        return db_fail(s, "reading the buckets");
-    }
-    s->version = sqlite3_column_int(st, 0);
-    s->nb = sqlite3_column_int(st, 1);
-    sqlite3_finalize(st);
     if (s->nb <= 0 || s->nb > SCENARIO_MAX_CUSTOM_PARAMS) {
         set_err(s->err, s->errlen,
                 s->nb <= 0 ? "run %lld has no DDP gradient buckets: whatif replays a DDP job (its bucket allreduces)"
@@ -210,22 +185,8 @@ static int read_buckets(source *s)
         set_err(s->err, s->errlen, "out of memory");
         return -1;
     }
-    st = query(s, "SELECT b.idx, CASE WHEN b.nbytes > 0 THEN b.nbytes ELSE (SELECT MAX(c.bytes) FROM span c "
-                  "WHERE c.run_id = ?1 AND c.kind = 'allreduce' AND c.bucket = b.idx) END "
-                  "FROM bucket b WHERE b.run_id = ?1 AND b.version = (SELECT MAX(version) FROM bucket "
-                  "WHERE run_id = ?1) ORDER BY b.idx");
-    if (!st)
+    if (store_read_latest_bucket_bytes(s->st, s->run, s->bucket_bytes, s->nb, s->err, s->errlen) != 0)
         return -1;
-    int rc, k = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW && k < s->nb) {
-        int idx = sqlite3_column_int(st, 0);
-        if (idx >= 0 && idx < s->nb)
-            s->bucket_bytes[idx] = sqlite3_column_int64(st, 1);
-        k++;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-        return db_fail(s, "reading the buckets");
     s->sizes_known = true;
     for (int b = 0; b < s->nb; b++)
         s->sizes_known &= s->bucket_bytes[b] > 0;
@@ -239,51 +200,82 @@ static rank_iter *at(source *s, int rank, int iter)
     return &s->ri[(size_t)s->pos_of[rank] * (size_t)s->nit + (size_t)(iter - s->it0)];
 }
 
-/* The spans a phase is read from: on an imported device trace, the device's (the host
- * runs ahead of them); everywhere else, all. */
-static const char *timeline(const source *s)
+/* Which figure of a rank_iter a group of spans gives. */
+typedef enum {
+    SET_STEP,       /* step_start and step_end: the group's first start and last end */
+    SET_STEP_START, /* step_start: its first start */
+    SET_BWD_START,  /* bwd_start: its first start */
+    SET_BWD_END,    /* bwd_end: its last end */
+    SET_COMM_END,   /* comm_end: its last end */
+    SET_READY,      /* ready[bucket]: its last end, per bucket */
+} phase_field;
+
+typedef struct {
+    source *s;
+    phase_field field;
+} fill_ctx;
+
+static int take_group(const store_span_group *g, void *ctx)
 {
-    return s->device ? " AND device_stream IS NOT NULL" : "";
+    const fill_ctx *f = ctx;
+    rank_iter *r = at(f->s, g->rank, g->iter);
+    if (!r)
+        return 0;
+    switch (f->field) {
+    case SET_STEP:
+        r->step_start = g->first_start_ns;
+        r->step_end = g->last_end_ns;
+        break;
+    case SET_STEP_START:
+        r->step_start = g->first_start_ns;
+        break;
+    case SET_BWD_START:
+        r->bwd_start = g->first_start_ns;
+        break;
+    case SET_BWD_END:
+        r->bwd_end = g->last_end_ns;
+        break;
+    case SET_COMM_END:
+        r->comm_end = g->last_end_ns;
+        break;
+    case SET_READY:
+        if (g->bucket >= 0 && g->bucket < f->s->nb)
+            r->ready[g->bucket] = g->last_end_ns;
+        break;
+    }
+    return 0;
 }
 
-/* Runs sql (?1 run, ?2 first iteration; columns rank, iter, [bucket,] value) into the
- * rank_iter field chosen by `field` (0: step start and end, 1..4) or, with field -1, the
- * bucket's ready time. */
-static int fill(source *s, const char *sql, int field)
+/* Sets `field` of each measured rank-iteration from its spans of `kinds`; with
+ * on_timeline, only the spans a phase is read from: on an imported device trace the
+ * device's (the host runs ahead of them), everywhere else all; with of_bucket, only
+ * spans of a bucket. */
+static int fill(source *s, phase_field field, const char *const *kinds, int nkinds, bool on_timeline, bool of_bucket)
 {
-    sqlite3_stmt *st = query(s, sql);
-    if (!st)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        rank_iter *r = at(s, sqlite3_column_int(st, 0), sqlite3_column_int(st, 1));
-        if (!r)
-            continue;
-        if (field < 0) {
-            int b = sqlite3_column_int(st, 2);
-            if (b >= 0 && b < s->nb)
-                r->ready[b] = sqlite3_column_int64(st, 3);
-            continue;
-        }
-        int64_t *f[5] = {&r->step_start, &r->step_end, &r->bwd_start, &r->bwd_end, &r->comm_end};
-        *f[field] = sqlite3_column_int64(st, 2);
-        if (field == 0)
-            r->step_end = sqlite3_column_int64(st, 3);
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : db_fail(s, "reading the spans");
+    store_span_groups q = {.kinds = kinds,
+                           .nkinds = nkinds,
+                           .iter_from = s->it0,
+                           .device_only = on_timeline && s->device,
+                           .of_bucket = of_bucket,
+                           .per_bucket = field == SET_READY};
+    fill_ctx f = {s, field};
+    return store_each_span_group(s->st, s->run, &q, take_group, &f, s->err, s->errlen);
 }
+
+static const char *const DDP_PHASE_KINDS[] = {"forward", "backward", "copy_in", "allreduce", "copy_out", "optimizer"};
+static const char *const FORWARD[] = {"forward"}, *const BACKWARD[] = {"backward"},
+                         *const BACKWARD_AND_COPY_IN[] = {"backward", "copy_in"}, *const ALLREDUCE[] = {"allreduce"},
+                         *const COPY_IN[] = {"copy_in"}, *const STEP[] = {"step"};
+#define NKINDS(a) ((int)(sizeof a / sizeof a[0]))
 
 static int read_iterations(source *s)
 {
     /* The buckets measured are the latest assignment's: after the rebuild (DDP's first
      * synchronised iteration) and the warm-up. */
-    sqlite3_stmt *st = query(s, "SELECT MIN(iter), MAX(iter) FROM span WHERE run_id = ?1");
-    if (!st)
+    bool any;
+    int first, last;
+    if (store_read_span_iterations(s->st, s->run, &any, &first, &last, s->err, s->errlen) != 0)
         return -1;
-    bool any = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
-    int first = any ? sqlite3_column_int(st, 0) : 0, last = any ? sqlite3_column_int(st, 1) : -1;
-    sqlite3_finalize(st);
     /* Iterations count from the run's first (an imported trace's ProfilerStep#N may start
      * anywhere). */
     s->first_iter = first;
@@ -311,12 +303,7 @@ static int read_iterations(source *s)
         for (int b = 0; b < s->nb; b++)
             s->ri[i].ready[b] = -1;
     }
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT rank, iter, MIN(start_ns), MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind IN ('forward', 'backward', 'copy_in', 'allreduce', 'copy_out', 'optimizer')%s GROUP BY rank, iter",
-             timeline(s));
-    if (fill(s, sql, 0) != 0)
+    if (fill(s, SET_STEP, DDP_PHASE_KINDS, NKINDS(DDP_PHASE_KINDS), true, false) != 0)
         return -1;
     for (size_t i = 0; i < n; i++)
         s->ri[i].work_end = s->ri[i].step_end;
@@ -328,44 +315,15 @@ static int read_iterations(source *s)
  * last bucket allreduce's end and each bucket's ready point. */
 static int read_phases(source *s)
 {
-    char sql[5][384];
-    const char *tl = timeline(s);
-    snprintf(sql[0], sizeof sql[0],
-             "SELECT rank, iter, MIN(start_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'forward'%s "
-             "GROUP BY rank, iter", tl);
-    snprintf(sql[1], sizeof sql[1],
-             "SELECT rank, iter, MIN(start_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'backward'%s "
-             "GROUP BY rank, iter", tl);
-    snprintf(sql[2], sizeof sql[2],
-             "SELECT rank, iter, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind IN ('backward', 'copy_in')%s GROUP BY rank, iter", tl);
-    snprintf(sql[3], sizeof sql[3],
-             "SELECT rank, iter, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND kind = 'allreduce' "
-             "AND bucket IS NOT NULL GROUP BY rank, iter");
-    snprintf(sql[4], sizeof sql[4],
-             "SELECT rank, iter, bucket, MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind = 'copy_in' AND bucket IS NOT NULL%s GROUP BY rank, iter, bucket", tl);
-    sqlite3_stmt *st = query(s, sql[0]);
-    if (!st)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        rank_iter *r = at(s, sqlite3_column_int(st, 0), sqlite3_column_int(st, 1));
-        if (r)
-            r->step_start = sqlite3_column_int64(st, 2);
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE)
-        return db_fail(s, "reading the spans");
-    if (fill(s, sql[1], 2) != 0 || fill(s, sql[2], 3) != 0 || fill(s, sql[3], 4) != 0 || fill(s, sql[4], -1) != 0)
+    if (fill(s, SET_STEP_START, FORWARD, NKINDS(FORWARD), true, false) != 0 ||
+        fill(s, SET_BWD_START, BACKWARD, NKINDS(BACKWARD), true, false) != 0 ||
+        fill(s, SET_BWD_END, BACKWARD_AND_COPY_IN, NKINDS(BACKWARD_AND_COPY_IN), true, false) != 0 ||
+        fill(s, SET_COMM_END, ALLREDUCE, NKINDS(ALLREDUCE), false, true) != 0 ||
+        fill(s, SET_READY, COPY_IN, NKINDS(COPY_IN), true, true) != 0)
         return -1;
     /* An imported iteration's step is the job's period (its 'step' span): the host's
      * stalls before the next iteration count, in the phase after the optimizer. */
-    if (s->periods &&
-        fill(s,
-             "SELECT rank, iter, MIN(start_ns), MAX(end_ns) FROM span WHERE run_id = ?1 AND iter >= ?2 AND "
-             "kind = 'step' GROUP BY rank, iter",
-             0) != 0)
+    if (s->periods && fill(s, SET_STEP, STEP, NKINDS(STEP), false, false) != 0)
         return -1;
     return 0;
 }
@@ -608,22 +566,16 @@ out:
     return rc;
 }
 
-/* Loads the recorded run's scenario text, if it has one, through a scratch file. */
+/* Loads the recorded run's scenario text, if it has one; false when it has none or the
+ * text no longer reads (a scenario of an older ddpprof): the run is then derived as an
+ * imported one would be. */
 static bool recorded_scenario(const source *s, scenario *sc)
 {
     if (!s->scenario_text)
         return false;
-    char path[] = "/tmp/ddpprof-whatif-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0)
-        return false;
-    size_t len = strlen(s->scenario_text);
-    bool ok = write(fd, s->scenario_text, len) == (ssize_t)len;
-    ok = close(fd) == 0 && ok;
-    char why[SCENARIO_ERR];
-    ok = ok && scenario_load_file(path, sc, why) == 0;
-    unlink(path);
-    return ok;
+    char origin[64], why[SCENARIO_ERR];
+    snprintf(origin, sizeof origin, "run %lld's scenario", (long long)s->run);
+    return scenario_load_text(s->scenario_text, origin, sc, why) == 0;
 }
 
 /* Chooses the model: the recorded run's own, or --model, or a zoo preset that reproduces
@@ -631,23 +583,21 @@ static bool recorded_scenario(const source *s, scenario *sc)
 static int choose_model(source *s, const whatif_options *o, const rank_means *base, bool recorded, scenario *sc,
                         whatif_derived *d, char *err, size_t errlen)
 {
-    static const char *const zoo[] = {"resnet18", "resnet50", "bert-large", "gpt2", "mlp"};
-    const char *tried[8];
+    const char *tried[sizeof ZOO_TRIED / sizeof ZOO_TRIED[0]];
     int ntried = 0;
     if (o && o->model)
         tried[ntried++] = o->model;
     else if (recorded)
         tried[ntried++] = sc->preset;
     else
-        for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
-            tried[ntried++] = zoo[i];
+        for (size_t i = 0; i < sizeof ZOO_TRIED / sizeof ZOO_TRIED[0]; i++)
+            tried[ntried++] = ZOO_TRIED[i];
     /* An imported trace does not say its bucket cap: the caps users set are tried, the
      * default first, and the one that gives the run's buckets is the run's.  Each with
      * the first bucket of 1 MiB, then with the first bucket the cap itself: PyTorch since
      * 2.3 (PR #121640) closes the first bucket at 1 MiB only when bucket_cap_mb was left
      * at its default, and at the cap when the user set one. */
-    static const double caps[] = {25, 1, 2, 4, 5, 8, 10, 16, 20, 32, 40, 50, 64, 100, 128, 200, 256};
-    size_t ncaps = isnan(s->bucket_cap_mb) && !recorded ? sizeof caps / sizeof caps[0] : 1;
+    size_t ncaps = isnan(s->bucket_cap_mb) && !recorded ? sizeof CAPS_USERS_SET / sizeof CAPS_USERS_SET[0] : 1;
     double cap0 = sc->bucket_cap_mb, first0 = sc->first_bucket_mb;
     for (int t = 0; t < ntried; t++) {
         char why[SCENARIO_ERR];
@@ -663,7 +613,7 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
             bool first_is_cap = c % 2 == 1;
             if (first_is_cap && ncaps == 1)
                 continue; /* a recorded run's own settings: only them */
-            double cap = ncaps > 1 ? caps[c / 2] : cap0;
+            double cap = ncaps > 1 ? CAPS_USERS_SET[c / 2] : cap0;
             if ((ncaps > 1 && set_num(sc, "ddp.bucket_cap_mb", cap, err, errlen) != 0) ||
                 set_num(sc, "ddp.first_bucket_mb", first_is_cap ? cap : first0, err, errlen) != 0) {
                 model_free(&m);
@@ -718,54 +668,57 @@ static int cmp_busy_bytes(const void *a, const void *b)
     return (x->bytes > y->bytes) - (x->bytes < y->bytes);
 }
 
+/* The bucket allreduces read so far, and where the previous one of the iteration ended. */
+typedef struct {
+    source *s;
+    bucket_busy *v;
+    size_t n, cap;
+    int prev_iter;
+    int64_t prev_end;
+} busy_ctx;
+
+static int take_allreduce(const store_bucket_allreduce *c, void *ctx)
+{
+    busy_ctx *k = ctx;
+    source *s = k->s;
+    int b = c->bucket;
+    if (c->iter != k->prev_iter)
+        k->prev_end = INT64_MIN;
+    k->prev_iter = c->iter;
+    int64_t ready = INT64_MIN;
+    for (int i = 0; b >= 0 && b < s->nb && i < s->nheld; i++) {
+        const rank_iter *r = at(s, s->held[i], c->iter);
+        if (r && r->ready[b] > ready)
+            ready = r->ready[b];
+    }
+    int64_t from = ready != INT64_MIN ? ready : c->last_arrival_ns;
+    from = from > k->prev_end ? from : k->prev_end;
+    k->prev_end = c->end_ns;
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : BUSY_INITIAL_CAP;
+        bucket_busy *g = realloc(k->v, cap * sizeof *g);
+        if (!g) {
+            set_err(s->err, s->errlen, "out of memory");
+            return -1;
+        }
+        k->v = g;
+        k->cap = cap;
+    }
+    k->v[k->n++] = (bucket_busy){b, c->bytes, c->end_ns > from ? (double)(c->end_ns - from) : 0.0};
+    return 0;
+}
+
 static int read_bucket_busy(source *s, bucket_busy **out, size_t *nout)
 {
     *out = NULL;
     *nout = 0;
-    sqlite3_stmt *st = query(s, "SELECT iter, bucket, COALESCE(bytes, -1), last_arrival_ns, end_ns FROM collective "
-                                "WHERE run_id = ?1 AND iter >= ?2 AND kind = 'allreduce' AND bucket IS NOT NULL "
-                                "ORDER BY iter, bucket");
-    if (!st)
+    busy_ctx k = {.s = s, .prev_iter = -1, .prev_end = INT64_MIN};
+    if (store_each_bucket_allreduce(s->st, s->run, s->it0, take_allreduce, &k, s->err, s->errlen) != 0) {
+        free(k.v);
         return -1;
-    size_t cap = 0, n = 0;
-    bucket_busy *v = NULL;
-    int rc, prev_iter = -1;
-    int64_t prev_end = INT64_MIN;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int iter = sqlite3_column_int(st, 0), b = sqlite3_column_int(st, 1);
-        int64_t last_arrival = sqlite3_column_int64(st, 3), end = sqlite3_column_int64(st, 4);
-        if (iter != prev_iter)
-            prev_end = INT64_MIN;
-        prev_iter = iter;
-        int64_t ready = INT64_MIN;
-        for (int i = 0; b >= 0 && b < s->nb && i < s->nheld; i++) {
-            const rank_iter *r = at(s, s->held[i], iter);
-            if (r && r->ready[b] > ready)
-                ready = r->ready[b];
-        }
-        int64_t from = ready != INT64_MIN ? ready : last_arrival;
-        from = from > prev_end ? from : prev_end;
-        prev_end = end;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            bucket_busy *g = realloc(v, cap * sizeof *g);
-            if (!g) {
-                free(v);
-                sqlite3_finalize(st);
-                set_err(s->err, s->errlen, "out of memory");
-                return -1;
-            }
-            v = g;
-        }
-        v[n++] = (bucket_busy){b, sqlite3_column_int64(st, 2), end > from ? (double)(end - from) : 0.0};
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        free(v);
-        return db_fail(s, "reading the collectives");
-    }
-    *out = v;
-    *nout = n;
+    *out = k.v;
+    *nout = k.n;
     return 0;
 }
 
@@ -860,71 +813,72 @@ static int64_t exposed_in(const ival *x, size_t nx, const ival *y, size_t ny, in
  * inside its backward up to the last bucket's ready point, as means over the iterations
  * rank_mean timed: the part of model.forward_comm_us and backward_comm_us that scales
  * with the world size. */
+typedef struct {
+    source *s;
+    int rank;
+    int iter; /* the iteration whose spans are being gathered; INT32_MIN: none yet */
+    ival *c, *f; /* its compute and its other collectives */
+    size_t cap, nc, nf;
+    double fsum, bsum;
+    int used;
+} comm_ctx;
+
+/* An iteration's spans are all in: measure it, if rank_mean timed it. */
+static void measure_iteration(comm_ctx *k)
+{
+    const rank_iter *r = at(k->s, k->rank, k->iter);
+    if (r && r->timed_from >= 0) {
+        k->nc = merge_ivals(k->c, k->nc);
+        k->nf = merge_ivals(k->f, k->nf);
+        k->fsum += (double)exposed_in(k->f, k->nf, k->c, k->nc, r->timed_from, r->bwd_start);
+        k->bsum += (double)exposed_in(k->f, k->nf, k->c, k->nc, r->bwd_start, r->timed_ready);
+        k->used++;
+    }
+    k->nc = k->nf = 0;
+}
+
+static int take_overlap_span(const store_overlap_span *v, void *ctx)
+{
+    comm_ctx *k = ctx;
+    if (k->iter != INT32_MIN && v->iter != k->iter)
+        measure_iteration(k);
+    k->iter = v->iter;
+    if (k->nc == k->cap || k->nf == k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : IVAL_INITIAL_CAP;
+        ival *c = realloc(k->c, cap * sizeof *c);
+        if (c)
+            k->c = c;
+        ival *f = c ? realloc(k->f, cap * sizeof *f) : NULL;
+        if (!f) {
+            set_err(k->s->err, k->s->errlen, "out of memory");
+            return -1;
+        }
+        k->f = f;
+        k->cap = cap;
+    }
+    ival x = {v->start_ns, v->end_ns};
+    if (v->comm)
+        k->f[k->nf++] = x;
+    else
+        k->c[k->nc++] = x;
+    return 0;
+}
+
 static int other_comm(source *s, int rank, double *fwd_ns, double *bwd_ns)
 {
     *fwd_ns = *bwd_ns = 0;
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "SELECT iter, start_ns, end_ns, stream = 'comm' FROM span WHERE run_id = ?1 AND iter >= ?2 AND rank = ?3"
-             " AND ((stream = 'compute'%s) OR (stream = 'comm' AND NOT (kind = 'allreduce' AND bucket IS NOT NULL)))"
-             " ORDER BY iter, start_ns",
-             timeline(s));
-    sqlite3_stmt *st = query(s, sql);
-    if (!st)
+    comm_ctx k = {.s = s, .rank = rank, .iter = INT32_MIN};
+    int rc = store_each_overlap_span(s->st, s->run, rank, s->it0, s->device, take_overlap_span, &k, s->err,
+                                     s->errlen);
+    if (rc == 0 && k.iter != INT32_MIN)
+        measure_iteration(&k);
+    free(k.c);
+    free(k.f);
+    if (rc != 0)
         return -1;
-    sqlite3_bind_int(st, 3, rank);
-    size_t cap = 256, nc = 0, nf = 0;
-    ival *c = malloc(cap * sizeof *c), *f = malloc(cap * sizeof *f);
-    int rc, iter = INT32_MIN, used = 0;
-    double fsum = 0, bsum = 0;
-    bool oom = !c || !f;
-    for (;;) {
-        rc = oom ? SQLITE_NOMEM : sqlite3_step(st);
-        int it = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : INT32_MIN;
-        if (iter != INT32_MIN && it != iter) { /* an iteration's spans are all in: measure it */
-            const rank_iter *r = at(s, rank, iter);
-            if (r && r->timed_from >= 0) {
-                nc = merge_ivals(c, nc);
-                nf = merge_ivals(f, nf);
-                fsum += (double)exposed_in(f, nf, c, nc, r->timed_from, r->bwd_start);
-                bsum += (double)exposed_in(f, nf, c, nc, r->bwd_start, r->timed_ready);
-                used++;
-            }
-            nc = nf = 0;
-        }
-        if (rc != SQLITE_ROW)
-            break;
-        iter = it;
-        if (nc == cap || nf == cap) {
-            cap *= 2;
-            ival *c2 = realloc(c, cap * sizeof *c2);
-            if (c2)
-                c = c2;
-            ival *f2 = c2 ? realloc(f, cap * sizeof *f2) : NULL;
-            if (!f2) {
-                oom = true;
-                continue;
-            }
-            f = f2;
-        }
-        ival v = {sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
-        if (sqlite3_column_int(st, 3))
-            f[nf++] = v;
-        else
-            c[nc++] = v;
-    }
-    sqlite3_finalize(st);
-    free(c);
-    free(f);
-    if (rc == SQLITE_NOMEM) {
-        set_err(s->err, s->errlen, "out of memory");
-        return -1;
-    }
-    if (rc != SQLITE_DONE)
-        return db_fail(s, "reading the spans");
-    if (used > 0) {
-        *fwd_ns = fsum / used;
-        *bwd_ns = bsum / used;
+    if (k.used > 0) {
+        *fwd_ns = k.fsum / k.used;
+        *bwd_ns = k.bsum / k.used;
     }
     return 0;
 }
@@ -1011,7 +965,7 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
         bw = 2.0 * (s->world - 1) / s->world * mb[np - 1] / (mu[np - 1] * 1e3);
     }
     if (set_num(sc, "network.latency_us", alpha, err, errlen) != 0 ||
-        set_num(sc, "network.bandwidth_gbps", bw > 0.001 ? bw : 0.001, err, errlen) != 0)
+        set_num(sc, "network.bandwidth_gbps", bw > MIN_BANDWIDTH_GBPS ? bw : MIN_BANDWIDTH_GBPS, err, errlen) != 0)
         return -1;
     add_note(d, "network: %d bucket sizes' allreduce times from the bucket's ready point on the last rank (measured at "
                 "%d ranks); a ring of "
@@ -1020,11 +974,11 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
     return 0;
 }
 
-int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_derived *out, char *err,
+int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_derived *out, char *err,
                   size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    source s = {.db = db, .run = run_id, .err = err, .errlen = errlen};
+    source s = {.st = st, .run = run_id, .err = err, .errlen = errlen};
     rank_means *rm = NULL;
     double *scratch = NULL, *speeds = NULL;
     int rc = -1;
@@ -1081,7 +1035,7 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
             int i = nspeeds == s.world && s.pos_of[r] >= 0 ? s.pos_of[r] : r % nh;
             v = rm[i].total_ns > 0 ? rm[base].total_ns / rm[i].total_ns : 1.0;
         }
-        speeds[r] = v < 0.01 ? 0.01 : v > 100 ? 100 : v;
+        speeds[r] = v < SPEED_FACTOR_MIN ? SPEED_FACTOR_MIN : v > SPEED_FACTOR_MAX ? SPEED_FACTOR_MAX : v;
     }
     if (nknown > 0)
         add_note(out, "ranks: %d measured (their spans kept), %d by the speed factor the run recorded", nh, nknown);
@@ -1100,7 +1054,7 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
     if (set(sc, "run.name", name, err, errlen) != 0 || set(sc, "run.backend", "sim", err, errlen) != 0 ||
         set(sc, "run.ranks", "threads", err, errlen) != 0 || set_num(sc, "run.world_size", s.world, err, errlen) != 0 ||
         set_num(sc, "run.iterations", rm[base].iterations, err, errlen) != 0 ||
-        set_num(sc, "run.warmup", s.it0 - s.first_iter > 1 ? s.it0 - s.first_iter : 1, err, errlen) != 0 ||
+        set_num(sc, "run.warmup", s.it0 - s.first_iter > MIN_REPLAY_WARMUP ? s.it0 - s.first_iter : MIN_REPLAY_WARMUP, err, errlen) != 0 ||
         set(sc, "model.compute", "model", err, errlen) != 0 || set(sc, "model.params_file", "", err, errlen) != 0 ||
         set(sc, "skew.slow_ranks", "", err, errlen) != 0 || set(sc, "skew.slowdown", "1", err, errlen) != 0 ||
         set(sc, "skew.jitter", "0", err, errlen) != 0 || set(sc, "skew.slow_fraction", "0", err, errlen) != 0 ||
@@ -1119,7 +1073,7 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
         set_err(err, errlen, "the derived model: %s", merr);
         goto out;
     }
-    opt_bytes = 12.0 * (double)m.total_numel;
+    opt_bytes = SGD_BYTES_PER_PARAM * (double)m.total_numel;
     model_free(&m);
     double opt_gbps = rm[base].opt_ns > 0 ? opt_bytes / rm[base].opt_ns : FREE_GBPS;
     if (set_num(sc, "device.mem_bw_gbps", FREE_GBPS, err, errlen) != 0 ||

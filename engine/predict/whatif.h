@@ -1,7 +1,7 @@
 /* whatif.h — a scenario derived from a run, recorded or imported, that predict replays:
  * what `ddpprof whatif` runs before the user's overrides.
  *
- * Contract: whatif_derive() reads run `run_id` of db and fills a scenario that keeps what
+ * Contract: whatif_derive() reads run `run_id` of the store (profiler's read API) and fills a scenario that keeps what
  * was measured, over the run's measured iterations (the first after DDP's rebuild and the
  * warm-up on), each figure the mean over iterations (the job's throughput is its mean period):
  *  - compute on the wall clock, idle gaps included (a step bound by the host's launches
@@ -25,7 +25,7 @@
  * [host] is reset (the measured times hold the host's effects) and buffers are not
  * broadcast apart (their time is in the measured forward).  Returns 0 with *out filled
  * (free with whatif_free), or -1 with err: a run without DDP buckets, sizes or
- * measured iterations, or an SQLite error.
+ * measured iterations, or the store's error.
  */
 #ifndef DDPPROF_WHATIF_H
 #define DDPPROF_WHATIF_H
@@ -34,9 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
-
 #include "engine/scenario/scenario.h"
+#include "profiler/store.h"
 
 typedef struct {
     const char *model; /* a zoo preset the run's buckets hold, or NULL: found */
@@ -50,7 +49,7 @@ typedef struct {
     char notes[4096];      /* what was found and assumed, one remark per line */
 } whatif_derived;
 
-int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_derived *out, char *err,
+int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_derived *out, char *err,
                   size_t errlen);
 void whatif_free(whatif_derived *d);
 

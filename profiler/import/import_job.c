@@ -30,8 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sqlite3.h>
-
 #include "common/errmsg.h"
 #include "profiler/import/event_names.h"
 #include "profiler/hta_figures.h"
@@ -40,6 +38,8 @@
  * profiler started. */
 #define EPOCH_NS_THRESHOLD ((int64_t)1000000000 * 1000000000)
 #define SPAN_BATCH 8192
+/* The page cache of an import's one transaction (32 MiB; why: where it is set). */
+#define IMPORT_PAGE_CACHE_KIB 32768
 
 /* ---- a growable text ------------------------------------------------------------------ */
 
@@ -909,10 +909,8 @@ import_status import_traces(store *st, const import_options *o, import_summary *
     /* One transaction holds every page it writes until it commits, in the page cache
      * up to its size (the store's is large, for recording): a smaller one lets SQLite
      * spill to the WAL instead, so memory stays bounded whatever the trace's size. */
-    if (sqlite3_exec(store_db(st), "PRAGMA cache_size = -32768", NULL, NULL, NULL) != SQLITE_OK) {
-        set_err(err, errlen, "setting the page cache: %s", sqlite3_errmsg(store_db(st)));
+    if (store_set_page_cache_kib(st, IMPORT_PAGE_CACHE_KIB, err, errlen) != 0)
         goto out;
-    }
     if (store_begin_bulk(st, err, errlen) < 0)
         goto out;
     bulk = true;
