@@ -11,6 +11,7 @@
  * store_schema.c.
  */
 #include "common/errmsg.h"
+#include "common/strbuf.h"
 #include "profiler/stats_live.h"
 #include "profiler/store_internal.h"
 
@@ -214,15 +215,10 @@ int store_write_param(store *st, int64_t run_id, int idx, const char *name, int6
 /* "3,2,1": the members in bucket order, as users read them in the bucket table. */
 static char *param_list(const store_bucket *b)
 {
-    size_t cap = (size_t)(b->nparams > 0 ? b->nparams : 0) * 12 + 1;
-    char *txt = malloc(cap);
-    if (!txt)
-        return NULL;
-    size_t len = 0;
-    txt[0] = '\0';
+    strbuf sb = STRBUF_INIT;
     for (int i = 0; b->params && i < b->nparams; i++)
-        len += (size_t)snprintf(txt + len, cap - len, i ? ",%d" : "%d", b->params[i]);
-    return txt;
+        strbuf_addf(&sb, i ? ",%d" : "%d", b->params[i]);
+    return strbuf_detach(&sb, NULL); /* NULL when out of memory */
 }
 
 int store_write_buckets(store *st, int64_t run_id, int version, const store_bucket *buckets,

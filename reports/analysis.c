@@ -1139,6 +1139,8 @@ void analysis_stragglers_text(const analysis_run *r, char *buf, size_t n)
     for (size_t i = 0; i < shown && len < n; i++) {
         int w = snprintf(buf + len, n - len, "%s%d", i == 0 ? (r->nstragglers > 1 ? "ranks " : "rank ") : ", ",
                          r->stragglers[i]);
+        /* Cut (the callers' 160 bytes hold the at most 142 written): len passes n, what
+         * fitted stays and nothing more is written. */
         len += w > 0 ? (size_t)w : 0;
     }
     if (r->nstragglers > shown && len < n)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "reports/calib_disturbed.h"
 #include "engine/workload/model_zoo.h"
 #include "engine/scenario/scenario.h"
@@ -176,11 +177,8 @@ static bool same_kind(const run_row *a, const run_row *b)
 /* The runs learned from, those of one name, backend and world size together in the order
  * first given: a calibration measured in ten rounds names each of its points once, with
  * its ten run ids, rather than a hundred runs one by one. */
-static void describe_runs(const run_row *runs, int nruns, char *about, size_t aboutlen)
+static void describe_runs(const run_row *runs, int nruns, strbuf *about)
 {
-    if (aboutlen == 0)
-        return;
-    about[0] = '\0';
     for (int i = 0; i < nruns; i++) {
         bool seen = false;
         for (int j = 0; j < i && !seen; j++)
@@ -190,22 +188,19 @@ static void describe_runs(const run_row *runs, int nruns, char *about, size_t ab
         int count = 0;
         for (int j = i; j < nruns; j++)
             count += same_kind(&runs[j], &runs[i]);
-        size_t len = strlen(about);
         if (count == 1) {
-            snprintf(about + len, aboutlen - len, "%srun %lld \"%s\" (%s, %d ranks)", len ? ", " : "",
-                     (long long)runs[i].id, runs[i].name, runs[i].backend, runs[i].world);
+            strbuf_addf(about, "%srun %lld \"%s\" (%s, %d ranks)", about->len ? ", " : "", (long long)runs[i].id,
+                        runs[i].name, runs[i].backend, runs[i].world);
             continue;
         }
-        snprintf(about + len, aboutlen - len, "%s%d runs \"%s\" (%s, %d ranks: ", len ? ", " : "", count,
-                 runs[i].name, runs[i].backend, runs[i].world);
+        strbuf_addf(about, "%s%d runs \"%s\" (%s, %d ranks: ", about->len ? ", " : "", count, runs[i].name,
+                    runs[i].backend, runs[i].world);
         for (int j = i, k = 0; j < nruns; j++) {
             if (!same_kind(&runs[j], &runs[i]))
                 continue;
-            len = strlen(about);
-            snprintf(about + len, aboutlen - len, "%s%lld", k++ ? " " : "", (long long)runs[j].id);
+            strbuf_addf(about, "%s%lld", k++ ? " " : "", (long long)runs[j].id);
         }
-        len = strlen(about);
-        snprintf(about + len, aboutlen - len, ")");
+        strbuf_addch(about, ')');
     }
 }
 
@@ -289,20 +284,38 @@ static double machine_cache_mb(void)
 
 /* Names in `about` (appended) the runs left out, with their steps over their point's
  * median. */
-static void name_left_out(const int64_t *runs, int nruns, const bool *leave_out, const double *ratio, char *about,
-                          size_t aboutlen)
+static void name_left_out(const int64_t *runs, int nruns, const bool *leave_out, const double *ratio, strbuf *about)
 {
-    for (int i = 0, named = 0; i < nruns && aboutlen; i++) {
+    for (int i = 0, named = 0; i < nruns; i++) {
         if (!leave_out[i])
             continue;
-        size_t len = strlen(about);
-        if (named++ == 0) {
-            snprintf(about + len, aboutlen - len, "; left out as disturbed (a mean step over %gx the median of its "
-                     "point's runs):", CALIB_DISTURBED_FACTOR);
-            len = strlen(about);
-        }
-        snprintf(about + len, aboutlen - len, "%s run %lld (%.2fx)", named > 1 ? "," : "", (long long)runs[i], ratio[i]);
+        if (named++ == 0)
+            strbuf_addf(about, "; left out as disturbed (a mean step over %gx the median of its point's runs):",
+                        CALIB_DISTURBED_FACTOR);
+        strbuf_addf(about, "%s run %lld (%.2fx)", named > 1 ? "," : "", (long long)runs[i], ratio[i]);
     }
+}
+
+/* text into about[aboutlen]; a text too long for it is cut before a character and ends in
+ * "..." (the caller's buffer holds a thousand runs' ids: beyond them, the list is cut). */
+static void copy_about(char *about, size_t aboutlen, const strbuf *text)
+{
+    static const char more[] = "...";
+    if (aboutlen == 0)
+        return;
+    if (text->len < aboutlen) {
+        memcpy(about, text->buf, text->len + 1);
+        return;
+    }
+    if (aboutlen < sizeof more) {
+        about[0] = '\0';
+        return;
+    }
+    size_t keep = aboutlen - sizeof more;
+    while (keep > 0 && ((unsigned char)text->buf[keep] & 0xC0) == 0x80)
+        keep--; /* text->buf[keep], the first byte left out, continues a character */
+    memcpy(about, text->buf, keep);
+    memcpy(about + keep, more, sizeof more);
 }
 
 /* Which of the runs gathered (run i's spans from first[i] to first[i + 1]) to leave out
@@ -372,8 +385,16 @@ int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cor
         rc = -1;
     }
     if (rc == 0) {
-        describe_runs(rows, drop_left_out(&spans, first, rows, nruns, leave_out), about, aboutlen);
-        name_left_out(runs, nruns, leave_out, ratio, about, aboutlen);
+        strbuf text = STRBUF_INIT;
+        describe_runs(rows, drop_left_out(&spans, first, rows, nruns, leave_out), &text);
+        name_left_out(runs, nruns, leave_out, ratio, &text);
+        if (text.failed) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+        } else {
+            copy_about(about, aboutlen, &text);
+        }
+        strbuf_release(&text);
     }
     free(rows);
     free(first);

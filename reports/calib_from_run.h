@@ -3,8 +3,9 @@
  * scenario, rebuilt), and handed to calib_run_fit (engine/predict/calibrate_run.h).
  *
  * Contract: 0 with `out` filled and `about` naming the runs (their names, backends and
- * world sizes); -1 with err: a run that is not in the database, not complete, or whose
- * stored scenario no longer loads.  Warm-up iterations are left out, as the reports
+ * world sizes; cut short in "..." when longer than aboutlen); -1 with err: a run that is
+ * not in the database, not complete, or whose stored scenario no longer loads, or out of
+ * memory.  Warm-up iterations are left out, as the reports
  * leave them out, and so are runs something outside them disturbed (calib_disturbed.h:
  * a mean step over 1.5x the median of the runs of its name, backend and world size),
  * each named in `about` with its step over that median.  host_cores: the cores the runs' ranks shared (calibrate_run.h); below 0,

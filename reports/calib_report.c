@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "engine/predict/calibrate_exit.h"
 #include "engine/predict/calibrate_memory.h"
 #include "engine/predict/calibrate_weight.h"
@@ -108,41 +109,6 @@ void calib_print(FILE *out, const calib_plan *p, const calib_data *d, const cali
             f->mem_bw_gbps, f->copy_in_gbps, f->copy_out_gbps, 100.0 * f->copy_rms_rel);
 }
 
-typedef struct {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} text;
-
-static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(text *t, const char *fmt, ...)
-{
-    if (t->failed)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (need < 0) {
-        t->failed = true;
-        return;
-    }
-    if (t->len + (size_t)need + 1 > t->cap) {
-        size_t ncap = (t->len + (size_t)need + 1) * 2;
-        char *ns = realloc(t->s, ncap);
-        if (!ns) {
-            t->failed = true;
-            return;
-        }
-        t->s = ns;
-        t->cap = ncap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)need;
-}
-
 /* network.measured_*: three lists, one entry per measurement, in measurement order. */
 /* Entry i of a list: ", " between entries, a new indented line every 8 (a scenario
  * line holds at most 198 characters; an indented line continues the list). */
@@ -153,20 +119,20 @@ static const char *list_sep(size_t i) { return i == 0 ? " " : i % 8 == 0 ? ",\n 
  * file's lines have a limit), broken between words. */
 #define COMMENT_WIDTH 96
 
-static void add_comment(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_comment(text *t, const char *fmt, ...)
+static void add_comment(strbuf *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_comment(strbuf *t, const char *fmt, ...)
 {
+    strbuf words = STRBUF_INIT;
     va_list ap;
     va_start(ap, fmt);
-    char *words = NULL;
-    if (vasprintf(&words, fmt, ap) < 0)
-        words = NULL;
+    strbuf_vaddf(&words, fmt, ap);
     va_end(ap);
-    if (!words) {
-        t->failed = true;
+    if (words.failed) {
+        t->failed = true; /* the comment would be incomplete: so is the text */
+        strbuf_release(&words);
         return;
     }
-    const char *p = words;
+    const char *p = words.buf;
     while (*p) {
         size_t room = COMMENT_WIDTH - 2, n = strlen(p);
         if (n > room) {
@@ -176,74 +142,72 @@ static void add_comment(text *t, const char *fmt, ...)
             if (n == 0) /* one word longer than a line: cut it */
                 n = room;
         }
-        add(t, "; %.*s\n", (int)n, p);
+        strbuf_addf(t, "; %.*s\n", (int)n, p);
         p += n;
         while (*p == ' ')
             p++;
     }
-    free(words);
+    strbuf_release(&words);
 }
 
-static void add_measurements(text *t, const ring_sample *ar, size_t nar)
+static void add_measurements(strbuf *t, const ring_sample *ar, size_t nar)
 {
-    add(t, "measured_ranks =");
+    strbuf_addf(t, "measured_ranks =");
     for (size_t i = 0; i < nar; i++)
-        add(t, "%s%d", list_sep(i), ar[i].ranks);
-    add(t, "\nmeasured_bytes =");
+        strbuf_addf(t, "%s%d", list_sep(i), ar[i].ranks);
+    strbuf_addf(t, "\nmeasured_bytes =");
     for (size_t i = 0; i < nar; i++)
-        add(t, "%s%lld", list_sep(i), (long long)ar[i].bytes);
-    add(t, "\nmeasured_us =");
+        strbuf_addf(t, "%s%lld", list_sep(i), (long long)ar[i].bytes);
+    strbuf_addf(t, "\nmeasured_us =");
     for (size_t i = 0; i < nar; i++)
-        add(t, "%s%.1f", list_sep(i), ar[i].us);
-    add(t, "\n");
+        strbuf_addf(t, "%s%.1f", list_sep(i), ar[i].us);
+    strbuf_addf(t, "\n");
 }
 
 char *calib_ini_text(const calib_plan *p, const calib_data *d, const calib_fit *f, const char *about)
 {
-    text t = {0};
+    strbuf t = STRBUF_INIT;
     add_comment(&t, "written by ddpprof calibrate: %s", about);
-    add(&t, "; in-place SUM allreduce on the %s backend, %zu measurements (ranks", p->be->name, d->nar);
+    strbuf_addf(&t, "; in-place SUM allreduce on the %s backend, %zu measurements (ranks", p->be->name, d->nar);
     for (size_t i = 0; i < p->nranks; i++)
-        add(&t, "%s%d", i ? "," : " ", p->ranks[i]);
-    add(&t, "; %lld to %lld bytes)\n", (long long)p->sizes[0], (long long)p->sizes[p->nsizes - 1]);
-    add(&t, "; ring fit t = 2(n-1)*latency + 2(n-1)/n * S / bandwidth: RMS relative error %.1f%%, worst %.1f%%\n",
-        100.0 * f->ring.rms_rel, 100.0 * f->ring.max_abs_rel);
+        strbuf_addf(&t, "%s%d", i ? "," : " ", p->ranks[i]);
+    strbuf_addf(&t, "; %lld to %lld bytes)\n", (long long)p->sizes[0], (long long)p->sizes[p->nsizes - 1]);
+    strbuf_addf(&t, "; ring fit t = 2(n-1)*latency + 2(n-1)/n * S / bandwidth: RMS relative error %.1f%%, worst "
+                    "%.1f%%\n",
+                100.0 * f->ring.rms_rel, 100.0 * f->ring.max_abs_rel);
     for (size_t i = 0; i < p->nranks; i++) {
         ring_fit w;
         char err[256];
         if (fit_ring_world(d->ar, d->nar, p->ranks[i], &w, err, sizeof err) == 0)
-            add(&t, ";   %d ranks alone: latency %.4f us, bandwidth %.4f GB/s (RMS relative error %.1f%%)\n",
-                p->ranks[i], w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
+            strbuf_addf(&t, ";   %d ranks alone: latency %.4f us, bandwidth %.4f GB/s (RMS relative error %.1f%%)\n",
+                        p->ranks[i], w.alpha_us, w.bandwidth_gbps, 100.0 * w.rms_rel);
     }
     /* The measurements themselves are the model at the world sizes measured: the ring fit
      * misses some of them by tens of percent (caches, cores shared by the ranks); the fit
      * stays for other world sizes and for broadcasts. */
     bool table = d->nar > 0 && d->nar <= SCENARIO_MAX_MEASURED;
     if (table)
-        add(&t, "; allreduce times: interpolated between these measurements at the world sizes measured, the ring "
-                "fit\n; at any other world size and for broadcasts\n");
-    add(&t, "[network]\nalgorithm = %s\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n", table ? "measured" : "ring",
-        f->ring.alpha_us, f->ring.bandwidth_gbps);
+        strbuf_addf(&t, "; allreduce times: interpolated between these measurements at the world sizes measured, the "
+                        "ring fit\n; at any other world size and for broadcasts\n");
+    strbuf_addf(&t, "[network]\nalgorithm = %s\nlatency_us = %.4f\nbandwidth_gbps = %.4f\n",
+                table ? "measured" : "ring", f->ring.alpha_us, f->ring.bandwidth_gbps);
     if (table)
         add_measurements(&t, d->ar, d->nar);
     if (f->have_copy) {
-        add(&t, "\n; the reducer's bucket copies, %d copiers at once, read + write counted: copy-in %.2f GB/s, "
-                "copy-out %.2f GB/s\n",
-            d->ncp ? d->cp[0].copiers : 0, f->copy_in_gbps, f->copy_out_gbps);
-        add(&t, "[device]\nmem_bw_gbps = %.4f\n", f->mem_bw_gbps);
+        strbuf_addf(&t, "\n; the reducer's bucket copies, %d copiers at once, read + write counted: copy-in %.2f GB/s, "
+                        "copy-out %.2f GB/s\n",
+                    d->ncp ? d->cp[0].copiers : 0, f->copy_in_gbps, f->copy_out_gbps);
+        strbuf_addf(&t, "[device]\nmem_bw_gbps = %.4f\n", f->mem_bw_gbps);
     }
     if (f->have_dispatch) {
-        add(&t, "\n; each compute-stream op beyond its model, %d ranks at once: the hand-off (ops of 0 us), and the "
-                "wake-up of an op timed to a deadline (ops of %d us)\n",
-            d->dispatchers, CALIB_DISPATCH_MODEL_NS / 1000);
-        add(&t, "%sop_overhead_us = %.4f\n\n[host]\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n",
-            f->op_overhead_us, f->op_wakeup_us);
+        strbuf_addf(&t, "\n"
+                        "; each compute-stream op beyond its model, %d ranks at once: the hand-off (ops of 0 us), and "
+                        "the wake-up of an op timed to a deadline (ops of %d us)\n",
+                    d->dispatchers, CALIB_DISPATCH_MODEL_NS / 1000);
+        strbuf_addf(&t, "%sop_overhead_us = %.4f\n\n[host]\nop_wakeup_us = %.4f\n", f->have_copy ? "" : "[device]\n",
+                    f->op_overhead_us, f->op_wakeup_us);
     }
-    if (t.failed) {
-        free(t.s);
-        return NULL;
-    }
-    return t.s;
+    return strbuf_detach(&t, NULL); /* NULL when out of memory */
 }
 
 /* What each bandwidth of calib_bandwidths is, and its [device] key out of and in cache. */
@@ -258,159 +222,168 @@ static const struct {
 };
 
 /* A key per bandwidth learned, under its keys out of cache or in it. */
-static void add_bandwidths(text *t, const calib_bandwidths *b, bool in_cache)
+static void add_bandwidths(strbuf *t, const calib_bandwidths *b, bool in_cache)
 {
     const double gbps[4] = {b->copy_in_gbps, b->copy_out_gbps, b->optimizer_gbps, b->grad_write_gbps};
     const size_t spans[4] = {b->ncopy_in, b->ncopy_out, b->noptimizer, b->ngrad_write};
     for (int k = 0; k < 4; k++)
         if (spans[k])
-            add(t, "; %s%s (%zu spans)\n%s = %.4f\n", in_cache ? "in cache: " : "", bandwidth_keys[k].what, spans[k],
-                in_cache ? bandwidth_keys[k].cache_key : bandwidth_keys[k].key, gbps[k]);
+            strbuf_addf(t, "; %s%s (%zu spans)\n%s = %.4f\n",
+                        in_cache ? "in cache: " : "", bandwidth_keys[k].what, spans[k],
+                        in_cache ? bandwidth_keys[k].cache_key : bandwidth_keys[k].key, gbps[k]);
 }
 
 char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about)
 {
-    text t = {0};
+    strbuf t = STRBUF_INIT;
     add_comment(&t, "written by ddpprof calibrate --from: learned from %s", about);
     if (c->nar > 0) {
-        add(&t, "; %zu bucket allreduces, from the last rank's arrival to the end, the median per size;\n"
-                "; allreduce times interpolated between them at the world sizes seen%s\n",
-            c->ncollectives, ring ? ", the ring fit elsewhere and for broadcasts" : "");
-        add(&t, "[network]\nalgorithm = measured\n");
+        strbuf_addf(&t, "; %zu bucket allreduces, from the last rank's arrival to the end, the median per size;\n"
+                        "; allreduce times interpolated between them at the world sizes seen%s\n",
+                    c->ncollectives, ring ? ", the ring fit elsewhere and for broadcasts" : "");
+        strbuf_addf(&t, "[network]\nalgorithm = measured\n");
         if (ring)
-            add(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
+            strbuf_addf(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
         add_measurements(&t, c->ar, c->nar);
     }
     /* [device]: what a GPU user would set too (bandwidths, the hand-off, compute slowed by
      * communication); [host]: the terms of ranks sharing this host's cores, after it. */
     if (calib_bandwidths_spans(&c->memory) || c->ngaps || c->ncontended)
-        add(&t, "\n[device]\n");
+        strbuf_addf(&t, "\n[device]\n");
     add_bandwidths(&t, &c->memory, false);
     if (c->ngaps)
-        add(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n", c->ngaps,
-            c->op_overhead_us);
+        strbuf_addf(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n",
+                    c->ngaps, c->op_overhead_us);
     if (c->ncontended)
-        add(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the time "
-                "inside (%zu spans)\ncomm_slowdown = %.4f\n",
-            c->ncontended, c->comm_slowdown);
-    text h = {0};
+        strbuf_addf(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the "
+                        "time inside (%zu spans)\ncomm_slowdown = %.4f\n",
+                    c->ncontended, c->comm_slowdown);
+    strbuf h = STRBUF_INIT;
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
-        add(&h, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared out\n"
-                "; (with the write that begins each backward that sleeps, at grad_write_gbps)\n"
-                "host_cores = %g\n",
-            c->host_cores);
+        strbuf_addf(&h, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared "
+                        "out\n; (with the write that begins each backward that sleeps, at grad_write_gbps)\n"
+                        "host_cores = %g\n",
+                    c->host_cores);
     if (c->host_cores > 0 && c->nar > 0)
-        add(&h, "; the bucket allreduces' sums shared them too: the measured table is each collective's time alone\n"
-                "comm_on_host_cores = true\n");
+        strbuf_addf(&h, "; the bucket allreduces' sums shared them too: the measured table is each collective's time "
+                        "alone\ncomm_on_host_cores = true\n");
     if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
-        add(&h,
-            c->comm_core_weight == CALIB_WEIGHT_PRIOR
-                ? "; the sums' weight beside the copies and steps on the cores: the comm workers' scheduler weight at\n"
-                  "; niceness 10 (110 / 1024); no other makes the %zu bucket allreduces that met other work agree 2 %%\n"
-                  "; better on their times alone\ncomm_core_weight = %.4f\n"
-                : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu bucket allreduces\n"
-                  "; that met other work agree best on their times alone (the sleeping backwards' writes left out)\n"
-                  "comm_core_weight = %.4f\n",
-            c->nweighted, c->comm_core_weight);
+        strbuf_addf(&h,
+                    c->comm_core_weight == CALIB_WEIGHT_PRIOR
+                        ? "; the sums' weight beside the copies and steps on the cores: the comm workers' "
+                          "scheduler weight at\n"
+                          "; niceness 10 (110 / 1024); no other makes the %zu bucket allreduces that met other work "
+                          "agree 2 %%\n"
+                          "; better on their times alone\ncomm_core_weight = %.4f\n"
+                        : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu "
+                          "bucket allreduces\n"
+                          "; that met other work agree best on their times alone (the sleeping backwards' writes "
+                          "left out)\n"
+                          "comm_core_weight = %.4f\n",
+                    c->nweighted, c->comm_core_weight);
     if (calib_bandwidths_spans(&c->cache) > 0) {
-        add(&h, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's last-level "
-                "cache, learned apart\ncache_mb = %g\n",
-            c->cache_mb);
+        strbuf_addf(&h, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's "
+                        "last-level cache, learned apart\ncache_mb = %g\n",
+                    c->cache_mb);
         add_bandwidths(&h, &c->cache, true);
         if (c->ncache_collectives)
-            add(&h, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
-                    "cache_allreduce_factor = %.4f\n",
-                c->ncache_collectives, c->cache_allreduce_factor);
+            strbuf_addf(&h, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
+                            "cache_allreduce_factor = %.4f\n",
+                        c->ncache_collectives, c->cache_allreduce_factor);
         if (c->ncache_uncrowded)
-            add(&h, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and mean\n"
-                    "cache_allreduce_stall_fraction = %.6f\ncache_allreduce_stall_us = %.4f\n",
-                c->ncache_uncrowded, c->cache_allreduce_stall_fraction, c->cache_allreduce_stall_us);
+            strbuf_addf(&h, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and "
+                            "mean\ncache_allreduce_stall_fraction = %.6f\ncache_allreduce_stall_us = %.4f\n",
+                        c->ncache_uncrowded, c->cache_allreduce_stall_fraction, c->cache_allreduce_stall_us);
         if (c->ncache_crowded)
-            add(&h, "; in cache, with more ranks than cores: likewise, of %zu\n"
-                    "cache_allreduce_crowded_stall_fraction = %.6f\ncache_allreduce_crowded_stall_us = %.4f\n",
-                c->ncache_crowded, c->cache_allreduce_crowded_stall_fraction, c->cache_allreduce_crowded_stall_us);
+            strbuf_addf(&h, "; in cache, with more ranks than cores: likewise, of %zu\n"
+                            "cache_allreduce_crowded_stall_fraction = %.6f\ncache_allreduce_crowded_stall_us = %.4f\n",
+                        c->ncache_crowded, c->cache_allreduce_crowded_stall_fraction,
+                        c->cache_allreduce_crowded_stall_us);
         if (c->ncache_forward)
-            add(&h, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and their stalls\n"
-                    "cache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\ncache_op_stall_fraction = %.6f\n"
-                    "cache_op_stall_us = %.4f\n",
-                c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
-                c->cache_op_stall_us);
+            strbuf_addf(&h, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and "
+                            "their stalls\ncache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\n"
+                            "cache_op_stall_fraction = %.6f\ncache_op_stall_us = %.4f\n",
+                        c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
+                        c->cache_op_stall_us);
         if (c->ncache_host_wake)
-            add(&h, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, likewise (%zu)\n"
-                    "cache_host_wake_us = %.4f\ncache_host_wake_sd_us = %.4f\ncache_host_wake_stall_fraction = %.6f\n"
-                    "cache_host_wake_stall_us = %.4f\n",
-                c->ncache_host_wake, c->cache_host_wake_us, c->cache_host_wake_sd_us,
-                c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
+            strbuf_addf(&h, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, "
+                            "likewise (%zu)\ncache_host_wake_us = %.4f\ncache_host_wake_sd_us = %.4f\n"
+                            "cache_host_wake_stall_fraction = %.6f\ncache_host_wake_stall_us = %.4f\n",
+                        c->ncache_host_wake, c->cache_host_wake_us, c->cache_host_wake_sd_us,
+                        c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
         if (c->ncache_launch)
-            add(&h, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the hold of\n"
-                    "; those woken beside their compute's run of copies or writes (%zu; 0 where none)\n"
-                    "cache_comm_launch_us = %.4f\ncache_comm_launch_sd_us = %.4f\ncache_comm_launch_per_op_us = %.4f\n"
-                    "cache_comm_launch_behind_us = %.4f\n",
-                c->ncache_launch, c->ncache_launch_goes_on, c->cache_comm_launch_us, c->cache_comm_launch_sd_us,
-                c->cache_comm_launch_per_op_us, c->cache_comm_launch_behind_us);
+            strbuf_addf(&h, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the "
+                            "hold of\n"
+                            "; those woken beside their compute's run of copies or writes (%zu; 0 where none)\n"
+                            "cache_comm_launch_us = %.4f\ncache_comm_launch_sd_us = %.4f\n"
+                            "cache_comm_launch_per_op_us = %.4f\ncache_comm_launch_behind_us = %.4f\n",
+                        c->ncache_launch, c->ncache_launch_goes_on, c->cache_comm_launch_us, c->cache_comm_launch_sd_us,
+                        c->cache_comm_launch_per_op_us, c->cache_comm_launch_behind_us);
     }
     if (c->nbusy_gaps)
-        add(&h, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of %zu\n"
-                "op_overhead_busy_us = %.4f\n",
-            c->nbusy_gaps, c->op_overhead_busy_us);
+        strbuf_addf(&h, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of "
+                        "%zu\nop_overhead_busy_us = %.4f\n",
+                    c->nbusy_gaps, c->op_overhead_busy_us);
     if (c->nforward)
-        add(&h, "; forwards beyond their model, the mean of %zu and its standard deviation\nop_wakeup_us = %.4f\n"
-                "op_wakeup_sd_us = %.4f\n",
-            c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
+        strbuf_addf(&h, "; forwards beyond their model, the mean of %zu and its standard deviation\n"
+                        "op_wakeup_us = %.4f\nop_wakeup_sd_us = %.4f\n",
+                    c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
     if (c->op_stall_fraction > 0)
-        add(&h, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their share and "
-                "mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
-            c->op_stall_fraction, c->op_stall_us);
+        strbuf_addf(&h, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their "
+                        "share and mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
+                    c->op_stall_fraction, c->op_stall_us);
     if (c->op_gap_stall_fraction > 0)
-        add(&h, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median absolute "
-                "deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\nop_gap_stall_us = %.4f\n",
-            c->op_gap_stall_fraction, c->op_gap_stall_us);
+        strbuf_addf(&h, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median "
+                        "absolute deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\n"
+                        "op_gap_stall_us = %.4f\n",
+                    c->op_gap_stall_fraction, c->op_gap_stall_us);
     if (c->nhost_wake && c->host_wake_us > 0)
-        add(&h, "; a rank's next iteration after its last compute op (its host woken from the step's synchronize), "
-                "beyond op_overhead_us:\n; the mean of %zu and its standard deviation, and the stalls beyond the median "
-                "by over 10 median absolute deviations\nhost_wake_us = %.4f\nhost_wake_sd_us = %.4f\n"
-                "host_wake_stall_fraction = %.6f\nhost_wake_stall_us = %.4f\n",
-            c->nhost_wake, c->host_wake_us, c->host_wake_sd_us, c->host_wake_stall_fraction, c->host_wake_stall_us);
+        strbuf_addf(&h, "; a rank's next iteration after its last compute op (its host woken from the step's "
+                        "synchronize), beyond op_overhead_us:\n"
+                        "; the mean of %zu and its standard deviation, and the stalls beyond the median by over 10 "
+                        "median absolute deviations\nhost_wake_us = %.4f\nhost_wake_sd_us = %.4f\n"
+                        "host_wake_stall_fraction = %.6f\nhost_wake_stall_us = %.4f\n",
+                    c->nhost_wake, c->host_wake_us, c->host_wake_sd_us, c->host_wake_stall_fraction,
+                    c->host_wake_stall_us);
     if (c->backward_stall_fraction > 0)
-        add(&h, "; stalls of the %zu backwards that sleep, outside collectives, likewise\nbackward_stall_fraction = %.6f\n"
-                "backward_stall_us = %.4f\n",
-            c->nbackward, c->backward_stall_fraction, c->backward_stall_us);
+        strbuf_addf(&h, "; stalls of the %zu backwards that sleep, outside collectives, likewise\n"
+                        "backward_stall_fraction = %.6f\nbackward_stall_us = %.4f\n",
+                    c->nbackward, c->backward_stall_fraction, c->backward_stall_us);
     if (c->ncontended)
-        add(&h, "; forwards and backwards inside their rank's collectives: their late wake-up beside comm_slowdown "
-                "(%zu spans)\ncomm_wakeup_us = %.4f\n",
-            c->ncontended, c->comm_wakeup_us);
+        strbuf_addf(&h, "; forwards and backwards inside their rank's collectives: their late wake-up beside "
+                        "comm_slowdown (%zu spans)\ncomm_wakeup_us = %.4f\n",
+                    c->ncontended, c->comm_wakeup_us);
     if (c->nlaunch)
-        add(&h, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late start "
-                "beyond op_overhead_us,\n; fitted as this plus comm_launch_per_op_us per copy, step or write of the "
-                "other ranks running on a crowded host\n; (%zu launches met some), and the residuals' standard "
-                "deviation\n"
-                "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
-            c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us, c->comm_launch_per_op_us);
+        strbuf_addf(&h, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late "
+                        "start beyond op_overhead_us,\n"
+                        "; fitted as this plus comm_launch_per_op_us per copy, step or write of the other ranks "
+                        "running on a crowded host\n; (%zu launches met some), and the residuals' standard deviation\n"
+                        "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
+                    c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us,
+                    c->comm_launch_per_op_us);
     if (c->nlaunch_goes_on)
-        add(&h, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the mean wait\n"
-                "; for a core elsewhere, exponential, where %zu started only once that run had ended (out of the fit above)\n"
-                "comm_launch_behind_us = %.4f\n",
-            c->nlaunch_goes_on, c->nlaunch_behind, c->comm_launch_behind_us);
+        strbuf_addf(&h, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the "
+                        "mean wait\n"
+                        "; for a core elsewhere, exponential, where %zu started only once that run had ended (out of "
+                        "the fit above)\ncomm_launch_behind_us = %.4f\n",
+                    c->nlaunch_goes_on, c->nlaunch_behind, c->comm_launch_behind_us);
     if (c->comm_exit_late_fraction > 0)
-        add(&h, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out aside: the "
-                "share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"
-                "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
-            CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
-            c->comm_exit_late_sd_us);
+        strbuf_addf(&h, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out "
+                        "aside: the share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"
+                        "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
+                    CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
+                    c->comm_exit_late_sd_us);
     if (c->compute_wake_late_fraction > 0)
-        add(&h, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share whose "
-                "compute went on over %.1f ms after its end (of %zu), their mean and standard deviation\n"
-                "compute_wake_late_fraction = %.6f\ncompute_wake_late_us = %.4f\ncompute_wake_late_sd_us = %.4f\n",
-            CALIB_EXIT_LATE_NS / 1e6, c->nwake, c->compute_wake_late_fraction, c->compute_wake_late_us,
-            c->compute_wake_late_sd_us);
+        strbuf_addf(&h, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share "
+                        "whose compute went on over %.1f ms after its end (of %zu), their mean and standard deviation\n"
+                        "compute_wake_late_fraction = %.6f\ncompute_wake_late_us = %.4f\n"
+                        "compute_wake_late_sd_us = %.4f\n",
+                    CALIB_EXIT_LATE_NS / 1e6, c->nwake, c->compute_wake_late_fraction, c->compute_wake_late_us,
+                    c->compute_wake_late_sd_us);
     if (h.failed)
-        t.failed = true;
+        t.failed = true; /* the [host] section would be incomplete: so is the text */
     else if (h.len > 0)
-        add(&t, "\n[host]\n%s", h.s);
-    free(h.s);
-    if (t.failed) {
-        free(t.s);
-        return NULL;
-    }
-    return t.s;
+        strbuf_addf(&t, "\n[host]\n%s", h.buf);
+    strbuf_release(&h);
+    return strbuf_detach(&t, NULL); /* NULL when out of memory */
 }

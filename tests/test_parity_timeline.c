@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "engine/backend.h"
 #include "engine/launch/launcher.h"
 #include "tmp_store.h"
@@ -52,9 +53,7 @@ static void describe_span(const char *kind, const char *name, int64_t bytes, int
 /* The probe's collectives of iteration `it` (construction folded into iteration 0). */
 static char *probe_sequence(json_t *root, int it)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *s = calloc(1, cap);
-    assert_non_null(s);
+    strbuf s = STRBUF_INIT;
     json_t *phases = json_object_get(root, "phases");
     size_t i;
     json_t *ph;
@@ -69,19 +68,18 @@ static char *probe_sequence(json_t *root, int it)
         json_t *c;
         json_array_foreach(json_object_get(ph, "collectives"), j, c)
         {
-            len += (size_t)snprintf(s + len, cap - len, "%s %s %lld\n", json_string_value(json_object_get(c, "op")),
-                                    json_string_value(json_object_get(c, "dtype")),
-                                    (long long)json_integer_value(json_object_get(c, "bytes")));
+            strbuf_addf(&s, "%s %s %lld\n", json_string_value(json_object_get(c, "op")),
+                        json_string_value(json_object_get(c, "dtype")),
+                        (long long)json_integer_value(json_object_get(c, "bytes")));
         }
     }
-    return s;
+    assert_false(s.failed);
+    return strbuf_detach(&s, NULL);
 }
 
 static char *ddpprof_sequence(sqlite3 *db, int64_t run, int it, const char *bucket_dtype)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *s = calloc(1, cap);
-    assert_non_null(s);
+    strbuf s = STRBUF_INIT;
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(db,
                                         "SELECT kind, name, bytes, COALESCE(bucket, -1) FROM span WHERE run_id = ?"
@@ -94,18 +92,17 @@ static char *ddpprof_sequence(sqlite3 *db, int64_t run, int it, const char *buck
         char line[256];
         describe_span((const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1),
                       sqlite3_column_int64(st, 2), sqlite3_column_int(st, 3), bucket_dtype, line, sizeof line);
-        len += (size_t)snprintf(s + len, cap - len, "%s\n", line);
+        strbuf_addf(&s, "%s\n", line);
     }
     sqlite3_finalize(st);
-    return s;
+    assert_false(s.failed);
+    return strbuf_detach(&s, NULL);
 }
 
 /* Bucket members of `version`, one bucket per line, as "i j k". */
 static char *ddpprof_buckets(sqlite3 *db, int64_t run, int version)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *s = calloc(1, cap);
-    assert_non_null(s);
+    strbuf s = STRBUF_INIT;
     sqlite3_stmt *st = NULL;
     assert_int_equal(
         sqlite3_prepare_v2(db, "SELECT params, nbytes FROM bucket WHERE run_id = ? AND version = ? ORDER BY idx", -1,
@@ -114,19 +111,18 @@ static char *ddpprof_buckets(sqlite3 *db, int64_t run, int version)
     sqlite3_bind_int64(st, 1, run);
     sqlite3_bind_int(st, 2, version);
     while (sqlite3_step(st) == SQLITE_ROW) {
-        for (const char *p = (const char *)sqlite3_column_text(st, 0); *p && len + 2 < cap; p++)
-            s[len++] = *p == ',' ? ' ' : *p;
-        len += (size_t)snprintf(s + len, cap - len, " (%lld)\n", (long long)sqlite3_column_int64(st, 1));
+        for (const char *p = (const char *)sqlite3_column_text(st, 0); *p; p++)
+            strbuf_addch(&s, *p == ',' ? ' ' : *p);
+        strbuf_addf(&s, " (%lld)\n", (long long)sqlite3_column_int64(st, 1));
     }
     sqlite3_finalize(st);
-    return s;
+    assert_false(s.failed);
+    return strbuf_detach(&s, NULL);
 }
 
 static char *probe_buckets(json_t *root, const char *members, const char *sizes, const json_t *params)
 {
-    size_t cap = 1 << 16, len = 0;
-    char *s = calloc(1, cap);
-    assert_non_null(s);
+    strbuf s = STRBUF_INIT;
     size_t i;
     json_t *b;
     json_array_foreach(json_object_get(root, members), i, b)
@@ -136,15 +132,16 @@ static char *probe_buckets(json_t *root, const char *members, const char *sizes,
         int64_t bytes = 0;
         json_array_foreach(b, j, idx)
         {
-            len += (size_t)snprintf(s + len, cap - len, "%s%lld", j ? " " : "", (long long)json_integer_value(idx));
+            strbuf_addf(&s, "%s%lld", j ? " " : "", (long long)json_integer_value(idx));
             bytes += 4 * json_integer_value(
                              json_object_get(json_array_get(params, (size_t)json_integer_value(idx)), "numel"));
         }
         if (sizes)
             bytes = json_integer_value(json_array_get(json_object_get(root, sizes), i));
-        len += (size_t)snprintf(s + len, cap - len, " (%lld)\n", (long long)bytes);
+        strbuf_addf(&s, " (%lld)\n", (long long)bytes);
     }
-    return s;
+    assert_false(s.failed);
+    return strbuf_detach(&s, NULL);
 }
 
 /* One figure of ddpprof's ddp_logging row (rank 0, iteration it); -1 where NULL. */
@@ -376,15 +373,14 @@ static void test_mlp_join(void **state)
         json_t *list = json_load_file(path, 0, &jerr);
         assert_non_null(list);
         unlink(path);
-        char want[8192] = "", got[8192] = "";
-        size_t len = 0, i;
+        strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+        size_t i;
         json_t *c;
         json_array_foreach(list, i, c)
         {
-            len += (size_t)snprintf(want + len, sizeof want - len, "%s %s %lld\n",
-                                    json_string_value(json_object_get(c, "op")),
-                                    json_string_value(json_object_get(c, "dtype")),
-                                    (long long)json_integer_value(json_object_get(c, "bytes")));
+            strbuf_addf(&want, "%s %s %lld\n", json_string_value(json_object_get(c, "op")),
+                        json_string_value(json_object_get(c, "dtype")),
+                        (long long)json_integer_value(json_object_get(c, "bytes")));
         }
         json_decref(list);
         sqlite3_stmt *q = NULL;
@@ -395,16 +391,18 @@ static void test_mlp_join(void **state)
                          SQLITE_OK);
         sqlite3_bind_int64(q, 1, res.run_id);
         sqlite3_bind_int(q, 2, rank);
-        len = 0;
         while (sqlite3_step(q) == SQLITE_ROW) {
             char line[256];
             describe_span((const char *)sqlite3_column_text(q, 0), (const char *)sqlite3_column_text(q, 1),
                           sqlite3_column_int64(q, 2), sqlite3_column_int(q, 3), "float32", line, sizeof line);
-            len += (size_t)snprintf(got + len, sizeof got - len, "%s\n", line);
+            strbuf_addf(&got, "%s\n", line);
         }
         sqlite3_finalize(q);
-        if (strcmp(want, got) != 0)
-            fail_msg("rank %d: PyTorch\n%sddpprof\n%s", rank, want, got);
+        assert_false(want.failed || got.failed);
+        if (strcmp(want.buf, got.buf) != 0)
+            fail_msg("rank %d: PyTorch\n%sddpprof\n%s", rank, want.buf, got.buf);
+        strbuf_release(&want);
+        strbuf_release(&got);
     }
     unlink(out);
     rmdir(dir);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/strbuf.h"
 #include "engine/scenario/scenario.h"
 
 typedef struct {
@@ -509,12 +510,14 @@ static void test_utf8_names(void **state)
     assert_int_equal(scenario_override(sc, "run.name=\xF4\x8F\xBF\xBF", err), 0);
 
     /* A long multi-byte name cut to fit a sweep point's label stays valid UTF-8. */
-    char text[512];
-    int n = snprintf(text, sizeof text, "[run]\nname = ");
+    strbuf text = STRBUF_INIT;
+    strbuf_addstr(&text, "[run]\nname = ");
     for (int i = 0; i < 63; i++)
-        n += snprintf(text + n, sizeof text - (size_t)n, "é");
-    snprintf(text + n, sizeof text - (size_t)n, "\n[sweep]\nddp.bucket_cap_mb = 1, 2\n");
-    load_ok(state, "longname.ini", text, sc);
+        strbuf_addstr(&text, "é");
+    strbuf_addstr(&text, "\n[sweep]\nddp.bucket_cap_mb = 1, 2\n");
+    assert_false(text.failed);
+    load_ok(state, "longname.ini", text.buf, sc);
+    strbuf_release(&text);
     assert_int_equal(strlen(sc->name), 126);
     assert_int_equal(scenario_sweep_point(sc, 1, pt, err), 0);
     assert_non_null(strstr(pt->name, " [point 2 of 2]"));
@@ -549,16 +552,18 @@ static void test_name_from_odd_file_name(void **state)
 static void test_sweep_point_limit(void **state)
 {
     scenario *sc = new_scenario();
-    char err[SCENARIO_ERR] = "", text[2048];
+    char err[SCENARIO_ERR] = "";
+    strbuf text = STRBUF_INIT;
     /* 16 x 16 x 16 = 4096 points: the most allowed. */
-    int n = snprintf(text, sizeof text, "[sweep]\n");
+    strbuf_addstr(&text, "[sweep]\n");
     const char *axes[] = {"run.seed", "run.iterations", "ddp.bucket_cap_mb", "run.warmup"};
     for (int a = 0; a < 3; a++) {
-        n += snprintf(text + n, sizeof text - (size_t)n, "%s = ", axes[a]);
+        strbuf_addf(&text, "%s = ", axes[a]);
         for (int v = 1; v <= 16; v++)
-            n += snprintf(text + n, sizeof text - (size_t)n, "%d%s", v, v < 16 ? ", " : "\n");
+            strbuf_addf(&text, "%d%s", v, v < 16 ? ", " : "\n");
     }
-    load_ok(state, "sw4096.ini", text, sc);
+    assert_false(text.failed);
+    load_ok(state, "sw4096.ini", text.buf, sc);
     assert_int_equal(scenario_sweep_count(sc), SCENARIO_MAX_SWEEP_POINTS);
     assert_int_equal(scenario_validate(sc, err), 0);
 
@@ -574,9 +579,11 @@ static void test_sweep_point_limit(void **state)
     assert_string_equal(err, want);
 
     /* In a file, the line that takes it over is the one reported. */
-    snprintf(text + n, sizeof text - (size_t)n, "run.warmup = 0, 1\n");
-    expect_load_error(state, "sw8192.ini", text,
+    strbuf_addstr(&text, "run.warmup = 0, 1\n");
+    assert_false(text.failed);
+    expect_load_error(state, "sw8192.ini", text.buf,
                       "5: [sweep] has 8192 points (16 x 16 x 16 x 2); at most 4096 are allowed");
+    strbuf_release(&text);
     free(sc);
 }
 

@@ -542,6 +542,8 @@ static int gather(rdv *r, int64_t deadline, char *err, size_t errlen)
                 missing[i] = r->fds[i] < 0;
             char list[300];
             format_ranks(missing, r->world, list, sizeof list);
+            /* Both parts fit: the list is under 300 bytes and the timeout at most a week, some
+             * 430 bytes in all of TEXT_MAX; were the second cut, only its end would be lost. */
             int w = snprintf(why, sizeof why, "rank %s did not join within %.1f s", list, r->timeout_s);
             if (strays > 0 && w > 0 && (size_t)w < sizeof why)
                 snprintf(why + w, sizeof why - (size_t)w,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
+#include "common/strbuf.h"
 #include "engine/ddp/bucket_plan.h"
 #include "engine/predict/fit_ring.h"
 #include "engine/workload/model_zoo.h"
@@ -81,19 +82,32 @@ typedef struct {
     rank_iter *ri; /* [place in held * nit + (iter - it0)] */
 } source;
 
+/* Appends one remark and its newline to d->notes.  A derivation makes at most seven, of
+ * at most a few hundred bytes each (a model's name is a preset's, under 32): some 1.5 KB,
+ * well inside notes.  Should one not fit all the same, the notes end cut short in
+ * "...\n", so that the cut shows. */
 static void add_note(whatif_derived *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add_note(whatif_derived *d, const char *fmt, ...)
 {
-    size_t at = strlen(d->notes);
-    if (at + 2 >= sizeof d->notes)
+    static const char cut[] = "...\n";
+    size_t at = strlen(d->notes), room = sizeof d->notes - at; /* room: the NUL's byte too */
+    int w = -1;
+    if (room >= sizeof cut) {
+        va_list ap;
+        va_start(ap, fmt);
+        w = vsnprintf(d->notes + at, room - 1, fmt, ap); /* a byte kept for the newline */
+        va_end(ap);
+        if (w < 0) {
+            d->notes[at] = '\0'; /* a remark that cannot be formatted is left out */
+            return;
+        }
+    }
+    if (w < 0 || (size_t)w >= room - 1) {
+        memcpy(d->notes + sizeof d->notes - sizeof cut, cut, sizeof cut);
         return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->notes + at, sizeof d->notes - at - 1, fmt, ap);
-    va_end(ap);
-    at = strlen(d->notes);
-    d->notes[at] = '\n';
-    d->notes[at + 1] = '\0';
+    }
+    d->notes[at + (size_t)w] = '\n';
+    d->notes[at + (size_t)w + 1] = '\0';
 }
 
 static int read_run(source *s)
@@ -397,21 +411,17 @@ static bool rank_mean(source *s, int rank, rank_means *m, double *scratch)
     return true;
 }
 
-/* "a, b, c" of n doubles into buf (grown). */
+/* "a, b, c" of n doubles (malloc'ed; NULL when out of memory).  A strbuf: "%.0f" of a
+ * large double has hundreds of digits. */
 static char *list_text(const double *v, int n, const char *fmt)
 {
-    size_t cap = (size_t)n * 24 + 16, len = 0;
-    char *buf = malloc(cap);
-    if (!buf)
-        return NULL;
-    buf[0] = '\0';
+    strbuf sb = STRBUF_INIT;
     for (int i = 0; i < n; i++) {
-        int w = snprintf(buf + len, cap - len, i ? ", " : "");
-        len += (size_t)w;
-        w = snprintf(buf + len, cap - len, fmt, v[i]);
-        len += (size_t)w;
+        if (i)
+            strbuf_addstr(&sb, ", ");
+        strbuf_addf(&sb, fmt, v[i]);
     }
-    return buf;
+    return strbuf_detach(&sb, NULL);
 }
 
 static int set(scenario *sc, const char *key, const char *value, char *err, size_t errlen)

@@ -7,6 +7,8 @@
  */
 #include "engine/scenario/scenario.h"
 
+#include "common/strbuf.h"
+
 #include "engine/scenario/scenario_check.h"
 #include "engine/scenario/scenario_keys.h"
 #include "engine/scenario/scenario_text.h"
@@ -20,50 +22,30 @@
 /* Longest physical line written, well inside inih's line buffer. */
 #define INI_WRAP 100
 
+/* The text, and the column its last line has reached, for wrapping long lists. */
 typedef struct {
-    char *s;
-    size_t len, cap;
-    size_t col; /* characters since the last newline, for wrapping long lists */
-    bool failed;
-} strbuf;
+    strbuf sb;
+    size_t col; /* characters since the last newline */
+} ini_text;
 
-static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(strbuf *b, const char *fmt, ...)
+static void sb_printf(ini_text *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(ini_text *b, const char *fmt, ...)
 {
-    if (b->failed)
-        return;
+    size_t at = b->sb.len;
     va_list ap;
     va_start(ap, fmt);
-    int need = vsnprintf(NULL, 0, fmt, ap);
+    strbuf_vaddf(&b->sb, fmt, ap);
     va_end(ap);
-    if (need < 0) {
-        b->failed = true;
-        return;
-    }
-    if (b->len + (size_t)need + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + (size_t)need + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (s == NULL) {
-            b->failed = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    (void)vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    const char *nl = memrchr(b->s + b->len, '\n', (size_t)need);
-    b->col = nl ? (size_t)(b->s + b->len + need - nl - 1) : b->col + (size_t)need;
-    b->len += (size_t)need;
+    /* Nothing was added when the strbuf has failed: the column no longer matters. */
+    size_t added = b->sb.len - at;
+    const char *nl = memrchr(b->sb.buf + at, '\n', added);
+    b->col = nl ? (size_t)(b->sb.buf + b->sb.len - nl - 1) : b->col + added;
 }
 
 /* Appends one item of a list value, breaking onto an indented continuation line (after a
  * trailing separator, or before a leading one; the reader accepts both) before the line
  * gets too long. */
-static void sb_item(strbuf *b, bool first, char sep, const char *item)
+static void sb_item(ini_text *b, bool first, char sep, const char *item)
 {
     if (first)
         sb_printf(b, "%s", item);
@@ -77,7 +59,7 @@ static void sb_item(strbuf *b, bool first, char sep, const char *item)
         sb_printf(b, "%s%c %s", sep == '|' ? " " : "", sep, item);
 }
 
-static void write_value(strbuf *b, const scenario *sc, const key_def *k)
+static void write_value(ini_text *b, const scenario *sc, const key_def *k)
 {
     const char *src = (const char *)sc + k->offset;
     char tmp[64];
@@ -149,7 +131,7 @@ static void write_value(strbuf *b, const scenario *sc, const key_def *k)
 
 char *scenario_to_ini(const scenario *sc)
 {
-    strbuf b = {0};
+    ini_text b = {.sb = STRBUF_INIT, .col = 0};
     sb_printf(&b, "; ddpprof scenario: the effective value of every key\n");
     if (sc->source[0]) {
         /* Kept well inside inih's line buffer, so that the text reads back. */
@@ -163,7 +145,7 @@ char *scenario_to_ini(const scenario *sc)
         const key_def *k = &scn_keys[i];
         if (strcmp(section, k->section) != 0) {
             section = k->section;
-            sb_printf(&b, "%s[%s]\n", b.len ? "\n" : "", section);
+            sb_printf(&b, "%s[%s]\n", b.sb.len ? "\n" : "", section);
         }
         /* A value that came from the device preset stays a comment, so that reading
          * this file back leaves it following the preset (e.g. when device.preset is
@@ -183,10 +165,10 @@ char *scenario_to_ini(const scenario *sc)
             continue;
         }
         sb_printf(&b, "%s%s = ", from_preset ? "; " : "", k->name);
-        size_t before = b.len;
+        size_t before = b.sb.len;
         write_value(&b, sc, k);
-        if (!b.failed && b.len == before)
-            b.s[--b.len] = '\0'; /* an empty list: no trailing blank */
+        if (!b.sb.failed && b.sb.len == before)
+            b.sb.buf[--b.sb.len] = '\0'; /* an empty list: no trailing blank (the " = " is in buf) */
         sb_printf(&b, "%s\n", from_preset ? "   (from device.preset)" : "");
     }
     if (sc->nsweep > 0) {
@@ -201,9 +183,5 @@ char *scenario_to_ini(const scenario *sc)
             sb_printf(&b, "\n");
         }
     }
-    if (b.failed) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
+    return strbuf_detach(&b.sb, NULL); /* NULL when out of memory */
 }

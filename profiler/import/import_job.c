@@ -25,12 +25,12 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/errmsg.h"
+#include "common/strbuf.h"
 #include "profiler/import/event_names.h"
 #include "profiler/hta_figures.h"
 
@@ -40,41 +40,6 @@
 #define SPAN_BATCH 8192
 /* The page cache of an import's one transaction (32 MiB; why: where it is set). */
 #define IMPORT_PAGE_CACHE_KIB 32768
-
-/* ---- a growable text ------------------------------------------------------------------ */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} text;
-
-static void text_add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_add(text *t, const char *fmt, ...)
-{
-    if (t->oom)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    int k = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (k < 0)
-        return;
-    if (t->n + (size_t)k + 1 > t->cap) {
-        size_t cap = (t->n + (size_t)k + 1) * 2;
-        char *g = realloc(t->s, cap);
-        if (!g) {
-            t->oom = true;
-            return;
-        }
-        t->s = g;
-        t->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->s + t->n, t->cap - t->n, fmt, ap);
-    va_end(ap);
-    t->n += (size_t)k;
-}
 
 /* ---- ranks ---------------------------------------------------------------------------- */
 
@@ -117,7 +82,7 @@ static int rank_from_name(const char *path)
  * rank 0 of a world of 1.  Traces that cannot be one job are refused here (world sizes,
  * process groups) and after the clocks (time ranges, collectives). */
 static import_status resolve_ranks(const import_options *o, trace_rank **ranks, int nranks, int *world,
-                                   text *notes, char *err, size_t errlen)
+                                   strbuf *notes, char *err, size_t errlen)
 {
     if (o->rank >= 0 && nranks != 1) {
         set_err(err, errlen, "--rank names the rank of a single trace; %d were given (their ranks come"
@@ -147,8 +112,8 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
             /* A single-GPU job's trace: nothing says a rank because there is one. */
             r->rank = 0;
             r->rank_from = "alone";
-            text_add(notes, "the trace names no rank (no distributedInfo, no number ending its file name): taken"
-                            " as rank 0 of a world of 1 (--rank N says otherwise)\n");
+            strbuf_addf(notes, "the trace names no rank (no distributedInfo, no number ending its file name): taken"
+                               " as rank 0 of a world of 1 (--rank N says otherwise)\n");
         }
         if (r->rank < 0) {
             set_err(err, errlen,
@@ -197,17 +162,17 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
     }
     int w = said_world > 0 ? said_world : maxr + 1;
     if (nranks < w) {
-        text_add(notes, nranks == 1 ? "rank " : "ranks ");
+        strbuf_addstr(notes, nranks == 1 ? "rank " : "ranks ");
         int listed = 0;
         for (int k = 0; k < w && listed < nranks; k++)
             for (int i = 0; i < nranks; i++)
                 if (ranks[i]->rank == k) {
-                    text_add(notes, "%s%d", listed ? ", " : "", k);
+                    strbuf_addf(notes, "%s%d", listed ? ", " : "", k);
                     listed++;
                 }
-        text_add(notes, " of a world of %d: the other ranks are not in this run; a collective's time on a"
-                        " traced rank holds its wait for them as well as the transfer\n",
-                 w);
+        strbuf_addf(notes, " of a world of %d: the other ranks are not in this run; a collective's time on a"
+                           " traced rank holds its wait for them as well as the transfer\n",
+                    w);
     }
     *world = w;
     return IMPORT_OK;
@@ -380,7 +345,7 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Each rank's clock against the reference (rr[0], the lowest rank). */
-static int align_clocks(rank_result *rr, int n, const coll_key *k, size_t m, bool wall, text *how, char *err,
+static int align_clocks(rank_result *rr, int n, const coll_key *k, size_t m, bool wall, strbuf *how, char *err,
                         size_t errlen)
 {
     int64_t *d = malloc((m ? m : 1) * sizeof *d);
@@ -463,19 +428,19 @@ static int align_clocks(rank_result *rr, int n, const coll_key *k, size_t m, boo
     }
     free(d);
     if (n == 1)
-        text_add(how, "%s", wall ? "the trace's wall clock" : "the trace's own clock");
+        strbuf_addstr(how, wall ? "the trace's wall clock" : "the trace's own clock");
     else if (wall)
-        text_add(how,
-                 "each rank's wall clock as its trace has it (not corrected); matched collectives'"
-                 " ends differ from rank %d's by %.3f ms (median, worst rank)",
-                 rr[0].tr->rank, (double)max_unc / 1e6);
+        strbuf_addf(how,
+                    "each rank's wall clock as its trace has it (not corrected); matched collectives'"
+                    " ends differ from rank %d's by %.3f ms (median, worst rank)",
+                    rr[0].tr->rank, (double)max_unc / 1e6);
     else
-        text_add(how,
-                 "ranks aligned on the ends of matched collectives (median difference from rank %d's,"
-                 " at least %d collectives per rank); uncertainty %.3f ms (half the interquartile range"
-                 " of the differences, worst rank)%s",
-                 rr[0].tr->rank, min_matched < 0 ? 0 : min_matched, (double)max_unc / 1e6,
-                 fallback ? "; ranks without a matched collective aligned on a step's start" : "");
+        strbuf_addf(how,
+                    "ranks aligned on the ends of matched collectives (median difference from rank %d's,"
+                    " at least %d collectives per rank); uncertainty %.3f ms (half the interquartile range"
+                    " of the differences, worst rank)%s",
+                    rr[0].tr->rank, min_matched < 0 ? 0 : min_matched, (double)max_unc / 1e6,
+                    fallback ? "; ranks without a matched collective aligned on a step's start" : "");
     return 0;
 }
 
@@ -765,7 +730,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
     rank_result *rr = NULL;
     coll_key *keys = NULL;
     size_t nkeys = 0;
-    text notes = {0}, how = {0};
+    strbuf notes = STRBUF_INIT, how = STRBUF_INIT;
     bool bulk = false;
     import_status status = import_read_files(o, &files, &nfiles, &ranks, &nranks, &lim, err, errlen);
     if (status != IMPORT_OK)
@@ -834,27 +799,27 @@ import_status import_traces(store *st, const import_options *o, import_summary *
         goto out;
     }
     if (!any_steps)
-        text_add(&notes, "no ProfilerStep#N in the trace%s: the whole trace is one iteration (0)\n",
-                 nranks > 1 ? "s" : "");
+        strbuf_addf(&notes, "no ProfilerStep#N in the trace%s: the whole trace is one iteration (0)\n",
+                    nranks > 1 ? "s" : "");
     if (!device_job)
-        text_add(&notes, "no device work in the trace: its host ops are the compute, its collectives (gloo's,"
-                         " or ranges naming them) the communication\n");
+        strbuf_addf(&notes, "no device work in the trace: its host ops are the compute, its collectives (gloo's,"
+                            " or ranges naming them) the communication\n");
     if (!any_comm)
-        text_add(&notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
+        strbuf_addf(&notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
     size_t before = 0;
     for (int i = 0; i < nranks; i++)
         before += rr[i].launched_before;
     if (before > 0)
-        text_add(&notes,
-                 "%zu device op%s launched before the trace's first recorded launch (in the profiler's warm-up"
-                 " step) left out: they belong to no traced iteration\n",
-                 before, before == 1 ? "" : "s");
+        strbuf_addf(&notes,
+                    "%zu device op%s launched before the trace's first recorded launch (in the profiler's warm-up"
+                    " step) left out: they belong to no traced iteration\n",
+                    before, before == 1 ? "" : "s");
     bool any_bytes = false;
     for (int i = 0; i < nranks; i++)
         for (size_t k = 0; k < rr[i].nsp && !any_bytes; k++)
             any_bytes = rr[i].sp[k].stream == STREAM_COMM && rr[i].sp[k].bytes >= 0;
     if (any_comm && !any_bytes)
-        text_add(&notes, "message sizes unknown: the trace records none (bucket sizes show as 0)\n");
+        strbuf_addf(&notes, "message sizes unknown: the trace records none (bucket sizes show as 0)\n");
 
     if ((status = check_time_ranges(rr, nranks, err, errlen)) != IMPORT_OK)
         goto out;
@@ -871,7 +836,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
             status = IMPORT_BAD_INPUT;
             goto out;
         }
-    if (notes.oom || how.oom) {
+    if (notes.failed || how.failed) {
         set_err(err, errlen, "out of memory");
         goto out;
     }
@@ -890,7 +855,7 @@ import_status import_traces(store *st, const import_options *o, import_summary *
     run_name(o, name, sizeof name);
     bool nsys = imported_backend_nsys((const trace_rank *const *)ranks, nranks);
     snprintf(sum->backend, sizeof sum->backend, "%s", nsys ? "nsys" : "pytorch-trace");
-    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", how.s ? how.s : "");
+    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", how.buf);
     int *held = malloc((size_t)nranks * sizeof *held);
     if (!held) {
         set_err(err, errlen, "out of memory");
@@ -924,7 +889,8 @@ import_status import_traces(store *st, const import_options *o, import_summary *
              nfiles, nfiles > 1 ? "s" : "");
     int64_t base = wall ? t0 : 0;
     if (store_set_run_ranks(st, run_id, ranks_how, err, errlen) < 0 ||
-        store_set_run_source(st, run_id, how.s, wall ? &base : NULL, notes.n ? notes.s : NULL, err, errlen) < 0)
+        store_set_run_source(st, run_id, how.len ? how.buf : NULL, wall ? &base : NULL,
+                             notes.len ? notes.buf : NULL, err, errlen) < 0)
         goto out;
     for (int i = 0; i < nfiles; i++) {
         int frank = -1;
@@ -973,8 +939,8 @@ out:
             rank_result_free(&rr[i]);
     free(rr);
     free(keys);
-    free(notes.s);
-    free(how.s);
+    strbuf_release(&notes);
+    strbuf_release(&how);
     import_files_free(files, nfiles, ranks, nranks);
     return status;
 }
