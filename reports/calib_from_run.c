@@ -69,7 +69,7 @@ static int load_scenario(const run_row *r, scenario *sc, char *err, size_t errle
     bool written = write(fd, r->scenario_text, len) == (ssize_t)len;
     close(fd);
     char serr[SCENARIO_ERR] = "";
-    int rc = written ? scenario_load_file(path, sc, serr) : -1;
+    int rc = written ? scenario_load_file(path, sc, serr, sizeof serr) : -1;
     unlink(path);
     if (rc != 0)
         snprintf(err, errlen, "run %lld: its stored scenario does not load: %s", (long long)r->id,

@@ -271,7 +271,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         status = EXIT_RUNTIME;
         goto out;
     }
-    if (scenario_load_file(file, sc, err) != 0) {
+    if (scenario_load_file(file, sc, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         status = EXIT_USAGE;
         goto out_sc;
@@ -310,7 +310,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             status = EXIT_RUNTIME;
             goto out_sc;
         }
-        if (scenario_sweep_point(sc, p, point, err) != 0) {
+        if (scenario_sweep_point(sc, p, point, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             status = EXIT_USAGE;
             goto out_sc;
@@ -379,7 +379,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
             continue;
         model m;
         char merr[256], label[200];
-        if (scenario_sweep_point(sc, p, point, err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
+        if (scenario_sweep_point(sc, p, point, err, sizeof err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
             status = EXIT_RUNTIME; /* checked above; cannot happen */
             break;
         }

@@ -111,7 +111,7 @@ static void resnet18(model *m, scenario *sc, double cap_mb)
 {
     scenario_defaults(sc);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_set(sc, "model.preset", "resnet18", err), 0);
+    assert_int_equal(scenario_set(sc, "model.preset", "resnet18", err, sizeof err), 0);
     sc->bucket_cap_mb = cap_mb;
     char merr[256];
     assert_int_equal(model_build(sc, m, merr, sizeof merr), 0);

@@ -283,7 +283,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     scenario *sc = malloc(sizeof *sc);
     assert_non_null(sc);
     /* alone */
-    assert_int_equal(scenario_load_file(frag, sc, err), 0);
+    assert_int_equal(scenario_load_file(frag, sc, err, sizeof err), 0);
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4);
@@ -302,7 +302,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     /* included by a scenario, which keeps the last word */
     snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
     write_text(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");
-    assert_int_equal(scenario_load_file(top, sc, err), 0);
+    assert_int_equal(scenario_load_file(top, sc, err, sizeof err), 0);
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4); /* explicit beats the preset */
@@ -402,7 +402,7 @@ static void test_calibrate_from_a_run(void **state)
     scenario *sc = malloc(sizeof *sc);
     assert_non_null(sc);
     char err[SCENARIO_ERR];
-    if (scenario_load_file(out, sc, err) != 0)
+    if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the written file does not load: %s", err);
     assert_int_equal(sc->algorithm, NET_MEASURED);
     assert_true(sc->nmeasured_us >= 2); /* baseline's 25 MB cap: ResNet-18 in 3 buckets */
@@ -427,7 +427,7 @@ static void test_calibrate_from_a_run(void **state)
     ddpprof(r, many);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
-    if (scenario_load_file(out, sc, err) != 0)
+    if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the fragment from twelve runs does not load: %s", err);
     assert_true(sc->host_cores == 2);
     assert_non_null(strstr(r->out, "host_cores"));
@@ -539,7 +539,7 @@ static void test_calibrate_cpu_end_to_end(void **state)
     scenario *sc = malloc(sizeof *sc);
     assert_non_null(sc);
     char err[SCENARIO_ERR];
-    if (scenario_load_file(out, sc, err) != 0)
+    if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the written file does not load: %s", err);
     assert_true(sc->bandwidth_gbps > 0 && sc->latency_us >= 0 && sc->mem_bw_gbps > 0);
     /* the cpu backend measures its streams' per-op cost: printed and written alike */

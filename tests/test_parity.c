@@ -54,7 +54,7 @@ static int capture_hook(void *user, int rank, int iter, int micro_first, int mic
 static void set(scenario *sc, const char *k, const char *v)
 {
     char err[SCENARIO_ERR];
-    if (scenario_set(sc, k, v, err) != 0)
+    if (scenario_set(sc, k, v, err, sizeof err) != 0)
         fail_msg("%s=%s: %s", k, v, err);
 }
 
@@ -122,7 +122,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
         snprintf(extra, sizeof extra, " --rank-steps %s%s", join, by_ranks_training ? " --divide-by-ranks-training" : "");
     }
     char err[512];
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     model m;
     assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
 

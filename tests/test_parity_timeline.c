@@ -284,14 +284,14 @@ static void check(const parity_case *pc, const char *bucket_dtype)
                           "model.batch", "1", "device.preset", "custom", "device.peak_tflops", "1000",
                           "device.mem_bw_gbps", "100000", "network.bandwidth_gbps", "1000", NULL};
     for (int i = 0; base[i]; i += 2)
-        assert_int_equal(scenario_set(sc, base[i], base[i + 1], err), 0);
+        assert_int_equal(scenario_set(sc, base[i], base[i + 1], err, sizeof err), 0);
     for (int i = 0; pc->set[i]; i += 2)
-        if (scenario_set(sc, pc->set[i], pc->set[i + 1], err) != 0)
+        if (scenario_set(sc, pc->set[i], pc->set[i + 1], err, sizeof err) != 0)
             fail_msg("%s: %s", pc->set[i], err);
     /* A custom model: PyTorch's own module, written as a parameter-list file. */
     if (strcmp(sc->preset, "custom") == 0)
-        assert_int_equal(scenario_set(sc, "model.params_file", params_file, err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+        assert_int_equal(scenario_set(sc, "model.params_file", params_file, err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     model m;
     if (model_build(sc, &m, err, sizeof err) != 0)
         fail_msg("%s", err);
@@ -359,8 +359,8 @@ static void test_mlp_join(void **state)
                         "model.preset", "mlp", "model.layers", "2", "model.hidden", "16", "model.batch", "2",
                         "ddp.join", "true", "skew.rank_steps", "4, 2, 3", NULL};
     for (int i = 0; kv[i]; i += 2)
-        assert_int_equal(scenario_set(sc, kv[i], kv[i + 1], err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+        assert_int_equal(scenario_set(sc, kv[i], kv[i + 1], err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     model m;
     assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
     char dbpath[128];

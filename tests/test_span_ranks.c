@@ -105,9 +105,9 @@ static void test_bad_lists(void **state)
     assert_non_null(sc);
     scenario_defaults(sc);
     char serr[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "run.world_size=100", serr), 0);
-    assert_int_equal(scenario_override(sc, "record.spans_ranks=5,100", serr), 0);
-    assert_int_not_equal(scenario_validate(sc, serr), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=100", serr, sizeof serr), 0);
+    assert_int_equal(scenario_override(sc, "record.spans_ranks=5,100", serr, sizeof serr), 0);
+    assert_int_not_equal(scenario_validate(sc, serr, sizeof serr), 0);
     assert_non_null(strstr(serr, "spans_ranks"));
     free(sc);
 }
@@ -209,10 +209,10 @@ static scenario *skewed_world(const char *spans_ranks)
     scenario_defaults(sc);
     char err[SCENARIO_ERR], kv[SCENARIO_STR + 32];
     for (int i = 0; keys[i]; i++)
-        if (scenario_override(sc, keys[i], err) != 0)
+        if (scenario_override(sc, keys[i], err, sizeof err) != 0)
             fail_msg("%s", err);
     snprintf(kv, sizeof kv, "record.spans_ranks=%s", spans_ranks);
-    if (scenario_override(sc, kv, err) != 0 || scenario_validate(sc, err) != 0)
+    if (scenario_override(sc, kv, err, sizeof err) != 0 || scenario_validate(sc, err, sizeof err) != 0)
         fail_msg("%s", err);
     return sc;
 }

@@ -459,7 +459,7 @@ static char *list_text(const double *v, int n, const char *fmt)
 static int set(scenario *sc, const char *key, const char *value, char *err, size_t errlen)
 {
     char why[SCENARIO_ERR];
-    if (scenario_set(sc, key, value, why) != 0) {
+    if (scenario_set(sc, key, value, why, sizeof why) != 0) {
         set_err(err, errlen, "deriving %s: %s", key, why);
         return -1;
     }
@@ -621,7 +621,7 @@ static bool recorded_scenario(const source *s, scenario *sc)
     bool ok = write(fd, s->scenario_text, len) == (ssize_t)len;
     ok = close(fd) == 0 && ok;
     char why[SCENARIO_ERR];
-    ok = ok && scenario_load_file(path, sc, why) == 0;
+    ok = ok && scenario_load_file(path, sc, why, sizeof why) == 0;
     unlink(path);
     return ok;
 }
@@ -651,7 +651,7 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
     double cap0 = sc->bucket_cap_mb, first0 = sc->first_bucket_mb;
     for (int t = 0; t < ntried; t++) {
         char why[SCENARIO_ERR];
-        if (scenario_set(sc, "model.preset", tried[t], why) != 0) {
+        if (scenario_set(sc, "model.preset", tried[t], why, sizeof why) != 0) {
             set_err(err, errlen, "--model %s: %s", tried[t], why);
             return -1;
         }
@@ -1148,7 +1148,7 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
              s.held[base], rm[base].iterations, s.it0, rm[base].fwd_ns / 1e6, (rm[base].total_ns - rm[base].fwd_ns) / 1e6,
              rm[base].opt_ns / 1e6, s.periods ? " (to the next iteration's start: the job's period)" : "");
     char why[SCENARIO_ERR];
-    if (scenario_validate(sc, why) != 0) {
+    if (scenario_validate(sc, why, sizeof why) != 0) {
         set_err(err, errlen, "the derived scenario: %s", why);
         goto out;
     }

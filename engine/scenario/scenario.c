@@ -22,7 +22,7 @@ void scenario_defaults(scenario *sc)
     memset(sc, 0, sizeof *sc);
     for (size_t i = 0; i < scn_nkeys; i++) {
         char err[SCENARIO_ERR];
-        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err) != 0) {
+        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err, sizeof err) != 0) {
             /* A default the table's own range rejects is a bug in the table. */
             fprintf(stderr, "ddpprof: bad default in the scenario key table: %s\n", err);
             abort();
@@ -38,7 +38,7 @@ int scenario_reset_section(scenario *sc, const char *section)
         if (strcmp(scn_keys[i].section, section) != 0)
             continue;
         char err[SCENARIO_ERR];
-        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err) != 0)
+        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err, sizeof err) != 0)
             return -1; /* unreachable: scenario_defaults() checked every default */
         sc->key_line[i] = 0;
         sc->key_include[i] = 0;
@@ -48,17 +48,17 @@ int scenario_reset_section(scenario *sc, const char *section)
     return n;
 }
 
-int scenario_set(scenario *sc, const char *dotted_key, const char *value, char err[SCENARIO_ERR])
+int scenario_set(scenario *sc, const char *dotted_key, const char *value, char *err, size_t errlen)
 {
     char *key = scn_trimmed_copy(dotted_key);
     char *text = scn_trimmed_copy(value);
     int rc = -1;
     int ki = -1;
     if (key == NULL || text == NULL) {
-        scn_errf(err, "out of memory");
+        scn_errf(err, errlen, "out of memory");
     } else if (scn_utf8_check(key, strlen(key), NULL) != 0) {
-        scn_errf(err, "the key name is not valid UTF-8");
-    } else if (scn_find_dotted(key, &ki, err) == 0 && scn_set_key(sc, ki, text, false, err) == 0) {
+        scn_errf(err, errlen, "the key name is not valid UTF-8");
+    } else if (scn_find_dotted(key, &ki, err, errlen) == 0 && scn_set_key(sc, ki, text, false, err, errlen) == 0) {
         sc->key_line[ki] = -1;
         sc->key_include[ki] = 0;
         sc->swept[ki] = false;
@@ -82,39 +82,39 @@ int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n)
     for (int i = 0; i < sc->nspeed && pos < n; i++)
         pos += scn_bprintf(was + pos, n - pos, "%s%g", i ? ", " : "", sc->speed[i]);
     char err[SCENARIO_ERR];
-    if (scn_set_key(sc, ki, scn_keys[ki].def, false, err) != 0)
+    if (scn_set_key(sc, ki, scn_keys[ki].def, false, err, sizeof err) != 0)
         return 0; /* unreachable: scenario_defaults() checked every default */
     sc->key_line[ki] = 0;
     sc->key_include[ki] = 0;
     return 1;
 }
 
-int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR])
+int scenario_override(scenario *sc, const char *assignment, char *err, size_t errlen)
 {
     /* The assignment is quoted in every message below: it must be printable text. */
     size_t len = strlen(assignment), bad = 0;
     char shown[SCENARIO_ERR / 2];
     scn_escape(assignment, shown, sizeof shown);
     if (scn_utf8_check(assignment, len, &bad) != 0)
-        return scn_errf(err, "-s %s: not valid UTF-8 (byte %zu is 0x%02X)", shown, bad + 1,
+        return scn_errf(err, errlen, "-s %s: not valid UTF-8 (byte %zu is 0x%02X)", shown, bad + 1,
                         (unsigned char)assignment[bad]);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)assignment[i];
         if (c < 0x20 || c == 0x7F)
-            return scn_errf(err, "-s %s: control character 0x%02X at byte %zu", shown, c, i + 1);
+            return scn_errf(err, errlen, "-s %s: control character 0x%02X at byte %zu", shown, c, i + 1);
     }
     const char *eq = strchr(assignment, '=');
     if (eq == NULL)
-        return scn_errf(err, "-s %s: expected section.key=value (e.g. ddp.bucket_cap_mb=25)",
+        return scn_errf(err, errlen, "-s %s: expected section.key=value (e.g. ddp.bucket_cap_mb=25)",
                         shown);
     char *key = strndup(assignment, (size_t)(eq - assignment));
     if (key == NULL)
-        return scn_errf(err, "-s %s: out of memory", shown);
+        return scn_errf(err, errlen, "-s %s: out of memory", shown);
     char msg[SCENARIO_ERR];
-    int rc = scenario_set(sc, key, eq + 1, msg);
+    int rc = scenario_set(sc, key, eq + 1, msg, sizeof msg);
     free(key);
     if (rc != 0)
-        return scn_errf(err, "-s %s: %s", shown, msg);
+        return scn_errf(err, errlen, "-s %s: %s", shown, msg);
     return 0;
 }
 

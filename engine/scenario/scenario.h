@@ -70,7 +70,7 @@
 #define SCENARIO_MAX_SWEEP_KEYS 8
 #define SCENARIO_MAX_SWEEP_VALUES 32
 #define SCENARIO_STR 128
-#define SCENARIO_ERR 512
+#define SCENARIO_ERR 512 /* room for any message below: the size to give err (errlen) */
 #define SCENARIO_MAX_KEYS 128 /* room in key_line[] for every key of the table in scenario_keys.c */
 #define SCENARIO_MAX_SWEEP_POINTS 4096           /* product of the [sweep] axes' lengths */
 #define SCENARIO_MAX_FILE_BYTES (1024 * 1024)    /* a scenario file, whole */
@@ -262,22 +262,22 @@ void scenario_defaults(scenario *sc);
 
 /* Loads `path` on top of the defaults and validates it.  Returns 0, or -1 with `err`
  * holding "path:line: message" or "path: message" (and *sc left unspecified). */
-int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR]);
+int scenario_load_file(const char *path, scenario *sc, char *err, size_t errlen);
 /* The same from a scenario's text held in memory (a run's stored scenario); `origin`
  * names it in messages ("origin:line: message") and becomes sc->source; an include is
  * read relative to origin's folder, as a file's is. */
-int scenario_load_text(const char *text, const char *origin, scenario *sc, char err[SCENARIO_ERR]);
+int scenario_load_text(const char *text, const char *origin, scenario *sc, char *err, size_t errlen);
 
 /* Sets one key given as "section.key" from its text value, as a file would.
  * Returns 0, or -1 with `err` holding the message (no location prefix). */
-int scenario_set(scenario *sc, const char *dotted_key, const char *value, char err[SCENARIO_ERR]);
+int scenario_set(scenario *sc, const char *dotted_key, const char *value, char *err, size_t errlen);
 /* Every key of [section] back to its default, as if the file had not set it; the number
  * of keys reset (0 for an unknown section). */
 int scenario_reset_section(scenario *sc, const char *section);
 
 /* Applies "section.key=value" (command-line -s).  Returns 0 or -1 with
  * err = "-s section.key=value: message". */
-int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR]);
+int scenario_override(scenario *sc, const char *assignment, char *err, size_t errlen);
 
 /* The command line describing the skew anew: an override of skew.slow_ranks or
  * skew.slow_fraction drops a per-rank skew.speed list the file gave (written for the
@@ -289,7 +289,7 @@ int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n);
 /* Cross-key checks (speed list length vs world_size, custom params present, keys that
  * cannot take effect, the sweep's size...).  Call it again after overrides.  Returns 0
  * or -1 with err = "source:line: message" naming the offending key's line. */
-int scenario_validate(const scenario *sc, char err[SCENARIO_ERR]);
+int scenario_validate(const scenario *sc, char *err, size_t errlen);
 
 /* A key as short as it stays unambiguous, for labels a reader scans: "bucket_cap_mb"
  * for "ddp.bucket_cap_mb" (no other section has that name), "model.preset" as it is
@@ -314,7 +314,7 @@ size_t scenario_sweep_count(const scenario *sc);
 /* Fills `out` with sweep point `index` (0-based, last axis fastest): a copy of `sc`
  * with the point's values applied, no sweep axes, and the name suffixed with
  * " [key value, ...]" (keys as scenario_short_key() writes them).  Returns 0 or -1 with err. */
-int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR]);
+int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char *err, size_t errlen);
 
 /* The command line against the file's [sweep].  An override "section.key=value" of a key
  * the sweep varies replaces that axis: scenario_unsweep() removes it and returns 1, with
@@ -324,7 +324,8 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
  * "section.key=a,b,c" (list keys: "a1,a2|b1,b2"), each value checked: it adds an axis, or
  * replaces the file's axis of that key (returns 1, the old axis in `was`); -1 with err. */
 int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n);
-int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR]);
+int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char *err,
+                            size_t errlen);
 
 /* Effective speed factor of `rank` (speed list, slow_ranks/slowdown combined). */
 double scenario_rank_speed(const scenario *sc, int rank);

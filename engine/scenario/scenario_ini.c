@@ -194,7 +194,7 @@ char *scenario_to_ini(const scenario *sc)
         for (int a = 0; a < sc->nsweep && a < SCENARIO_MAX_SWEEP_KEYS; a++) {
             const sweep_axis *axis = &sc->sweep[a];
             int ki = -1;
-            bool list = scn_find_dotted(axis->key, &ki, NULL) == 0 && scn_is_list(&scn_keys[ki]);
+            bool list = scn_find_dotted(axis->key, &ki, NULL, 0) == 0 && scn_is_list(&scn_keys[ki]);
             sb_printf(&b, "%s = ", axis->key);
             for (int v = 0; v < axis->nvalues && v < SCENARIO_MAX_SWEEP_VALUES; v++)
                 sb_item(&b, v == 0, list ? '|' : ',', axis->values[v]);

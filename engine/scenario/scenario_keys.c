@@ -646,41 +646,41 @@ static void section_keys(const char *section, char *buf, size_t n)
             pos += scn_bprintf(buf + pos, n - pos, "%s%s", pos ? ", " : "", scn_keys[i].name);
 }
 
-int scn_unknown_key_msg(const char *section, const char *name, char *err)
+int scn_unknown_key_msg(const char *section, const char *name, char *err, size_t errlen)
 {
     /* The terms of a host's shared cores were [device] keys before [host] held them: name
      * the new key to a file or an override written before. */
     if (strcmp(section, "device") == 0 && scn_find_key("host", name) >= 0)
-        return scn_errf(err,
+        return scn_errf(err, errlen,
                         "device.%s is now host.%s: move it under [host] (the model of ranks that "
                         "share one host's cores; `ddpprof explain host`)",
                         name, name);
     char list[400];
     section_keys(section, list, sizeof list);
-    return scn_errf(err, "unknown key \"%s\" in [%s] (keys: %s)", name, section, list);
+    return scn_errf(err, errlen, "unknown key \"%s\" in [%s] (keys: %s)", name, section, list);
 }
 
 /* Resolves "section.key" to a table index, with a message saying what is allowed. */
-int scn_find_dotted(const char *dotted, int *index, char *err)
+int scn_find_dotted(const char *dotted, int *index, char *err, size_t errlen)
 {
     const char *dot = strchr(dotted, '.');
     if (dot == NULL || dot == dotted || dot[1] == '\0')
-        return scn_errf(err, "\"%s\" is not a section.key name (e.g. ddp.bucket_cap_mb)", dotted);
+        return scn_errf(err, errlen, "\"%s\" is not a section.key name (e.g. ddp.bucket_cap_mb)", dotted);
     char section[64];
     size_t len = (size_t)(dot - dotted);
     if (len >= sizeof section)
-        return scn_errf(err, "unknown section in \"%s\" (sections: %s)", dotted, SCN_SECTION_LIST);
+        return scn_errf(err, errlen, "unknown section in \"%s\" (sections: %s)", dotted, SCN_SECTION_LIST);
     memcpy(section, dotted, len);
     section[len] = '\0';
     if (strcmp(section, "sweep") == 0)
-        return scn_errf(err,
+        return scn_errf(err, errlen,
                         "\"%s\": sweep axes can only be given in the [sweep] section of a file",
                         dotted);
     if (!scn_known_section(section))
-        return scn_errf(err, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
+        return scn_errf(err, errlen, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
     int i = scn_find_key(section, dot + 1);
     if (i < 0)
-        return scn_unknown_key_msg(section, dot + 1, err);
+        return scn_unknown_key_msg(section, dot + 1, err, errlen);
     *index = i;
     return 0;
 }

@@ -56,10 +56,10 @@ int scn_key_index(const char *section, const char *name);
 bool scn_known_section(const char *section);
 
 /* Resolves "section.key" to a table index; -1 with a message saying what is allowed. */
-int scn_find_dotted(const char *dotted, int *index, char *err);
+int scn_find_dotted(const char *dotted, int *index, char *err, size_t errlen);
 
 /* "unknown key "x" in [s] (keys: ...)"; returns -1. */
-int scn_unknown_key_msg(const char *section, const char *name, char *err);
+int scn_unknown_key_msg(const char *section, const char *name, char *err, size_t errlen);
 
 void scn_dotted_name(const key_def *k, char *buf, size_t n);
 bool scn_is_list(const key_def *k);
