@@ -85,7 +85,11 @@ static double *layer_models(const scenario *sc, const model *m)
     double *f = calloc(2 * per_pass, sizeof *f);
     if (!f || sc->compute != COMPUTE_MODEL)
         return f;
-    scenario quiet = *sc;
+    scenario quiet;
+    if (scenario_copy(&quiet, sc, NULL, 0) != 0) {
+        free(f);
+        return NULL;
+    }
     quiet.jitter = 0;
     for (int r = 0; r < sc->world_size; r++) {
         timing_model tm;
@@ -95,6 +99,7 @@ static double *layer_models(const scenario *sc, const model *m)
             f[per_pass + (size_t)r * m->nlayers + l] = (double)timing_backward_ns(&tm, &m->layers[l]);
         }
     }
+    scenario_free(&quiet);
     return f;
 }
 
@@ -214,7 +219,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, r
                       size_t errlen)
 {
     run_row r = {0};
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc); /* zeroed: holds nothing until loaded */
     model m = {0};
     double *models = NULL;
     int rc = sc ? read_run(db, id, &r, err, errlen) : -1;
@@ -241,6 +246,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, r
     model_free(&m);
     free(models);
     free(r.scenario_text);
+    scenario_free(sc);
     free(sc);
     return rc;
 }

@@ -261,7 +261,7 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         goto out;
     }
 
-    /* Scenarios are large (custom parameter lists): kept off the stack. */
+    /* Zeroed: each holds nothing until filled, so that scenario_free() suits every path. */
     scenario *sc = calloc(1, sizeof *sc);
     scenario *point = calloc(1, sizeof *point);
     char err[SCENARIO_ERR];
@@ -444,6 +444,8 @@ int cli_run(int argc, char **argv, const atomic_int *interrupted)
         status = EXIT_RUNTIME;
     store_close(st);
 out_sc:
+    scenario_free(sc);
+    scenario_free(point);
     free(sc);
     free(point);
 out:

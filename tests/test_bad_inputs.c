@@ -183,7 +183,7 @@ static void run_case(void **state)
     replace_file(c->expected, path, expected, sizeof expected);
     bool warning = strstr(expected, ": warning: ") != NULL;
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     /* A reader that blocked on the FIFO would hang the suite: fail it instead. */
     alarm(20);
@@ -226,6 +226,7 @@ static void run_case(void **state)
             fail_msg("%s:\n  expected ...%s...\n  got      %s", c->name, expected, err);
         assert_one_line_of_utf8(err);
     }
+    scenario_free(sc);
     free(sc);
 }
 

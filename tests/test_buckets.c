@@ -140,6 +140,7 @@ static void rebuilt_sizes(double cap_mb, const int64_t *want, int nwant)
     bucket_assignment_free(&a);
     free(order);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -181,6 +182,7 @@ static void test_resnet18_construction(void **state)
     assert_int_equal(a.buckets[0].nparams, m.nparams);
     bucket_assignment_free(&a);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

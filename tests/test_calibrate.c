@@ -280,7 +280,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     write_text(frag, ini);
     free(ini);
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     /* alone */
     assert_int_equal(scenario_load_file(frag, sc, err, sizeof err), 0);
@@ -308,6 +308,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4); /* explicit beats the preset */
     assert_true(fabs(sc->op_overhead_us - 123.5) < 1e-4);
     assert_int_equal(sc->world_size, 2);
+    scenario_free(sc);
     free(sc);
     free(d);
 }
@@ -399,7 +400,7 @@ static void test_calibrate_from_a_run(void **state)
     ddpprof(r, from);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     char err[SCENARIO_ERR];
     if (scenario_load_file(out, sc, err, sizeof err) != 0)
@@ -509,6 +510,7 @@ static void test_calibrate_from_a_run(void **state)
     const char *mixed[] = {"calibrate", "--from", db, "--run", "1", "--ranks", "2,4", NULL};
     ddpprof(r, mixed);
     assert_int_equal(r->status, 2);
+    scenario_free(sc);
     free(sc);
     free(r);
 }
@@ -536,7 +538,7 @@ static void test_calibrate_cpu_end_to_end(void **state)
     assert_non_null(strstr(r->out, "RMS relative error"));
     assert_non_null(strstr(r->out, "\ncopy-in "));
     assert_non_null(strstr(r->out, "\ncopy-out"));
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     char err[SCENARIO_ERR];
     if (scenario_load_file(out, sc, err, sizeof err) != 0)
@@ -556,6 +558,7 @@ static void test_calibrate_cpu_end_to_end(void **state)
     double alpha = 0, gbps = 0;
     assert_int_equal(sscanf(fit, "fit: alpha = %lf us, B = %lf GB/s", &alpha, &gbps), 2);
     assert_true(fabs(alpha - sc->latency_us) < 1e-3 && fabs(gbps - sc->bandwidth_gbps) < 1e-3);
+    scenario_free(sc);
     free(sc);
     free(r);
 }

@@ -108,6 +108,7 @@ static void test_comm_streams_run_below_compute(void **state)
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
     prof_nvtx_destroy(&nvtx);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -144,6 +145,7 @@ static void world_close(one_rank_world *o)
     assert_int_equal(recorder_stop(o->rec, err, sizeof err), 0);
     recorder_destroy(o->rec);
     prof_nvtx_destroy(&o->nvtx);
+    scenario_free(o->sc);
     free(o->sc);
 }
 

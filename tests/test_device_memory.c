@@ -181,6 +181,7 @@ static void train(const char *const *settings, int nsettings, hook_seen *seen, g
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

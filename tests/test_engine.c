@@ -142,6 +142,7 @@ static int64_t run_checked(const char *overrides[], tmpdb *db, checker *c, int *
     *launch_rc = launch_run(sc, &m, db->st, backend_find("cpu"), &opt, &res, err, sizeof err);
     model_free(&m);
     c->sc = NULL;
+    scenario_free(sc);
     free(sc);
     return res.run_id;
 }
@@ -349,6 +350,7 @@ static void expect_paced(const char *overrides[])
     scenario *sc = small_scenario(overrides);
     net_model nm;
     net_model_init(&nm, sc);
+    scenario_free(sc);
     free(sc);
     tmpdb db;
     tmpdb_open(&db);

@@ -78,7 +78,7 @@ static int run_check(scenario *sc, row *rows, int max)
 static void test_mean_loss_equivalent(void **state)
 {
     (void)state;
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     base_scenario(sc);
     assert_int_equal(sc->world_size, 4); /* 2 nodes x 2 GPUs */
@@ -101,13 +101,14 @@ static void test_mean_loss_equivalent(void **state)
     assert_true(rows[2].colls == 6.0);
     assert_true(rows[2].colls > rows[1].colls);
     assert_true(rows[2].overlap == 0.0);
+    scenario_free(sc);
     free(sc);
 }
 
 static void test_sum_loss_factor_n_and_fixes(void **state)
 {
     (void)state;
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     char err[SCENARIO_ERR];
     assert_non_null(sc);
     base_scenario(sc);
@@ -129,6 +130,7 @@ static void test_sum_loss_factor_n_and_fixes(void **state)
         assert_true(rows[i].rel <= EQUIVALENCE_ROUNDING);
         assert_true(fabs(rows[i].ratio - 1.0) < 1e-3);
     }
+    scenario_free(sc);
     free(sc);
 }
 

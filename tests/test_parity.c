@@ -96,7 +96,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
     if (access(PYTHON, X_OK) != 0)
         skip();
     const int world = 2, steps = 3;
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     scenario_defaults(sc);
     set(sc, "run.backend", "cpu");
@@ -155,7 +155,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
              pdir, world, 16 / world, steps, loss, reduction, loss_scale, hook, data, out, extra);
     int st = system(cmd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
-        free(c.grad0), free(c.weights), model_free(&m), free(sc);
+        free(c.grad0), free(c.weights), model_free(&m), scenario_free(sc), free(sc);
         skip();
     }
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -178,6 +178,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
     free(c.grad0);
     free(c.weights);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

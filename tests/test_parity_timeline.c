@@ -277,7 +277,7 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     assert_non_null(root);
     unlink(out);
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     scenario_defaults(sc);
     const char *base[] = {"run.backend", "cpu", "run.world_size", "2", "run.iterations", "3", "run.warmup", "0",
@@ -330,6 +330,7 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     store_close(db);
     remove_db(dbpath);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -352,7 +353,7 @@ static void test_mlp_join(void **state)
         skip();
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     scenario_defaults(sc);
     const char *kv[] = {"run.backend", "cpu", "run.world_size", "3", "run.iterations", "4", "run.warmup", "0",
@@ -411,6 +412,7 @@ static void test_mlp_join(void **state)
     store_close(db);
     remove_db(dbpath);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

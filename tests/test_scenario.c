@@ -61,7 +61,7 @@ static void write_file(void **state, const char *name, const char *text, char pa
 
 static scenario *new_scenario(void)
 {
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     return sc;
 }
@@ -76,13 +76,16 @@ static void expect_load_error(void **state, const char *name, const char *text,
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s:%s", path, suffix);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
+/* sc: zeroed, or a scenario, which is freed first. */
 static void load_ok(void **state, const char *name, const char *text, scenario *sc)
 {
     char path[256], err[SCENARIO_ERR] = "";
     write_file(state, name, text, path);
+    scenario_free(sc);
     int rc = scenario_load_file(path, sc, err, sizeof err);
     if (rc != 0)
         fail_msg("unexpected load error: %s", err);
@@ -102,7 +105,9 @@ static void test_load_text(void **state)
     assert_string_equal(from_text->source, "run 3's scenario");
     assert_int_equal(scenario_load_text("[run]\nworld_size = x\n", "run 4's scenario", from_text, err, sizeof err), -1);
     assert_non_null(strstr(err, "run 4's scenario:2: "));
+    scenario_free(from_file);
     free(from_file);
+    scenario_free(from_text);
     free(from_text);
 }
 
@@ -154,6 +159,7 @@ static void test_defaults(void **state)
     assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     for (int r = 0; r < 4; r++)
         assert_true(scenario_rank_speed(sc, r) == 1.0);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -248,6 +254,7 @@ static void test_good_file_every_section(void **state)
     assert_true(scenario_rank_speed(sc, 0) == 1.0);
     assert_true(scenario_rank_speed(sc, 1) == 1.5);
     assert_true(scenario_rank_speed(sc, 2) == 0.5);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -261,6 +268,7 @@ static void test_name_from_file_name(void **state)
     expect_load_error(state, "other.ini", "[run]\nname =\n",
                       "2: run.name: no value (give a name, or leave the key out to use the "
                       "file's name)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -270,6 +278,7 @@ static void test_enum_and_bool_spellings(void **state)
     load_ok(state, "case.ini", "[model]\npreset = ResNet50\n[ddp]\nstatic_graph = OFF\n", sc);
     assert_string_equal(sc->preset, "resnet50"); /* stored canonical */
     assert_false(sc->static_graph);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -358,6 +367,7 @@ static void test_error_moved_host_key(void **state)
     assert_non_null(strstr(err, "device.host_cores is now host.host_cores"));
     assert_int_equal(scenario_override(sc, "host.host_cores=2", err, sizeof err), 0);
     assert_true(sc->host_cores == 2);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -391,7 +401,9 @@ static void test_sweep_from_command_line(void **state)
     assert_non_null(strstr(err, "--sweep ddp.bucket_cap_mb: \"x\" is not a number"));
     assert_int_equal(scenario_sweep_override(sc, "ddp.nokey=1,2", was, sizeof was, err, sizeof err), -1);
     assert_int_equal(scenario_sweep_count(sc), 6); /* refusals change nothing */
+    scenario_free(point);
     free(point);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -455,6 +467,7 @@ static void test_error_cannot_open(void **state)
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s: cannot open: %s", path, strerror(ENOENT));
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -477,6 +490,7 @@ static void test_file_size_limit_is_inclusive(void **state)
     if (scenario_load_file(path, sc, err, sizeof err) != 0)
         fail_msg("a file of exactly the limit must load: %s", err);
     assert_string_equal(sc->name, "big");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -496,6 +510,7 @@ static void test_line_length_limit_and_line_endings(void **state)
             "\xEF\xBB\xBF[run]\r\nworld_size = 2\r\n[skew]\r\nspeed =\t1,\t2\r\n", sc);
     assert_int_equal(sc->world_size, 2);
     assert_int_equal(sc->nspeed, 2);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -523,7 +538,9 @@ static void test_utf8_names(void **state)
     /* The cut falls between characters: the byte before the tag is a whole "é". */
     assert_int_equal(u[len - tag - 1], 0xA9);
     assert_int_equal(u[len - tag - 2], 0xC3);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -541,6 +558,7 @@ static void test_name_from_odd_file_name(void **state)
     /* The file's name is not UTF-8; the run's name and source must be. */
     assert_string_equal(sc->name, "caf__x");
     assert_non_null(strstr(sc->source, "/caf_;x.ini"));
+    scenario_free(sc);
     free(sc);
 }
 
@@ -564,7 +582,10 @@ static void test_sweep_point_limit(void **state)
 
     /* One more axis value, added behind the loader's back, is caught by validate at the
      * line of the axis that takes the product over the limit (16 x 17 x 16: the third). */
-    snprintf(sc->sweep[1].values[16], SCENARIO_STR, "17");
+    char **grown = realloc(sc->sweep[1].values, 17 * sizeof *grown); /* the axis's own */
+    assert_non_null(grown);
+    sc->sweep[1].values = grown;
+    assert_non_null(grown[16] = strdup("17"));
     sc->sweep[1].nvalues = 17;
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     char want[SCENARIO_ERR];
@@ -577,6 +598,7 @@ static void test_sweep_point_limit(void **state)
     snprintf(text + n, sizeof text - (size_t)n, "run.warmup = 0, 1\n");
     expect_load_error(state, "sw8192.ini", text,
                       "5: [sweep] has 8192 points (16 x 16 x 16 x 2); at most 4096 are allowed");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -594,15 +616,18 @@ static void test_validate_refuses_corrupt_structs(void **state)
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "corrupt scenario: fault.mode = 7");
     scenario_defaults(sc);
+    sc->sweep = calloc(1, sizeof *sc->sweep); /* one axis, the scenario's own, without values */
+    assert_non_null(sc->sweep);
     sc->nsweep = 1;
-    sc->sweep[0].nvalues = 0;
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "corrupt scenario: sweep axis 1 has 0 values");
     assert_int_equal(scenario_sweep_point(sc, 0, sc, err, sizeof err), -1);
+    scenario_free(sc);
     scenario_defaults(sc);
     sc->name[0] = '\0';
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "defaults: run.name is empty (give the run a name)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -638,6 +663,7 @@ static void test_warnings_api(void **state)
     scenario_defaults(sc);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -675,8 +701,11 @@ static void test_keys_without_effect_in_sweeps(void **state)
     assert_non_null(ini);
     assert_non_null(strstr(ini, "\nd_model = 256\n"));
     free(ini);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
+    scenario_free(back);
     free(back);
 }
 
@@ -697,6 +726,7 @@ static void test_override_switches_context(void **state)
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "-s model.vocab: model.vocab = 100 has no effect with model.preset "
                              "= mlp (only bert-large and gpt2 use it)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -726,6 +756,7 @@ static void test_shipped_scenarios_have_no_warnings(void **state)
     }
     assert_int_equal(closedir(d), 0);
     assert_true(n >= 5);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -761,6 +792,7 @@ static void test_overrides(void **state)
     assert_int_equal(scenario_override(sc, "world_size=3", err, sizeof err), -1);
     assert_string_equal(err, "-s world_size=3: \"world_size\" is not a section.key name (e.g. "
                              "ddp.bucket_cap_mb)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -773,6 +805,7 @@ static void test_override_after_file_validates_with_override_location(void **sta
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "-s fault.rank: fault.rank = 1 needs fault.mode, which is missing "
                              "(hang, exit or error)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -812,6 +845,7 @@ static void test_device_preset_vs_explicit_peak(void **state)
     snprintf(want, sizeof want, "%s:3: device.preset = custom needs device.mem_bw_gbps, which is "
                                 "missing", path);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -853,7 +887,9 @@ static void test_sweep_points(void **state)
     assert_int_equal(scenario_sweep_count(sc), 1);
     assert_int_equal(scenario_sweep_point(sc, 0, pt, err, sizeof err), 0);
     assert_string_equal(pt->name, "scenario");
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -869,7 +905,9 @@ static void test_sweep_device_preset_follows_point(void **state)
     assert_int_equal(scenario_sweep_point(sc, 1, pt, err, sizeof err), 0);
     assert_true(pt->peak_tflops == 5.0);
     assert_true(pt->mem_bw_gbps == 3350.0);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -908,7 +946,9 @@ static void test_sweep_list_key_with_bar(void **state)
     assert_int_equal(pt->nspeed, 2);
     assert_true(pt->speed[1] == 0.5);
     assert_string_equal(pt->name, "swbar [speed 1, 0.5]");
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -928,7 +968,9 @@ static void test_sweep_point_validation(void **state)
              "(sweep point \"v [world_size 2]\")",
              path);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -949,10 +991,11 @@ static void test_skew_at_other_world_sizes(void **state)
     assert_non_null(strstr(err, "-s skew.speed_repeat=true"));
     /* One value: every rank's. */
     scenario *one = new_scenario();
-    *one = *sc;
+    assert_int_equal(scenario_copy(one, sc, err, sizeof err), 0);
     assert_int_equal(scenario_override(one, "skew.speed=1.25", err, sizeof err), 0);
     assert_int_equal(scenario_validate(one, err, sizeof err), 0);
     assert_true(scenario_rank_speed(one, 0) == 1.25 && scenario_rank_speed(one, 1023) == 1.25);
+    scenario_free(one);
     free(one);
     /* Other slow ranks replace the file's list, said in `was`. */
     assert_int_equal(scenario_reskew(sc, "skew.slow_ranks=2,3", was, sizeof was), 1);
@@ -968,6 +1011,7 @@ static void test_skew_at_other_world_sizes(void **state)
     /* Where a key got its value, for messages outside the checks. */
     assert_int_equal(scenario_key_where(sc, "run.world_size", was, sizeof was), 0);
     assert_string_equal(was, "-s run.world_size: ");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -1009,6 +1053,7 @@ static void test_validation_of_defaults_names_source(void **state)
     assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "defaults: fault.mode = error needs fault.rank, which is missing "
                              "(the rank that fails)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -1079,9 +1124,12 @@ static void test_explain(void **state)
 
 /* ------------------------------------------------------------------ INI round trip */
 
-/* Equal apart from where the values came from. */
+/* Equal apart from where the values came from: every value byte for byte, and what the
+ * scenarios own (lists, sweep axes, include paths) by content, at whatever address. */
 static void assert_same_values(const scenario *a, const scenario *b)
 {
+    /* Shallow copies to compare the bytes: a and b own what they point to, so x and y are
+     * freed with free(), not scenario_free(). */
     scenario *x = new_scenario(), *y = new_scenario();
     memcpy(x, a, sizeof *x);
     memcpy(y, b, sizeof *y);
@@ -1091,11 +1139,37 @@ static void assert_same_values(const scenario *a, const scenario *b)
     memset(y->key_line, 0, sizeof y->key_line);
     memset(x->swept, 0, sizeof x->swept);
     memset(y->swept, 0, sizeof y->swept);
-    for (int a = 0; a < SCENARIO_MAX_SWEEP_KEYS; a++)
-        x->sweep[a].line = y->sweep[a].line = 0;
     assert_string_equal(x->name, y->name);
     assert_int_equal(x->ncustom, y->ncustom);
     assert_int_equal(x->nsweep, y->nsweep);
+    for (int i = 0; i < x->nsweep; i++) {
+        assert_string_equal(x->sweep[i].key, y->sweep[i].key);
+        assert_int_equal(x->sweep[i].nvalues, y->sweep[i].nvalues);
+        for (int v = 0; v < x->sweep[i].nvalues; v++)
+            assert_string_equal(x->sweep[i].values[v], y->sweep[i].values[v]);
+    }
+    assert_int_equal(x->ninclude, y->ninclude);
+    for (int i = 0; i < x->ninclude; i++)
+        assert_string_equal(x->include_path[i], y->include_path[i]);
+    x->sweep = y->sweep = NULL;
+    x->include_path = y->include_path = NULL;
+#define SAME_LIST(m, n)                                                                    \
+    do {                                                                                   \
+        assert_int_equal(x->n, y->n);                                                      \
+        if (x->n > 0)                                                                      \
+            assert_memory_equal(x->m, y->m, (size_t)x->n * sizeof *x->m);                  \
+        x->m = y->m = NULL;                                                                \
+    } while (0)
+    SAME_LIST(custom_params, ncustom);
+    SAME_LIST(layer_forward_us, nlayer_forward);
+    SAME_LIST(layer_backward_us, nlayer_backward);
+    SAME_LIST(speed, nspeed);
+    SAME_LIST(slow_ranks, nslow);
+    SAME_LIST(rank_steps, nrank_steps);
+    SAME_LIST(measured_ranks, nmeasured_ranks);
+    SAME_LIST(measured_bytes, nmeasured_bytes);
+    SAME_LIST(measured_us, nmeasured_us);
+#undef SAME_LIST
     assert_memory_equal(x, y, sizeof *x);
     free(x);
     free(y);
@@ -1111,6 +1185,7 @@ static void round_trip(void **state, const scenario *sc, const char *name)
     if (scenario_load_file(path, back, err, sizeof err) != 0)
         fail_msg("reloading the exported INI failed: %s\n%s", err, ini);
     assert_same_values(sc, back);
+    scenario_free(back);
     free(back);
     free(ini);
 }
@@ -1139,7 +1214,9 @@ static void test_to_ini_wraps_hash_items_safely(void **state)
     load_ok(state, "lead.ini", "[model]\npreset = custom\nparams = 1, 2\n  , 3\n", back);
     assert_int_equal(back->ncustom, 3);
     free(ini);
+    scenario_free(sc);
     free(sc);
+    scenario_free(back);
     free(back);
 }
 
@@ -1189,8 +1266,10 @@ static void test_to_ini_round_trip(void **state)
     scenario *pt = new_scenario();
     assert_int_equal(scenario_sweep_point(sc, 5, pt, err, sizeof err), 0);
     round_trip(state, pt, "rt3-out.ini");
+    scenario_free(pt);
     free(pt);
     free(text);
+    scenario_free(sc);
     free(sc);
 }
 

@@ -64,7 +64,7 @@ static void put(void **state, const char *name, const char *text, char path[256]
 
 static scenario *load(const char *path, int want_rc, char *err, size_t errlen)
 {
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     err[0] = '\0';
     int rc = scenario_load_file(path, sc, err, errlen);
@@ -95,6 +95,7 @@ static void test_included_keys_apply_and_including_file_wins(void **state)
     /* the run is named after the including file, and its source is that file */
     assert_string_equal(sc->name, "top");
     assert_string_equal(sc->source, top);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -105,6 +106,7 @@ static void test_explicit_included_bandwidth_survives_a_preset(void **state)
     put(state, "preset.ini", "include = mem.ini\n[device]\npreset = h100\n", top);
     scenario *sc = load(top, 0, err, sizeof err);
     assert_true(sc->mem_bw_gbps == 12); /* explicit, from the include, as if set in the file */
+    scenario_free(sc);
     free(sc);
 }
 
@@ -119,6 +121,7 @@ static void test_nested_includes_relative_to_each_file(void **state)
     assert_true(sc->bandwidth_gbps == 2);
     assert_int_equal(sc->iterations, 3);
     assert_int_equal(sc->ninclude, 2);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -131,6 +134,7 @@ static void expect_error(void **state, const char *name, const char *text, const
     fixture *fx = *state;
     snprintf(want, sizeof want, "%s/%s:%s", fx->dir, located_in, fmt_suffix);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -171,6 +175,7 @@ static void test_bad_key_inside_included_file(void **state)
     /* located in the included file, at its line, whatever the wording of the hint */
     assert_memory_equal(err, want, strlen(want));
     assert_non_null(strstr(err, "bandwith_gbps"));
+    scenario_free(sc);
     free(sc);
 
     put(state, "bad_value.ini", "[network]\n\nlatency_us = -1\n", p);
@@ -190,6 +195,7 @@ static void test_cross_key_error_of_an_included_key_names_its_file(void **state)
     snprintf(want, sizeof want, "%s/skew_inc.ini:3: ", fx->dir);
     if (strncmp(err, want, strlen(want)) != 0)
         fail_msg("want a message located at %s, got %s", want, err);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -226,6 +232,7 @@ static void test_depth_is_bounded(void **state)
     snprintf(p, sizeof p, "%s/chain0.ini", fx->dir);
     scenario *sc = load(p, -1, err, sizeof err);
     assert_non_null(strstr(err, "more than 8 included files"));
+    scenario_free(sc);
     free(sc);
 }
 

@@ -289,6 +289,7 @@ static void test_equal_ranks_by_hand(void **state)
     assert_int_equal(a->buckets_initial, 1);
     assert_int_equal(a->buckets_rebuilt, 2);
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -366,6 +367,7 @@ static void test_op_overhead_by_hand(void **state)
         };
         expect_some_spans(store_db(st), run, busy, sizeof busy / sizeof busy[0]);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -435,6 +437,7 @@ static void test_comm_launch_by_hand(void **state)
         assert_int_equal(sqlite3_column_int64(q, 2), k == 0 ? 750 : 0);
         sqlite3_finalize(q);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -493,6 +496,7 @@ static void test_comm_launch_per_op_by_hand(void **state)
     assert_true(beside_ops >= 1);
     idle_launches(store_db(st), roomy, 0, &launches, &beside_ops);
     assert_true(launches >= 8);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -559,6 +563,7 @@ static void test_comm_launch_behind_by_hand(void **state)
         before_end += start < short_end + 500;
     }
     assert_true(before_end >= 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -589,6 +594,7 @@ static void test_sleeping_write_by_hand(void **state)
         assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", false), 13500);
         assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", true), 16000);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -648,6 +654,7 @@ static void test_memory_bound_backward_by_hand(void **state)
     assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     run = run_sim(st, sc);
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -755,6 +762,7 @@ static void test_skewed_rank_by_hand(void **state)
     assert_ms(a->ranks[1].wait_ms, 0);
     assert_true(fabs(a->ranks[1].speed - 0.5) < 1e-12);
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -804,6 +812,7 @@ static void test_wakeup_stalls(void **state)
     for (int i = 0; i < 1000; i++)
         backward_stalls += sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_BACKWARD) > 101000;
     assert_true(backward_stalls > 50 && backward_stalls < 150);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -833,11 +842,13 @@ static void test_gap_stalls(void **state)
     }
     if (fabs((double)stalls / n - 0.2) > 0.006 || fabs(sum / stalls - 3000) > 100)
         fail_msg("gap stalls: %.4f of hand-offs (want 0.2), mean %.0f ns (want 3000)", (double)stalls / n, sum / stalls);
+    scenario_free(sc);
     free(sc);
     sc = hand_scenario(NULL);
     timing_init(&t, sc, 0);
     sim_host_terms_init(&h, sc, false);
     assert_true(sim_host_gap_stall_ns(&h, &t) == 0);
+    scenario_free(sc);
     free(sc);
 
     char path[64], err[256];
@@ -865,6 +876,7 @@ static void test_gap_stalls(void **state)
     int64_t count;
     assert_int_equal(span_differences(store_db(st), a, b, &count), 0);
     assert_true(count > 10);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -907,6 +919,7 @@ static void test_cache_allreduce_stall_by_hand(void **state)
         GAP_STEP(1, 0),
     };
     expect_spans(db, run_sim(st, sc), out_of_cache, sizeof out_of_cache / sizeof out_of_cache[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -933,6 +946,7 @@ static void test_backward_stalls(void **state)
     }
     if (fabs(stall_sum / n - 2000) > 100)
         fail_msg("backward stalls: mean %.0f ns (want 2000)", stall_sum / n);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -985,6 +999,7 @@ static void test_comm_slowdown_by_hand(void **state)
         assert_true(fabs(a->ranks[r].overlap_pct - 50.0) < 1e-9);
     }
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1027,6 +1042,7 @@ static void test_comm_wakeup_by_hand(void **state)
     };
 #undef LATE_WAKE
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1078,6 +1094,7 @@ static void test_grad_write_never_wakes_by_hand(void **state)
     backward_durations(store_db(st), sleeping, 2500, &n, &exact, &inside);
     assert_true(exact > 0 && exact < n);
     assert_int_equal(inside, exact);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1112,6 +1129,7 @@ static void test_bandwidth_per_kind_by_hand(void **state)
     const want_span want[] = {CONSTRUCTION(0), PER_KIND(0), CONSTRUCTION(1), PER_KIND(1)};
 #undef PER_KIND
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1139,6 +1157,7 @@ static void test_cache_fit_per_host(void **state)
     assert_false(timing_fits_cache(sc, 1000000));
     assert_int_equal(scenario_override(sc, "host.cache_mb=0", err, sizeof err), 0);
     assert_false(timing_fits_cache(sc, 1));
+    scenario_free(sc);
     free(sc);
 }
 
@@ -1185,6 +1204,7 @@ static void test_cache_bandwidths_by_hand(void **state)
         assert_int_equal(lo, uncached[k]);
         assert_int_equal(hi, uncached[k]);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1227,6 +1247,7 @@ static void test_cache_wakeups_by_hand(void **state)
         assert_int_equal(lo, model[k] + 5000);
         assert_int_equal(hi, model[k] + 5000);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1303,6 +1324,7 @@ static void test_host_wake_by_hand(void **state)
     assert_int_equal(scenario_override(sc, "ddp.no_sync_every=2", err, sizeof err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 500 && hi == 2500 && host_lo == 0 && host_hi == 2000);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1399,6 +1421,7 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
         assert_ms(a->ranks[r].wait_ms, 0);
     }
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1449,6 +1472,7 @@ static void test_join_by_hand(void **state)
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1494,6 +1518,7 @@ static void check_deterministic(const char *const extra[])
     assert_int_equal(span_differences(db, a, b, &count), 0);
     assert_true(count > 1000);
     assert_true(span_differences(db, a, c, &count) > 0);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1528,6 +1553,7 @@ static void test_noise_seed_draws_the_noise_alone(void **state)
     assert_int_equal(span_differences(db, fixed2, run_sim(st, sc), &count), 0);
     assert_int_equal(scenario_override(sc, "run.seed=3", err, sizeof err), 0);
     assert_true(span_differences(db, fixed2, run_sim(st, sc), &count) > count / 2);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1757,6 +1783,7 @@ static void test_host_cores_in_a_run(void **state)
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int64(q, 0), 0);
     sqlite3_finalize(q);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1839,6 +1866,7 @@ static void test_host_copies_results_out(void **state)
         assert_int_equal(ap.time_ns[i], at.time_ns[i]);
         assert_int_equal(ap.spread_ns[i], 0);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1894,6 +1922,7 @@ static void test_sums_on_host_by_hand(void **state)
         assert_int_equal(a1.spread_ns[i], 0);
         assert_int_equal(a2.spread_ns[i], 0);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1927,6 +1956,7 @@ static void test_cache_allreduce_by_hand(void **state)
         assert_int_equal(ao.time_ns[i], table);
         assert_int_equal(af.time_ns[i], table / 2);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2004,6 +2034,7 @@ static void test_late_exit_by_hand(void **state)
                 assert_true(lag >= 1000);
         }
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2081,6 +2112,7 @@ static void test_compute_wake_by_hand(void **state)
                 assert_int_equal(w[i][late].copy_out_start, w[i][late].allreduce_end);
         }
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2122,6 +2154,7 @@ static void test_late_exit_per_host(void **state)
     }
     sqlite3_finalize(q);
     assert_int_equal(groups, 2 * 5); /* two hosts, five iterations */
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2247,6 +2280,7 @@ static void test_phase_detail_keeps_the_figures(void **state)
     }
     analysis_free(a, 1);
     analysis_free(b, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2282,8 +2316,11 @@ static void test_sweep_summary_names_the_best(void **state)
     fclose(out);
     assert_non_null(strstr(text, "best: none beyond the spread over iterations"));
     free(text);
+    scenario_free(twin);
     free(twin);
+    scenario_free(slow);
     free(slow);
+    scenario_free(fast);
     free(fast);
     store_close(st);
     remove_db(path);
@@ -2328,6 +2365,7 @@ static void test_network_model(void **state)
     assert_int_equal(scenario_override(sc, "network.bandwidth_gbps=3", err, sizeof err), 0);
     assert_int_equal(scenario_override(sc, "network.preset=roce100", err, sizeof err), 0);
     assert_true(sc->bandwidth_gbps == 3.0);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -2381,6 +2419,7 @@ static void test_wakeup_spread(void **state)
     for (int i = 0; i < 100; i++)
         assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_FORWARD) == 101000);
     assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_COPY_IN) == 1000);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -2421,6 +2460,7 @@ static void test_measured_network(void **state)
     net_model_init(&nm, sc);
     assert_false(net_uses_measurements(&nm));
     assert_true(fabs(net_allreduce_ns(&nm, 8e6) - 14.0 * 102000) < 1e-6);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -2451,6 +2491,7 @@ static void test_failure_is_recorded(void **state)
     assert_string_equal((const char *)sqlite3_column_text(q, 0), "failed");
     assert_true(sqlite3_column_int64(q, 1) >= 22);
     sqlite3_finalize(q);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2535,6 +2576,7 @@ static void run_bcast(bcast_case *c)
     c->be->world_destroy(c->w);
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
+    scenario_free(sc);
     free(sc);
 }
 

@@ -109,6 +109,7 @@ static void test_bad_lists(void **state)
     assert_int_equal(scenario_override(sc, "record.spans_ranks=5,100", serr, sizeof serr), 0);
     assert_int_not_equal(scenario_validate(sc, serr, sizeof serr), 0);
     assert_non_null(strstr(serr, "spans_ranks"));
+    scenario_free(sc);
     free(sc);
 }
 
@@ -309,7 +310,9 @@ static void test_chosen_ranks_match_every_span_kept(void **state)
     assert_true(nspans > nkeep * 5 * 4);
     assert_int_equal(rows_not_in(db, "span_data", cols, chosen_only, all_run, some_run), 0);
     assert_int_equal(rows_not_in(db, "span_data", cols, chosen_only_b, some_run, all_run), 0);
+    scenario_free(every);
     free(every);
+    scenario_free(chosen);
     free(chosen);
     store_close(st);
     remove_db(path);
@@ -341,6 +344,7 @@ static void test_inexact_live_falls_back_to_spans(void **state)
     assert_int_equal(scalar(db, "SELECT SUM(wait_ns) FROM iteration_stat WHERE run_id = ?1", run, 0), waits);
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM iteration_stat WHERE run_id = ?1", run, 0), WORLD * 5);
     stats_live_free(l);
+    scenario_free(every);
     free(every);
     store_close(st);
     remove_db(path);

@@ -1028,7 +1028,7 @@ int whatif_derive(sqlite3 *db, int64_t run_id, const whatif_options *o, whatif_d
     rank_means *rm = NULL;
     double *scratch = NULL, *speeds = NULL;
     int rc = -1;
-    out->sc = malloc(sizeof *out->sc);
+    out->sc = calloc(1, sizeof *out->sc); /* zeroed: holds nothing, whatif_free() may free it */
     if (!out->sc) {
         set_err(err, errlen, "out of memory");
         return -1;
@@ -1174,6 +1174,7 @@ out:
 
 void whatif_free(whatif_derived *d)
 {
+    scenario_free(d->sc);
     free(d->sc);
     d->sc = NULL;
 }

@@ -509,14 +509,13 @@ static int evaluate(const scenario *sc, result *res, char *err, size_t errlen)
 
     scenario *pt = malloc(sizeof *pt);
     result *worst = calloc(NCHECKS, sizeof *worst);
-    if (pt == NULL || worst == NULL) {
+    if (pt == NULL || worst == NULL || scenario_copy(pt, sc, NULL, 0) != 0) {
         free(pt);
         free(worst);
         return scn_errf(err, errlen, "out of memory while checking the sweep");
     }
     bool ok_any[NCHECKS];
     memset(ok_any, 0, sizeof ok_any);
-    *pt = *sc;
     size_t count = scenario_sweep_count(sc), open = NCHECKS;
     int rc = 0;
     for (size_t p = 0; p < count && open > 0 && rc == 0; p++) {
@@ -548,6 +547,7 @@ static int evaluate(const scenario *sc, result *res, char *err, size_t errlen)
                         worst[i].msg);
         }
     }
+    scenario_free(pt);
     free(pt);
     free(worst);
     return rc;

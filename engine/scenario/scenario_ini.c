@@ -125,8 +125,9 @@ static void write_value(strbuf *b, const scenario *sc, const key_def *k)
     case K_LIST_I64: {
         int n;
         memcpy(&n, (const char *)sc + k->count_offset, sizeof n);
+        const char *items = scn_list_items(sc, k);
         for (int i = 0; i < n && i < k->max_count; i++) {
-            const char *e = src + (size_t)i * scn_elem_size(k->type);
+            const char *e = items + (size_t)i * scn_elem_size(k->type);
             if (k->type == K_LIST_DOUBLE) {
                 double v;
                 memcpy(&v, e, sizeof v);

@@ -41,8 +41,11 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char *
     }
     int naxes = sc->nsweep;
 
-    if (out != sc)
-        *out = *sc;
+    if (out != sc) {
+        scenario_free(out);
+        if (scenario_copy(out, sc, err, errlen) != 0)
+            return -1;
+    }
     if (scn_sweep_apply(sc, index, out, err, errlen) != 0)
         return -1;
     if (naxes > 0) {
@@ -57,8 +60,7 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char *
             scn_bprintf(out->name, sizeof out->name, "%.*s%s", (int)keep, base, tag);
         }
     }
-    memset(out->sweep, 0, sizeof out->sweep);
-    out->nsweep = 0;
+    scn_sweep_clear(out);
 
     if (scenario_validate(out, err, errlen) != 0) {
         size_t len = err != NULL && errlen > 0 ? strlen(err) : 0;

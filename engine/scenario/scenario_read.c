@@ -357,12 +357,10 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
     if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS)
         return fail_at(st, "[sweep] %s: more than %d sweep axes", dotted,
                        SCENARIO_MAX_SWEEP_KEYS);
-    sweep_axis *axis = &sc->sweep[sc->nsweep];
-    memset(axis, 0, sizeof *axis);
-    memcpy(axis->key, dotted, strlen(dotted) + 1);
-    axis->line = st->line;
-    sc->nsweep++;
-    return add_sweep_values(st, axis, ki, value, false);
+    a = scn_sweep_append(sc, dotted, st->line);
+    if (a < 0)
+        return fail_at(st, "out of memory");
+    return add_sweep_values(st, &sc->sweep[a], ki, value, false);
 }
 
 /* ---------------------------------------------------------------- include */
@@ -391,7 +389,7 @@ static int on_include(load_state *st, const char *section, const char *value, bo
         return fail_at(st, "include goes before the first [section]");
     if (value[0] == '\0')
         return fail_at(st, "include needs a file name (include = network.ini)");
-    char path[sizeof sc->include_path[0]];
+    char path[sizeof sc->source];
     if (resolve(st->path, value, path, sizeof path) != 0)
         return fail_at(st, "include = %s: the path is longer than %zu bytes", value, sizeof path - 1);
     if (sc->ninclude >= SCENARIO_MAX_INCLUDES || st->depth + 1 >= SCENARIO_MAX_INCLUDES)
@@ -405,8 +403,13 @@ static int on_include(load_state *st, const char *section, const char *value, bo
             return fail_at(st, "include = %s: include loop: %s is already being read%s%s%s", value, path,
                            i == st->depth ? "" : " (it includes ", i == st->depth ? "" : st->chain[i + 1].path,
                            i == st->depth ? "" : ")");
+    char **grown = realloc(sc->include_path, (size_t)(sc->ninclude + 1) * sizeof *grown);
+    if (grown == NULL)
+        return fail_at(st, "out of memory");
+    sc->include_path = grown;
+    if ((sc->include_path[sc->ninclude] = strdup(path)) == NULL)
+        return fail_at(st, "out of memory");
     int index = ++sc->ninclude;
-    memcpy(sc->include_path[index - 1], path, strlen(path) + 1);
     char nested[SCENARIO_ERR];
     if (parse_file(path, sc, st->chain, st->depth + 1, index, nested, sizeof nested) != 0) {
         fail_at(st, "%s", nested);
@@ -598,6 +601,8 @@ static int parse_text(const char *path, char *text, size_t len, open_file self, 
                            "[run] runs the defaults)",
                       path);
     free(text);
+    if (st->scratch != NULL)
+        scenario_free(st->scratch);
     free(st->scratch);
     free(st);
     return rc;
@@ -608,13 +613,15 @@ int scenario_load_file(const char *path, scenario *sc, char *err, size_t errlen)
     scenario_defaults(sc);
     open_file chain[SCENARIO_MAX_INCLUDES + 1];
     int rc = parse_file(path, sc, chain, 0, 0, err, errlen);
+    if (rc == 0) {
+        sanitized_copy(sc->source, sizeof sc->source, path, strlen(path), false);
+        if (sc->key_line[scn_key_index("run", "name")] == 0)
+            name_from_path(sc, path);
+        rc = scenario_validate(sc, err, errlen);
+    }
     if (rc != 0)
-        return rc;
-
-    sanitized_copy(sc->source, sizeof sc->source, path, strlen(path), false);
-    if (sc->key_line[scn_key_index("run", "name")] == 0)
-        name_from_path(sc, path);
-    return scenario_validate(sc, err, errlen);
+        scenario_free(sc); /* a failed load holds nothing */
+    return rc;
 }
 
 int scenario_load_text(const char *text, const char *origin, scenario *sc, char *err, size_t errlen)
@@ -627,8 +634,11 @@ int scenario_load_text(const char *text, const char *origin, scenario *sc, char 
     memcpy(copy, text, len + 1);
     open_file chain[SCENARIO_MAX_INCLUDES + 1];
     int rc = parse_text(origin, copy, len, (open_file){.path = origin}, sc, chain, 0, 0, err, errlen);
+    if (rc == 0) {
+        sanitized_copy(sc->source, sizeof sc->source, origin, strlen(origin), false);
+        rc = scenario_validate(sc, err, errlen);
+    }
     if (rc != 0)
-        return rc;
-    sanitized_copy(sc->source, sizeof sc->source, origin, strlen(origin), false);
-    return scenario_validate(sc, err, errlen);
+        scenario_free(sc); /* a failed load holds nothing */
+    return rc;
 }

@@ -14,16 +14,16 @@
 
 int scn_sweep_shape(const scenario *sc, char *err, size_t errlen)
 {
-    if (sc->nsweep < 0 || sc->nsweep > SCENARIO_MAX_SWEEP_KEYS)
+    if (sc->nsweep < 0 || sc->nsweep > SCENARIO_MAX_SWEEP_KEYS || (sc->nsweep > 0 && sc->sweep == NULL))
         return scn_errf(err, errlen, "corrupt scenario: %d sweep axes", sc->nsweep);
     for (int a = 0; a < sc->nsweep; a++) {
         int n = sc->sweep[a].nvalues;
-        if (n < 1 || n > SCENARIO_MAX_SWEEP_VALUES)
+        if (n < 1 || n > SCENARIO_MAX_SWEEP_VALUES || sc->sweep[a].values == NULL)
             return scn_errf(err, errlen, "corrupt scenario: sweep axis %d has %d values", a + 1, n);
         if (memchr(sc->sweep[a].key, '\0', sizeof sc->sweep[a].key) == NULL)
             return scn_errf(err, errlen, "corrupt scenario: sweep axis %d has no key", a + 1);
         for (int v = 0; v < n; v++)
-            if (memchr(sc->sweep[a].values[v], '\0', SCENARIO_STR) == NULL)
+            if (sc->sweep[a].values[v] == NULL || strnlen(sc->sweep[a].values[v], SCENARIO_STR) == SCENARIO_STR)
                 return scn_errf(err, errlen, "corrupt scenario: sweep axis %d value %d", a + 1, v + 1);
     }
     return 0;
@@ -114,6 +114,60 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
     return 0;
 }
 
+void scn_axis_clear(sweep_axis *axis)
+{
+    for (int v = 0; v < axis->nvalues; v++)
+        free(axis->values[v]);
+    free(axis->values);
+    axis->values = NULL;
+    axis->nvalues = 0;
+}
+
+void scn_sweep_clear(scenario *sc)
+{
+    for (int a = 0; a < sc->nsweep; a++)
+        scn_axis_clear(&sc->sweep[a]);
+    free(sc->sweep);
+    sc->sweep = NULL;
+    sc->nsweep = 0;
+}
+
+int scn_sweep_append(scenario *sc, const char *key, int line)
+{
+    sweep_axis *grown = realloc(sc->sweep, (size_t)(sc->nsweep + 1) * sizeof *grown);
+    if (grown == NULL)
+        return -1;
+    sc->sweep = grown;
+    sweep_axis *axis = &sc->sweep[sc->nsweep];
+    memset(axis, 0, sizeof *axis);
+    scn_bprintf(axis->key, sizeof axis->key, "%s", key);
+    axis->line = line;
+    return sc->nsweep++;
+}
+
+int scn_sweep_copy(scenario *dst, const scenario *src)
+{
+    dst->sweep = NULL;
+    dst->nsweep = 0;
+    for (int a = 0; a < src->nsweep; a++) {
+        const sweep_axis *from = &src->sweep[a];
+        int at = scn_sweep_append(dst, from->key, from->line);
+        if (at < 0)
+            goto fail;
+        sweep_axis *to = &dst->sweep[at];
+        to->values = malloc((size_t)(from->nvalues > 0 ? from->nvalues : 1) * sizeof *to->values);
+        if (to->values == NULL)
+            goto fail;
+        for (; to->nvalues < from->nvalues; to->nvalues++)
+            if ((to->values[to->nvalues] = strdup(from->values[to->nvalues])) == NULL)
+                goto fail;
+    }
+    return 0;
+fail:
+    scn_sweep_clear(dst);
+    return -1;
+}
+
 int scn_find_axis(const scenario *sc, const char *key)
 {
     for (int a = 0; a < sc->nsweep; a++)
@@ -158,7 +212,12 @@ int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool contin
         char why[SCENARIO_ERR];
         if (scn_set_key(scratch, ki, item, false, why, sizeof why) != 0)
             return scn_errf(err, errlen, "[sweep] %s", why);
-        memcpy(axis->values[axis->nvalues], item, strlen(item) + 1);
+        char **grown = realloc(axis->values, (size_t)(axis->nvalues + 1) * sizeof *grown);
+        if (grown == NULL)
+            return scn_errf(err, errlen, "[sweep] %s: out of memory", axis->key);
+        axis->values = grown;
+        if ((axis->values[axis->nvalues] = strdup(item)) == NULL)
+            return scn_errf(err, errlen, "[sweep] %s: out of memory", axis->key);
         axis->nvalues++;
     }
     return 0;
@@ -219,8 +278,12 @@ int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n)
         axis_text(&sc->sweep[a], ki, values, sizeof values);
         snprintf(was, n, "%s = %s", dotted, values);
     }
+    scn_axis_clear(&sc->sweep[a]);
     memmove(&sc->sweep[a], &sc->sweep[a + 1], (size_t)(sc->nsweep - a - 1) * sizeof sc->sweep[0]);
-    sc->nsweep--;
+    if (--sc->nsweep == 0) {
+        free(sc->sweep);
+        sc->sweep = NULL;
+    }
     return 1;
 }
 
@@ -244,9 +307,12 @@ int scenario_sweep_override(scenario *sc, const char *assignment, char *was, siz
     scenario_defaults(scratch);
     char msg[SCENARIO_ERR];
     int rc = scn_axis_add_values(&axis, ki, value, false, scratch, msg, sizeof msg);
+    scenario_free(scratch);
     free(scratch);
-    if (rc != 0) /* msg says "[sweep] KEY: ...": this sweep is the command line's */
+    if (rc != 0) { /* msg says "[sweep] KEY: ...": this sweep is the command line's */
+        scn_axis_clear(&axis);
         return scn_errf(err, errlen, "--sweep %s", strncmp(msg, "[sweep] ", 8) == 0 ? msg + 8 : msg);
+    }
     int a = scn_find_axis(sc, dotted), replaced = a >= 0;
     if (replaced) {
         if (was && n > 0) {
@@ -254,12 +320,18 @@ int scenario_sweep_override(scenario *sc, const char *assignment, char *was, siz
             axis_text(&sc->sweep[a], ki, values, sizeof values);
             snprintf(was, n, "%s = %s", dotted, values);
         }
+        scn_axis_clear(&sc->sweep[a]);
     } else {
-        if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS)
+        if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS) {
+            scn_axis_clear(&axis);
             return scn_errf(err, errlen, "--sweep %s: more than %d sweep axes", dotted, SCENARIO_MAX_SWEEP_KEYS);
-        a = sc->nsweep++;
+        }
+        if ((a = scn_sweep_append(sc, dotted, -1)) < 0) {
+            scn_axis_clear(&axis);
+            return scn_errf(err, errlen, "out of memory");
+        }
     }
-    sc->sweep[a] = axis;
+    sc->sweep[a] = axis; /* the axis's values are sc's from here */
     int over = 0;
     if (scn_sweep_over_limit(sc, msg, sizeof msg, &over) != 0)
         return scn_errf(err, errlen, "--sweep %s: %s", dotted, msg);

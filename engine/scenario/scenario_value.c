@@ -109,10 +109,11 @@ static int parse_number(const key_def *k, key_type t, const char *text, void *ds
     return 0;
 }
 
+/* The list is parsed into a new array, allocated to its length, which replaces the old one
+ * only when every element is good: a bad value leaves the key as it was. */
 static int set_list(scenario *sc, const key_def *k, const char *dotted, const char *text,
                     bool append, char *err, size_t errlen)
 {
-    char *array = (char *)sc + k->offset;
     int count;
     memcpy(&count, (char *)sc + k->count_offset, sizeof count);
     if (count < 0 || count > k->max_count)
@@ -120,6 +121,14 @@ static int set_list(scenario *sc, const key_def *k, const char *dotted, const ch
     int n = append ? count : 0;
     key_type et = k->type == K_LIST_DOUBLE ? K_DOUBLE : k->type == K_LIST_INT ? K_INT : K_LIST_I64;
     size_t es = scn_elem_size(k->type);
+    int cap = n;
+    char *array = NULL;
+    if (n > 0) {
+        array = malloc((size_t)n * es);
+        if (array == NULL)
+            return scn_errf(err, errlen, "%s: out of memory", dotted);
+        memcpy(array, scn_list_items(sc, k), (size_t)n * es);
+    }
 
     if (append && *text == ',')
         text++; /* a continuation line may start with the separator */
@@ -128,23 +137,45 @@ static int set_list(scenario *sc, const key_def *k, const char *dotted, const ch
         char item[64];
         int r;
         while ((r = scn_next_item(&s, item, sizeof item)) != 0) {
+            int rc = 0;
             if (r == -1)
-                return scn_errf(err, errlen, "%s: element %d is empty (elements are separated by commas)",
-                                dotted, n + 1);
-            if (r == -2)
-                return scn_errf(err, errlen, "%s: element %d is too long to be a number", dotted, n + 1);
-            if (n >= k->max_count)
-                return scn_errf(err, errlen, "%s: more than %d elements", dotted, k->max_count);
+                rc = scn_errf(err, errlen, "%s: element %d is empty (elements are separated by commas)",
+                              dotted, n + 1);
+            else if (r == -2)
+                rc = scn_errf(err, errlen, "%s: element %d is too long to be a number", dotted, n + 1);
+            else if (n >= k->max_count)
+                rc = scn_errf(err, errlen, "%s: more than %d elements", dotted, k->max_count);
+            if (rc == 0 && n == cap) {
+                int ncap = cap < 8 ? 8 : cap * 2 > k->max_count ? k->max_count : cap * 2;
+                char *grown = realloc(array, (size_t)ncap * es);
+                if (grown == NULL)
+                    rc = scn_errf(err, errlen, "%s: out of memory", dotted);
+                else {
+                    array = grown;
+                    cap = ncap;
+                }
+            }
             char what[128];
-            scn_bprintf(what, sizeof what, "%s element %d", dotted, n + 1);
-            if (parse_number(k, et, item, array + (size_t)n * es, what, err, errlen) != 0)
+            if (rc == 0) {
+                scn_bprintf(what, sizeof what, "%s element %d", dotted, n + 1);
+                rc = parse_number(k, et, item, array + (size_t)n * es, what, err, errlen);
+            }
+            if (rc != 0) {
+                free(array);
                 return -1;
+            }
             n++;
         }
     }
-    /* Zero the unused tail so that equal lists are equal bytes (round-trip tests). */
-    memset(array + (size_t)n * es, 0, (size_t)(k->max_count - n) * es);
-    memcpy((char *)sc + k->count_offset, &n, sizeof n);
+    if (n == 0) {
+        free(array);
+        array = NULL;
+    } else if (n < cap) {
+        char *fit = realloc(array, (size_t)n * es); /* to its length; keep it when that fails */
+        if (fit != NULL)
+            array = fit;
+    }
+    scn_list_replace(sc, k, array, n);
     return 0;
 }
 
@@ -427,10 +458,11 @@ void scn_value_text(const scenario *sc, int ki, char *buf, size_t n)
     case K_LIST_I64: {
         int count;
         memcpy(&count, (const char *)sc + k->count_offset, sizeof count);
+        const char *items = scn_list_items(sc, k);
         size_t pos = 0;
         for (int i = 0; i < count && i < k->max_count; i++) {
             char item[40];
-            const char *e = src + (size_t)i * scn_elem_size(k->type);
+            const char *e = items + (size_t)i * scn_elem_size(k->type);
             if (k->type == K_LIST_DOUBLE) {
                 double v;
                 memcpy(&v, e, sizeof v);

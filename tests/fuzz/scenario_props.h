@@ -60,10 +60,13 @@ static int props_memfd(const void *data, size_t len, char *path, size_t n)
     return fd;
 }
 
-/* The INI text of sc with its source left out (it names the memfd). */
+/* The INI text of sc with its source left out (it names the memfd); tmp (zeroed or a
+ * scenario) is freed and becomes a copy of sc. */
 static char *props_ini(const scenario *sc, scenario *tmp)
 {
-    *tmp = *sc;
+    scenario_free(tmp);
+    if (scenario_copy(tmp, sc, NULL, 0) != 0)
+        return NULL;
     tmp->source[0] = '\0';
     return scenario_to_ini(tmp);
 }
@@ -76,6 +79,7 @@ static int props_reload(const char *ini, const char *same_as, scenario *back, sc
     int fd = props_memfd(ini, strlen(ini), path, sizeof path);
     if (fd < 0)
         return props_fail(why, whylen, "memfd", NULL);
+    scenario_free(back); /* a load fills a scenario that holds nothing */
     int rc = scenario_load_file(path, back, err, sizeof err);
     close(fd);
     if (rc != 0) {
@@ -137,8 +141,9 @@ static int props_loaded(scenario *sc, scenario *work, scenario *back, char *why,
         char *pini = scenario_to_ini(work);
         if (pini == NULL)
             return props_fail(why, whylen, "scenario_to_ini failed", NULL);
-        scenario *tmp = malloc(sizeof *tmp);
+        scenario *tmp = calloc(1, sizeof *tmp);
         rc = tmp ? props_reload(pini, NULL, back, tmp, why, whylen) : props_fail(why, whylen, "no memory", NULL);
+        scenario_free(tmp);
         free(tmp);
         free(pini);
         if (rc != 0)
@@ -186,7 +191,7 @@ static int props_overrides(const uint8_t *data, size_t size, scenario *sc, char 
 
 static int scenario_props_check(const uint8_t *data, size_t size, char *why, size_t whylen)
 {
-    scenario *sc = malloc(sizeof *sc), *work = malloc(sizeof *work), *back = malloc(sizeof *back);
+    scenario *sc = calloc(1, sizeof *sc), *work = calloc(1, sizeof *work), *back = calloc(1, sizeof *back);
     int rc = 0;
     if (sc == NULL || work == NULL || back == NULL) {
         rc = props_fail(why, whylen, "no memory", NULL);
@@ -209,8 +214,11 @@ static int scenario_props_check(const uint8_t *data, size_t size, char *why, siz
             close(fd);
         }
     }
+    scenario_free(sc);
     free(sc);
+    scenario_free(work);
     free(work);
+    scenario_free(back);
     free(back);
     return rc;
 }
