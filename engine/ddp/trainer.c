@@ -272,7 +272,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 for (int j = 0; j < L->nparams; j++) {
                     op.u.grad.grad[j] = mem->params[L->first_param + j].grad;
                     op.u.grad.numel[j] = mem->params[L->first_param + j].numel;
-                    op.bytes += op.u.grad.numel[j] * 4;
+                    op.bytes += op.u.grad.numel[j] * FP32_BYTES;
                 }
                 op.u.grad.micro_step = it;
                 op.u.grad.accumulate = trainer_accumulates(sc, it);
@@ -306,7 +306,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             op.u.sgd.params = mem->params;
             op.u.sgd.n = mem->n;
             op.u.sgd.lr = (float)sc->lr;
-            op.bytes = m->total_numel * 4;
+            op.bytes = m->total_numel * FP32_BYTES;
             /* SGD reads the parameter and gradient and writes the parameter. */
             op.model_ns = timing_memory_ns(tm, SPAN_OPTIMIZER, 12.0 * (double)m->total_numel);
             snprintf(op.name, sizeof op.name, "sgd step");

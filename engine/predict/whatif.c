@@ -10,6 +10,7 @@
 
 #include "common/errmsg.h"
 #include "engine/ddp/bucket_plan.h"
+#include "engine/device.h"
 #include "engine/predict/fit_ring.h"
 #include "engine/workload/model_zoo.h"
 
@@ -582,7 +583,7 @@ static int bucket_model(const source *s, const rank_means *base, scenario *sc, c
         bytes += (double)s->bucket_bytes[b];
     for (int i = 0; i < s->nb; i++) {
         int b = s->nb - 1 - i;
-        numel[i] = (double)(s->bucket_bytes[b] / 4);
+        numel[i] = (double)(s->bucket_bytes[b] / FP32_BYTES);
         bwd[i] = base->bwd_ns[b] / 1e3;
         fwd[i] = base->fwd_ns * (double)s->bucket_bytes[b] / bytes / 1e3;
     }
@@ -631,16 +632,18 @@ static bool recorded_scenario(const source *s, scenario *sc)
 static int choose_model(source *s, const whatif_options *o, const rank_means *base, bool recorded, scenario *sc,
                         whatif_derived *d, char *err, size_t errlen)
 {
-    static const char *const zoo[] = {"resnet18", "resnet50", "bert-large", "gpt2", "mlp"};
     const char *tried[8];
     int ntried = 0;
     if (o && o->model)
         tried[ntried++] = o->model;
     else if (recorded)
         tried[ntried++] = sc->preset;
-    else
-        for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
-            tried[ntried++] = zoo[i];
+    else { /* every zoo preset a trace can be (custom needs its list), the toy mlp last */
+        for (const char *const *p = scenario_model_presets; *p && ntried < 7; p++)
+            if (strcmp(*p, "custom") != 0 && strcmp(*p, "mlp") != 0)
+                tried[ntried++] = *p;
+        tried[ntried++] = "mlp";
+    }
     /* An imported trace does not say its bucket cap: the caps users set are tried, the
      * default first, and the one that gives the run's buckets is the run's.  Each with
      * the first bucket of 1 MiB, then with the first bucket the cap itself: PyTorch since

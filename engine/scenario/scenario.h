@@ -111,7 +111,7 @@ typedef struct scenario {
     bool equivalence;         /* train world_size 1, N and the hand-written sync; compare */
 
     /* [model] */
-    char preset[32]; /* mlp | resnet18 | resnet50 | bert-large | gpt2 | custom */
+    char preset[32]; /* one of scenario_model_presets */
     int layers;      /* mlp / gpt2 / bert: number of layers (0 = preset default) */
     int hidden;      /* mlp: hidden width */
     int d_model;     /* gpt2: model width (0 = preset default) */
@@ -268,6 +268,10 @@ typedef struct scenario {
  * with scenario_free(), also after a failed load, and copies with scenario_copy(), never
  * with `=` (two owners of one list).  A scenario whose functions failed holds nothing, or
  * what scenario_free() releases. */
+
+/* The model presets model.preset accepts, NULL-terminated, in the order `explain` lists
+ * them: mlp, resnet18, resnet50, bert-large, gpt2, custom (the zoo builds each). */
+extern const char *const scenario_model_presets[];
 
 /* Defaults for every key (name "scenario"); allocates nothing (every list is empty). */
 void scenario_defaults(scenario *sc);

@@ -15,8 +15,8 @@
 
 static const char *const backend_choices[] = {"auto", "cpu", "cuda", "sim", NULL};
 static const char *const ranks_choices[] = {"threads", "processes", NULL};
-static const char *const model_choices[] = {"mlp",  "resnet18", "resnet50", "bert-large",
-                                            "gpt2", "custom",   NULL};
+/* The one list of model presets: the key's choices, the zoo's names and its messages. */
+const char *const scenario_model_presets[] = {"mlp", "resnet18", "resnet50", "bert-large", "gpt2", "custom", NULL};
 static const char *const dtype_choices[] = {"fp32", NULL};
 static const char *const compute_choices[] = {"model", "real", NULL};
 static const char *const hook_choices[] = {"none", "fp16", "bf16", NULL};
@@ -83,7 +83,7 @@ const key_def scn_keys[] = {
      AT(equivalence), 0, 0},
 
     /* [model] */
-    {"model", "preset", K_ENUM_STR, 0, 0, model_choices, "resnet18",
+    {"model", "preset", K_ENUM_STR, 0, 0, scenario_model_presets, "resnet18",
      "model whose gradients are synchronised (custom: from model.params or model.params_file)",
      AT(preset), 0, 0},
     {"model", "layers", K_INT, 0, 1000, NULL, "0",
