@@ -748,6 +748,7 @@ static void test_shipped_scenarios_have_no_warnings(void **state)
             continue;
         char path[512], err[SCENARIO_ERR] = "", buf[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        scenario_free(sc); /* the previous file's */
         if (scenario_load_file(path, sc, err, sizeof err) != 0)
             fail_msg("%s", err);
         if (scenario_warnings(sc, buf, sizeof buf) != 0)
@@ -883,6 +884,7 @@ static void test_sweep_points(void **state)
     assert_string_equal(err, "sweep point 6 does not exist (6 points)");
 
     /* Without [sweep] there is one point: the scenario itself. */
+    scenario_free(sc);
     scenario_defaults(sc);
     assert_int_equal(scenario_sweep_count(sc), 1);
     assert_int_equal(scenario_sweep_point(sc, 0, pt, err, sizeof err), 0);
