@@ -47,6 +47,9 @@ typedef enum {
 } dev_work;
 
 typedef enum { DEV_F32 = 0, DEV_F16, DEV_BF16, DEV_I32 } dev_dtype;
+/* Bytes of one DEV_F32 element: every parameter, gradient and bucket (model.dtype = fp32),
+ * the one place the 4 of "numel x 4 bytes" is written. */
+#define FP32_BYTES 4
 
 #define DEV_MAX_LAYER_PARAMS 8
 

@@ -70,7 +70,7 @@ static int load_scenario(const run_row *r, scenario *sc, char *err, size_t errle
     bool written = write(fd, r->scenario_text, len) == (ssize_t)len;
     close(fd);
     char serr[SCENARIO_ERR] = "";
-    int rc = written ? scenario_load_file(path, sc, serr) : -1;
+    int rc = written ? scenario_load_file(path, sc, serr, sizeof serr) : -1;
     unlink(path);
     if (rc != 0)
         snprintf(err, errlen, "run %lld: its stored scenario does not load: %s", (long long)r->id,
@@ -86,7 +86,11 @@ static double *layer_models(const scenario *sc, const model *m)
     double *f = calloc(2 * per_pass, sizeof *f);
     if (!f || sc->compute != COMPUTE_MODEL)
         return f;
-    scenario quiet = *sc;
+    scenario quiet;
+    if (scenario_copy(&quiet, sc, NULL, 0) != 0) {
+        free(f);
+        return NULL;
+    }
     quiet.jitter = 0;
     for (int r = 0; r < sc->world_size; r++) {
         timing_model tm;
@@ -96,6 +100,7 @@ static double *layer_models(const scenario *sc, const model *m)
             f[per_pass + (size_t)r * m->nlayers + l] = (double)timing_backward_ns(&tm, &m->layers[l]);
         }
     }
+    scenario_free(&quiet);
     return f;
 }
 
@@ -209,7 +214,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, r
                       size_t errlen)
 {
     run_row r = {0};
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc); /* zeroed: holds nothing until loaded */
     model m = {0};
     double *models = NULL;
     int rc = sc ? read_run(db, id, &r, err, errlen) : -1;
@@ -236,6 +241,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, r
     model_free(&m);
     free(models);
     free(r.scenario_text);
+    scenario_free(sc);
     free(sc);
     return rc;
 }

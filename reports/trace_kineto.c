@@ -7,6 +7,7 @@
  * distributedInfo comes first, is written with a space after the colon, and no arg
  * of any event is called "rank". */
 #include "common/errmsg.h"
+#include "engine/device.h"
 #include "reports/trace_export.h"
 #include "reports/trace_internal.h"
 
@@ -145,7 +146,7 @@ static void write_device_span(kineto_writer *k, sqlite3_stmt *s, int stream)
     fputs(", ", o);
     write_span_args(o, s);
     if (kind && (!strcmp(kind, "allreduce") || !strcmp(kind, "broadcast"))) {
-        long long elems = sqlite3_column_int64(s, TS_BYTES) / 4;
+        long long elems = sqlite3_column_int64(s, TS_BYTES) / FP32_BYTES;
         fprintf(o, ", \"Collective name\": \"%s\", \"In msg nelems\": %lld,"
                    " \"Out msg nelems\": %lld, \"Group size\": %d, \"dtype\": \"Float\"",
                 strcmp(kind, "allreduce") ? "broadcast" : "allreduce", elems, elems,

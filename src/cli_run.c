@@ -268,7 +268,7 @@ static int run_command(int argc, char **argv, const char *text, const char *orig
         goto out;
     }
 
-    /* Scenarios are large (custom parameter lists): kept off the stack. */
+    /* Zeroed: each holds nothing until filled, so that scenario_free() suits every path. */
     scenario *sc = calloc(1, sizeof *sc);
     scenario *point = calloc(1, sizeof *point);
     char err[SCENARIO_ERR];
@@ -278,7 +278,8 @@ static int run_command(int argc, char **argv, const char *text, const char *orig
         status = EXIT_RUNTIME;
         goto out;
     }
-    if ((text ? scenario_load_text(text, origin, sc, err) : scenario_load_file(file, sc, err)) != 0) {
+    if ((text ? scenario_load_text(text, origin, sc, err, sizeof err) : scenario_load_file(file, sc, err, sizeof err)) !=
+        0) {
         fprintf(stderr, "%s\n", err);
         status = EXIT_USAGE;
         goto out_sc;
@@ -317,7 +318,7 @@ static int run_command(int argc, char **argv, const char *text, const char *orig
             status = EXIT_RUNTIME;
             goto out_sc;
         }
-        if (scenario_sweep_point(sc, p, point, err) != 0) {
+        if (scenario_sweep_point(sc, p, point, err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             status = EXIT_USAGE;
             goto out_sc;
@@ -386,7 +387,7 @@ static int run_command(int argc, char **argv, const char *text, const char *orig
             continue;
         model m;
         char merr[256], label[200];
-        if (scenario_sweep_point(sc, p, point, err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
+        if (scenario_sweep_point(sc, p, point, err, sizeof err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
             status = EXIT_RUNTIME; /* checked above; cannot happen */
             break;
         }
@@ -451,6 +452,8 @@ static int run_command(int argc, char **argv, const char *text, const char *orig
         status = EXIT_RUNTIME;
     store_close(st);
 out_sc:
+    scenario_free(sc);
+    scenario_free(point);
     free(sc);
     free(point);
 out:

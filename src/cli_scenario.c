@@ -21,7 +21,7 @@ int cli_scenario_apply(scenario *sc, const char *file, const char *const *overri
         char was[SCENARIO_ERR], skew[SCENARIO_ERR];
         int unswept = scenario_unsweep(sc, overrides[i], was, sizeof was);
         int reskewed = scenario_reskew(sc, overrides[i], skew, sizeof skew);
-        if (scenario_override(sc, overrides[i], err) != 0) {
+        if (scenario_override(sc, overrides[i], err, sizeof err) != 0) {
             fprintf(stderr, "%s\n", err);
             return EXIT_USAGE;
         }
@@ -33,7 +33,7 @@ int cli_scenario_apply(scenario *sc, const char *file, const char *const *overri
     }
     for (int i = 0; i < nsweeps; i++) {
         char was[SCENARIO_ERR];
-        int replaced = scenario_sweep_override(sc, sweeps[i], was, sizeof was, err);
+        int replaced = scenario_sweep_override(sc, sweeps[i], was, sizeof was, err, sizeof err);
         if (replaced < 0) {
             fprintf(stderr, "%s\n", err);
             return EXIT_USAGE;
@@ -41,11 +41,11 @@ int cli_scenario_apply(scenario *sc, const char *file, const char *const *overri
         if (replaced && say)
             fprintf(stderr, "ddpprof: --sweep %s replaces the sweep of %s: %s\n", sweeps[i], file, was);
     }
-    if (backend && scenario_set(sc, "run.backend", backend, err) != 0) {
+    if (backend && scenario_set(sc, "run.backend", backend, err, sizeof err) != 0) {
         fprintf(stderr, "--backend %s: %s\n", backend, err);
         return EXIT_USAGE;
     }
-    if (scenario_validate(sc, err) != 0) {
+    if (scenario_validate(sc, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return EXIT_USAGE;
     }

@@ -217,11 +217,12 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
          * the only thing said.  The prediction applies them again, and says what they
          * replace. */
         scenario *checked = malloc(sizeof *checked);
-        if (!checked) {
+        if (!checked || scenario_copy(checked, d.sc, NULL, 0) != 0) {
+            free(checked);
             status = EXIT_RUNTIME;
         } else {
-            *checked = *d.sc;
             status = cli_scenario_apply(checked, db_path, overrides, noverrides, sweeps, nsweeps, "sim", false);
+            scenario_free(checked);
             free(checked);
         }
     }

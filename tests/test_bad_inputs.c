@@ -183,7 +183,7 @@ static void run_case(void **state)
     replace_file(c->expected, path, expected, sizeof expected);
     bool warning = strstr(expected, ": warning: ") != NULL;
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     /* A reader that blocked on the FIFO would hang the suite: fail it instead. */
     alarm(20);
@@ -191,7 +191,7 @@ static void run_case(void **state)
     if (strcmp(c->input, "@none") == 0)
         scenario_defaults(sc);
     else
-        rc = scenario_load_file(path, sc, err);
+        rc = scenario_load_file(path, sc, err, sizeof err);
     alarm(0);
 
     char overrides[CASE_TEXT];
@@ -203,12 +203,12 @@ static void run_case(void **state)
             if (sep != NULL)
                 *sep = '\0';
             decode_escapes(p);
-            rc = scenario_override(sc, p, err);
+            rc = scenario_override(sc, p, err, sizeof err);
             p = sep ? sep + 4 : NULL;
         }
     }
     if (rc == 0)
-        rc = scenario_validate(sc, err);
+        rc = scenario_validate(sc, err, sizeof err);
 
     if (warning) {
         if (rc != 0)
@@ -226,6 +226,7 @@ static void run_case(void **state)
             fail_msg("%s:\n  expected ...%s...\n  got      %s", c->name, expected, err);
         assert_one_line_of_utf8(err);
     }
+    scenario_free(sc);
     free(sc);
 }
 
@@ -269,7 +270,7 @@ static void test_fuzz_seeds_replay(void **state)
         assert_int_equal(ferror(f), 0);
         assert_int_equal(fclose(f), 0);
         char why[PROPS_WHY];
-        if (scenario_props_check(data, len, why) != 0)
+        if (scenario_props_check(data, len, why, sizeof why) != 0)
             fail_msg("%s: %s", path, why);
         free(data);
         n++;

@@ -111,7 +111,7 @@ static void resnet18(model *m, scenario *sc, double cap_mb)
 {
     scenario_defaults(sc);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_set(sc, "model.preset", "resnet18", err), 0);
+    assert_int_equal(scenario_set(sc, "model.preset", "resnet18", err, sizeof err), 0);
     sc->bucket_cap_mb = cap_mb;
     char merr[256];
     assert_int_equal(model_build(sc, m, merr, sizeof merr), 0);
@@ -140,6 +140,7 @@ static void rebuilt_sizes(double cap_mb, const int64_t *want, int nwant)
     bucket_assignment_free(&a);
     free(order);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -181,6 +182,7 @@ static void test_resnet18_construction(void **state)
     assert_int_equal(a.buckets[0].nparams, m.nparams);
     bucket_assignment_free(&a);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

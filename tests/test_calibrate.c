@@ -280,10 +280,10 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     write_text(frag, ini);
     free(ini);
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     /* alone */
-    assert_int_equal(scenario_load_file(frag, sc, err), 0);
+    assert_int_equal(scenario_load_file(frag, sc, err, sizeof err), 0);
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4);
@@ -302,12 +302,13 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     /* included by a scenario, which keeps the last word */
     snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
     write_text(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");
-    assert_int_equal(scenario_load_file(top, sc, err), 0);
+    assert_int_equal(scenario_load_file(top, sc, err, sizeof err), 0);
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
     assert_true(fabs(sc->mem_bw_gbps - f.mem_bw_gbps) < 1e-4); /* explicit beats the preset */
     assert_true(fabs(sc->op_overhead_us - 123.5) < 1e-4);
     assert_int_equal(sc->world_size, 2);
+    scenario_free(sc);
     free(sc);
     free(d);
 }
@@ -399,10 +400,10 @@ static void test_calibrate_from_a_run(void **state)
     ddpprof(r, from);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     char err[SCENARIO_ERR];
-    if (scenario_load_file(out, sc, err) != 0)
+    if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the written file does not load: %s", err);
     assert_int_equal(sc->algorithm, NET_MEASURED);
     assert_true(sc->nmeasured_us >= 2); /* baseline's 25 MB cap: ResNet-18 in 3 buckets */
@@ -427,7 +428,7 @@ static void test_calibrate_from_a_run(void **state)
     ddpprof(r, many);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
-    if (scenario_load_file(out, sc, err) != 0)
+    if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the fragment from twelve runs does not load: %s", err);
     assert_true(sc->host_cores == 2);
     assert_non_null(strstr(r->out, "host_cores"));
@@ -509,6 +510,7 @@ static void test_calibrate_from_a_run(void **state)
     const char *mixed[] = {"calibrate", "--from", db, "--run", "1", "--ranks", "2,4", NULL};
     ddpprof(r, mixed);
     assert_int_equal(r->status, 2);
+    scenario_free(sc);
     free(sc);
     free(r);
 }
@@ -536,10 +538,10 @@ static void test_calibrate_cpu_end_to_end(void **state)
     assert_non_null(strstr(r->out, "RMS relative error"));
     assert_non_null(strstr(r->out, "\ncopy-in "));
     assert_non_null(strstr(r->out, "\ncopy-out"));
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     char err[SCENARIO_ERR];
-    if (scenario_load_file(out, sc, err) != 0)
+    if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the written file does not load: %s", err);
     assert_true(sc->bandwidth_gbps > 0 && sc->latency_us >= 0 && sc->mem_bw_gbps > 0);
     /* the cpu backend measures its streams' per-op cost: printed and written alike */
@@ -556,6 +558,7 @@ static void test_calibrate_cpu_end_to_end(void **state)
     double alpha = 0, gbps = 0;
     assert_int_equal(sscanf(fit, "fit: alpha = %lf us, B = %lf GB/s", &alpha, &gbps), 2);
     assert_true(fabs(alpha - sc->latency_us) < 1e-3 && fabs(gbps - sc->bandwidth_gbps) < 1e-3);
+    scenario_free(sc);
     free(sc);
     free(r);
 }

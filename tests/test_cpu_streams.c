@@ -66,7 +66,7 @@ static void test_comm_streams_run_below_compute(void **state)
     assert_non_null(sc);
     scenario_defaults(sc);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "run.world_size=2", err), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=2", err, sizeof err), 0);
     const backend_ops *be = backend_find("cpu");
     assert_non_null(be);
     recorder *rec;
@@ -108,6 +108,7 @@ static void test_comm_streams_run_below_compute(void **state)
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
     prof_nvtx_destroy(&nvtx);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -126,7 +127,7 @@ static void world_open(one_rank_world *o)
     o->sc = calloc(1, sizeof *o->sc);
     assert_non_null(o->sc);
     scenario_defaults(o->sc);
-    assert_int_equal(scenario_override(o->sc, "run.world_size=1", err), 0);
+    assert_int_equal(scenario_override(o->sc, "run.world_size=1", err, sizeof err), 0);
     o->be = backend_find("cpu");
     assert_non_null(o->be);
     assert_int_equal(recorder_create(NULL, 0, BACKEND_RINGS_PER_RANK, &o->rec), 0);
@@ -144,6 +145,7 @@ static void world_close(one_rank_world *o)
     assert_int_equal(recorder_stop(o->rec, err, sizeof err), 0);
     recorder_destroy(o->rec);
     prof_nvtx_destroy(&o->nvtx);
+    scenario_free(o->sc);
     free(o->sc);
 }
 

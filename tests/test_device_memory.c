@@ -162,7 +162,7 @@ static void train(const char *const *settings, int nsettings, hook_seen *seen, g
     scenario_defaults(sc);
     char why[SCENARIO_ERR];
     for (int i = 0; i < nsettings; i += 2)
-        if (scenario_set(sc, settings[i], settings[i + 1], why) != 0)
+        if (scenario_set(sc, settings[i], settings[i + 1], why, sizeof why) != 0)
             fail_msg("%s: %s", settings[i], why);
     model m;
     char err[512];
@@ -181,6 +181,7 @@ static void train(const char *const *settings, int nsettings, hook_seen *seen, g
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

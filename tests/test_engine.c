@@ -74,12 +74,12 @@ static scenario *small_scenario(const char *extra_overrides[])
                           "model.batch=4", "ddp.bucket_cap_mb=0.05", "ddp.first_bucket_mb=0.02", NULL};
     char err[SCENARIO_ERR];
     for (int i = 0; base[i]; i++)
-        assert_int_equal(scenario_override(sc, base[i], err), 0);
+        assert_int_equal(scenario_override(sc, base[i], err, sizeof err), 0);
     for (int i = 0; extra_overrides && extra_overrides[i]; i++) {
-        if (scenario_override(sc, extra_overrides[i], err) != 0)
+        if (scenario_override(sc, extra_overrides[i], err, sizeof err) != 0)
             fail_msg("override %s: %s", extra_overrides[i], err);
     }
-    if (scenario_validate(sc, err) != 0)
+    if (scenario_validate(sc, err, sizeof err) != 0)
         fail_msg("validate: %s", err);
     return sc;
 }
@@ -142,6 +142,7 @@ static int64_t run_checked(const char *overrides[], tmpdb *db, checker *c, int *
     *launch_rc = launch_run(sc, &m, db->st, backend_find("cpu"), &opt, &res, err, sizeof err);
     model_free(&m);
     c->sc = NULL;
+    scenario_free(sc);
     free(sc);
     return res.run_id;
 }
@@ -349,6 +350,7 @@ static void expect_paced(const char *overrides[])
     scenario *sc = small_scenario(overrides);
     net_model nm;
     net_model_init(&nm, sc);
+    scenario_free(sc);
     free(sc);
     tmpdb db;
     tmpdb_open(&db);

@@ -33,8 +33,8 @@ static void base_scenario(scenario *sc)
         {"ddp.bucket_cap_mb", "0.005"}, {"ddp.first_bucket_mb", "0.004"},
     };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-        assert_int_equal(scenario_set(sc, kv[i][0], kv[i][1], err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+        assert_int_equal(scenario_set(sc, kv[i][0], kv[i][1], err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
 }
 
 /* Runs the check and reads back its rows in run order. */
@@ -78,7 +78,7 @@ static int run_check(scenario *sc, row *rows, int max)
 static void test_mean_loss_equivalent(void **state)
 {
     (void)state;
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     base_scenario(sc);
     assert_int_equal(sc->world_size, 4); /* 2 nodes x 2 GPUs */
@@ -101,20 +101,21 @@ static void test_mean_loss_equivalent(void **state)
     assert_true(rows[2].colls == 6.0);
     assert_true(rows[2].colls > rows[1].colls);
     assert_true(rows[2].overlap == 0.0);
+    scenario_free(sc);
     free(sc);
 }
 
 static void test_sum_loss_factor_n_and_fixes(void **state)
 {
     (void)state;
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     char err[SCENARIO_ERR];
     assert_non_null(sc);
     base_scenario(sc);
-    assert_int_equal(scenario_set(sc, "ddp.loss_reduction", "sum", err), 0);
-    assert_int_equal(scenario_set(sc, "model.lr", "0.0005", err), 0);
-    assert_int_equal(scenario_set(sc, "run.iterations", "1", err), 0);
-    assert_int_equal(scenario_set(sc, "run.warmup", "0", err), 0);
+    assert_int_equal(scenario_set(sc, "ddp.loss_reduction", "sum", err, sizeof err), 0);
+    assert_int_equal(scenario_set(sc, "model.lr", "0.0005", err, sizeof err), 0);
+    assert_int_equal(scenario_set(sc, "run.iterations", "1", err, sizeof err), 0);
+    assert_int_equal(scenario_set(sc, "run.warmup", "0", err, sizeof err), 0);
     row rows[8];
     int n = run_check(sc, rows, 8);
     assert_int_equal(n, 5);
@@ -129,6 +130,7 @@ static void test_sum_loss_factor_n_and_fixes(void **state)
         assert_true(rows[i].rel <= EQUIVALENCE_ROUNDING);
         assert_true(fabs(rows[i].ratio - 1.0) < 1e-3);
     }
+    scenario_free(sc);
     free(sc);
 }
 

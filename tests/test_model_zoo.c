@@ -15,7 +15,7 @@
 
 #include "engine/workload/model_zoo.h"
 
-/* scenario is large (custom_params); heap-allocate it rather than blow the stack. */
+/* Zeroed: a scenario that holds nothing, as scenario_free() expects. */
 static scenario *new_scenario(const char *preset)
 {
     scenario *sc = calloc(1, sizeof *sc);
@@ -159,6 +159,7 @@ static void test_totals_and_consistency(void **state)
         assert_int_equal(m.nparams, cases[i].nparams);
         check_consistent(&m);
         model_free(&m);
+        scenario_free(sc);
         free(sc);
     }
 }
@@ -222,6 +223,7 @@ static void test_resnet18(void **state)
     assert_near_rel(m.fwd_flops_per_sample, 3.628e9, 0.02);
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -263,6 +265,7 @@ static void test_resnet50(void **state)
     assert_near_rel(m.fwd_flops_per_sample, 8.18e9, 0.02);
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -320,6 +323,7 @@ static void test_bert_large(void **state)
     assert_near_rel(m.fwd_flops_per_sample, transformer_flops(24, 1024, 128), 0.01);
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -343,6 +347,7 @@ static void test_bert_overrides(void **state)
     assert_near_rel(m.fwd_flops_per_sample, transformer_flops(2, 256, 600), 0.01);
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -392,6 +397,7 @@ static void test_gpt2(void **state)
     assert_near_rel(m.fwd_flops_per_sample, transformer_flops(12, 768, 1024) + 2.0 * 768 * 50257 * 1024, 0.01);
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -434,6 +440,7 @@ static void test_gpt2_scaling(void **state)
     model_free(&m);
     const double head = 2.0 * 128 * 500 * 256;
     assert_near_rel(f4 - head, 2.0 * (f2 - head), 0.01);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -465,6 +472,7 @@ static void test_mlp(void **state)
     assert_null(find_param(&m, "layers.3.weight"));
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -473,6 +481,9 @@ static void test_custom_roundtrip(void **state)
     (void)state;
     scenario *sc = new_scenario("custom");
     const int64_t sizes[] = {10, 1000000, 7, 25000000};
+    /* Room for the largest list; the scenario owns it (scenario_free frees it). */
+    sc->custom_params = malloc(SCENARIO_MAX_CUSTOM_PARAMS * sizeof *sc->custom_params);
+    assert_non_null(sc->custom_params);
     sc->ncustom = 4;
     memcpy(sc->custom_params, sizes, sizeof sizes);
     model m;
@@ -516,6 +527,7 @@ static void test_custom_roundtrip(void **state)
     assert_string_equal(m.params[SCENARIO_MAX_CUSTOM_PARAMS - 1].name, "param4095");
     check_consistent(&m);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -552,6 +564,8 @@ static void test_errors(void **state)
     snprintf(sc->preset, sizeof sc->preset, "%s", "custom");
     sc->ncustom = 0;
     expect_error(sc, "model.params");
+    sc->custom_params = malloc(2 * sizeof *sc->custom_params); /* the scenario's own */
+    assert_non_null(sc->custom_params);
     sc->ncustom = 2;
     sc->custom_params[0] = 5;
     sc->custom_params[1] = 0;
@@ -560,6 +574,7 @@ static void test_errors(void **state)
     expect_error(sc, "must be positive");
     sc->ncustom = SCENARIO_MAX_CUSTOM_PARAMS + 1;
     expect_error(sc, "custom_params");
+    scenario_free(sc);
     free(sc);
 
     static const struct {
@@ -578,6 +593,7 @@ static void test_errors(void **state)
         sc = new_scenario(dims[i].preset);
         *(int *)((char *)sc + dims[i].off) = -1;
         expect_error(sc, dims[i].key);
+        scenario_free(sc);
         free(sc);
     }
 
@@ -586,6 +602,7 @@ static void test_errors(void **state)
     sc->d_model = 2000000000;
     sc->layers = 1;
     expect_error(sc, "too large");
+    scenario_free(sc);
     free(sc);
 
     /* a tiny or absent error buffer is tolerated */
@@ -595,6 +612,7 @@ static void test_errors(void **state)
     assert_int_equal(model_build(sc, &m, one, sizeof one), -1);
     assert_int_equal(one[0], '\0');
     assert_int_equal(model_build(sc, &m, NULL, 0), -1);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -613,6 +631,7 @@ static void test_free_safe(void **state)
     assert_null(m.layers);
     assert_int_equal(m.nparams, 0);
     model_free(&m); /* twice */
+    scenario_free(sc);
     free(sc);
 }
 
@@ -668,6 +687,7 @@ static void test_custom_params_file(void **state)
             fail_msg("error \"%s\" lacks \"%s\"", err, bad[i][1]);
     }
     unlink(path);
+    scenario_free(sc);
     free(sc);
 }
 

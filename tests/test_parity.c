@@ -54,7 +54,7 @@ static int capture_hook(void *user, int rank, int iter, int micro_first, int mic
 static void set(scenario *sc, const char *k, const char *v)
 {
     char err[SCENARIO_ERR];
-    if (scenario_set(sc, k, v, err) != 0)
+    if (scenario_set(sc, k, v, err, sizeof err) != 0)
         fail_msg("%s=%s: %s", k, v, err);
 }
 
@@ -96,7 +96,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
     if (access(PYTHON, X_OK) != 0)
         skip();
     const int world = 2, steps = 3;
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     scenario_defaults(sc);
     set(sc, "run.backend", "cpu");
@@ -122,7 +122,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
         snprintf(extra, sizeof extra, " --rank-steps %s%s", join, by_ranks_training ? " --divide-by-ranks-training" : "");
     }
     char err[512];
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     model m;
     assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
 
@@ -155,7 +155,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
              pdir, world, 16 / world, steps, loss, reduction, loss_scale, hook, data, out, extra);
     int st = system(cmd);
     if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
-        free(c.grad0), free(c.weights), model_free(&m), free(sc);
+        free(c.grad0), free(c.weights), model_free(&m), scenario_free(sc), free(sc);
         skip();
     }
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -178,6 +178,7 @@ static void check_join_case(const char *loss, const char *reduction, const char 
     free(c.grad0);
     free(c.weights);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

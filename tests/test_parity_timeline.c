@@ -274,21 +274,21 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     assert_non_null(root);
     unlink(out);
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     scenario_defaults(sc);
     const char *base[] = {"run.backend", "cpu", "run.world_size", "2", "run.iterations", "3", "run.warmup", "0",
                           "model.batch", "1", "device.preset", "custom", "device.peak_tflops", "1000",
                           "device.mem_bw_gbps", "100000", "network.bandwidth_gbps", "1000", NULL};
     for (int i = 0; base[i]; i += 2)
-        assert_int_equal(scenario_set(sc, base[i], base[i + 1], err), 0);
+        assert_int_equal(scenario_set(sc, base[i], base[i + 1], err, sizeof err), 0);
     for (int i = 0; pc->set[i]; i += 2)
-        if (scenario_set(sc, pc->set[i], pc->set[i + 1], err) != 0)
+        if (scenario_set(sc, pc->set[i], pc->set[i + 1], err, sizeof err) != 0)
             fail_msg("%s: %s", pc->set[i], err);
     /* A custom model: PyTorch's own module, written as a parameter-list file. */
     if (strcmp(sc->preset, "custom") == 0)
-        assert_int_equal(scenario_set(sc, "model.params_file", params_file, err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+        assert_int_equal(scenario_set(sc, "model.params_file", params_file, err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     model m;
     if (model_build(sc, &m, err, sizeof err) != 0)
         fail_msg("%s", err);
@@ -327,6 +327,7 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     store_close(db);
     remove_db(dbpath);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -349,15 +350,15 @@ static void test_mlp_join(void **state)
         skip();
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     scenario_defaults(sc);
     const char *kv[] = {"run.backend", "cpu", "run.world_size", "3", "run.iterations", "4", "run.warmup", "0",
                         "model.preset", "mlp", "model.layers", "2", "model.hidden", "16", "model.batch", "2",
                         "ddp.join", "true", "skew.rank_steps", "4, 2, 3", NULL};
     for (int i = 0; kv[i]; i += 2)
-        assert_int_equal(scenario_set(sc, kv[i], kv[i + 1], err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+        assert_int_equal(scenario_set(sc, kv[i], kv[i + 1], err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     model m;
     assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
     char dbpath[128];
@@ -409,6 +410,7 @@ static void test_mlp_join(void **state)
     store_close(db);
     remove_db(dbpath);
     model_free(&m);
+    scenario_free(sc);
     free(sc);
 }
 

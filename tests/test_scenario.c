@@ -62,7 +62,7 @@ static void write_file(void **state, const char *name, const char *text, char pa
 
 static scenario *new_scenario(void)
 {
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     return sc;
 }
@@ -74,17 +74,20 @@ static void expect_load_error(void **state, const char *name, const char *text,
     char path[256], want[SCENARIO_ERR + 256], err[SCENARIO_ERR] = "";
     write_file(state, name, text, path);
     scenario *sc = new_scenario();
-    assert_int_equal(scenario_load_file(path, sc, err), -1);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s:%s", path, suffix);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
+/* sc: zeroed, or a scenario, which is freed first. */
 static void load_ok(void **state, const char *name, const char *text, scenario *sc)
 {
     char path[256], err[SCENARIO_ERR] = "";
     write_file(state, name, text, path);
-    int rc = scenario_load_file(path, sc, err);
+    scenario_free(sc);
+    int rc = scenario_load_file(path, sc, err, sizeof err);
     if (rc != 0)
         fail_msg("unexpected load error: %s", err);
 }
@@ -96,14 +99,16 @@ static void test_load_text(void **state)
     scenario *from_file = new_scenario(), *from_text = new_scenario();
     load_ok(state, "held.ini", text, from_file);
     char err[SCENARIO_ERR] = "";
-    assert_int_equal(scenario_load_text(text, "run 3's scenario", from_text, err), 0);
+    assert_int_equal(scenario_load_text(text, "run 3's scenario", from_text, err, sizeof err), 0);
     assert_int_equal(from_text->world_size, from_file->world_size);
     assert_true(from_text->bucket_cap_mb == 7.0);
     assert_string_equal(from_text->name, "held");
     assert_string_equal(from_text->source, "run 3's scenario");
-    assert_int_equal(scenario_load_text("[run]\nworld_size = x\n", "run 4's scenario", from_text, err), -1);
+    assert_int_equal(scenario_load_text("[run]\nworld_size = x\n", "run 4's scenario", from_text, err, sizeof err), -1);
     assert_non_null(strstr(err, "run 4's scenario:2: "));
+    scenario_free(from_file);
     free(from_file);
+    scenario_free(from_text);
     free(from_text);
 }
 
@@ -152,9 +157,10 @@ static void test_defaults(void **state)
     assert_int_equal(sc->nsweep, 0);
     assert_int_equal(scenario_sweep_count(sc), 1);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     for (int r = 0; r < 4; r++)
         assert_true(scenario_rank_speed(sc, r) == 1.0);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -249,6 +255,7 @@ static void test_good_file_every_section(void **state)
     assert_true(scenario_rank_speed(sc, 0) == 1.0);
     assert_true(scenario_rank_speed(sc, 1) == 1.5);
     assert_true(scenario_rank_speed(sc, 2) == 0.5);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -262,6 +269,7 @@ static void test_name_from_file_name(void **state)
     expect_load_error(state, "other.ini", "[run]\nname =\n",
                       "2: run.name: no value (give a name, or leave the key out to use the "
                       "file's name)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -271,6 +279,7 @@ static void test_enum_and_bool_spellings(void **state)
     load_ok(state, "case.ini", "[model]\npreset = ResNet50\n[ddp]\nstatic_graph = OFF\n", sc);
     assert_string_equal(sc->preset, "resnet50"); /* stored canonical */
     assert_false(sc->static_graph);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -355,10 +364,11 @@ static void test_error_moved_host_key(void **state)
     assert_non_null(sc);
     scenario_defaults(sc);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "device.host_cores=2", err), -1);
+    assert_int_equal(scenario_override(sc, "device.host_cores=2", err, sizeof err), -1);
     assert_non_null(strstr(err, "device.host_cores is now host.host_cores"));
-    assert_int_equal(scenario_override(sc, "host.host_cores=2", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", err, sizeof err), 0);
     assert_true(sc->host_cores == 2);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -379,20 +389,22 @@ static void test_sweep_from_command_line(void **state)
     assert_string_equal(was, "ddp.bucket_cap_mb = 1, 5, 25");
     assert_int_equal(scenario_sweep_count(sc), 2);
     assert_int_equal(scenario_unsweep(sc, "no_equals_sign", was, sizeof was), 0); /* override reports it */
-    assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,50", was, sizeof was, err), 0);
+    assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,50", was, sizeof was, err, sizeof err), 0);
     assert_int_equal(scenario_sweep_count(sc), 4);
-    assert_int_equal(scenario_sweep_override(sc, "run.world_size=8,16,32", was, sizeof was, err), 1);
+    assert_int_equal(scenario_sweep_override(sc, "run.world_size=8,16,32", was, sizeof was, err, sizeof err), 1);
     assert_string_equal(was, "run.world_size = 2, 4");
     assert_int_equal(scenario_sweep_count(sc), 6);
     scenario *point = calloc(1, sizeof *point);
     assert_non_null(point);
-    assert_int_equal(scenario_sweep_point(sc, 5, point, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 5, point, err, sizeof err), 0);
     assert_true(point->bucket_cap_mb == 50 && point->world_size == 32);
-    assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,x", was, sizeof was, err), -1);
+    assert_int_equal(scenario_sweep_override(sc, "ddp.bucket_cap_mb=5,x", was, sizeof was, err, sizeof err), -1);
     assert_non_null(strstr(err, "--sweep ddp.bucket_cap_mb: \"x\" is not a number"));
-    assert_int_equal(scenario_sweep_override(sc, "ddp.nokey=1,2", was, sizeof was, err), -1);
+    assert_int_equal(scenario_sweep_override(sc, "ddp.nokey=1,2", was, sizeof was, err, sizeof err), -1);
     assert_int_equal(scenario_sweep_count(sc), 6); /* refusals change nothing */
+    scenario_free(point);
     free(point);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -453,9 +465,10 @@ static void test_error_cannot_open(void **state)
     char path[256], want[SCENARIO_ERR], err[SCENARIO_ERR] = "";
     snprintf(path, sizeof path, "%s/does-not-exist.ini", fx->dir);
     scenario *sc = new_scenario();
-    assert_int_equal(scenario_load_file(path, sc, err), -1);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s: cannot open: %s", path, strerror(ENOENT));
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -475,9 +488,10 @@ static void test_file_size_limit_is_inclusive(void **state)
         n += fprintf(f, "\n");
     assert_int_equal(fclose(f), 0);
     scenario *sc = new_scenario();
-    if (scenario_load_file(path, sc, err) != 0)
+    if (scenario_load_file(path, sc, err, sizeof err) != 0)
         fail_msg("a file of exactly the limit must load: %s", err);
     assert_string_equal(sc->name, "big");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -497,6 +511,7 @@ static void test_line_length_limit_and_line_endings(void **state)
             "\xEF\xBB\xBF[run]\r\nworld_size = 2\r\n[skew]\r\nspeed =\t1,\t2\r\n", sc);
     assert_int_equal(sc->world_size, 2);
     assert_int_equal(sc->nspeed, 2);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -507,7 +522,7 @@ static void test_utf8_names(void **state)
     load_ok(state, "utf8.ini", "[run]\nname = Überlauf ✓ 𝄞\n", sc);
     assert_string_equal(sc->name, "Überlauf ✓ 𝄞");
     /* 4-byte characters up to U+10FFFF are fine. */
-    assert_int_equal(scenario_override(sc, "run.name=\xF4\x8F\xBF\xBF", err), 0);
+    assert_int_equal(scenario_override(sc, "run.name=\xF4\x8F\xBF\xBF", err, sizeof err), 0);
 
     /* A long multi-byte name cut to fit a sweep point's label stays valid UTF-8. */
     strbuf text = STRBUF_INIT;
@@ -519,14 +534,16 @@ static void test_utf8_names(void **state)
     load_ok(state, "longname.ini", text.buf, sc);
     strbuf_release(&text);
     assert_int_equal(strlen(sc->name), 126);
-    assert_int_equal(scenario_sweep_point(sc, 1, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 1, pt, err, sizeof err), 0);
     assert_non_null(strstr(pt->name, " [point 2 of 2]"));
     const unsigned char *u = (const unsigned char *)pt->name;
     size_t len = strlen(pt->name), tag = strlen(" [point 2 of 2]");
     /* The cut falls between characters: the byte before the tag is a whole "é". */
     assert_int_equal(u[len - tag - 1], 0xA9);
     assert_int_equal(u[len - tag - 2], 0xC3);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -540,10 +557,11 @@ static void test_name_from_odd_file_name(void **state)
     assert_true(fputs("[run]\n", f) >= 0);
     assert_int_equal(fclose(f), 0);
     scenario *sc = new_scenario();
-    assert_int_equal(scenario_load_file(path, sc, err), 0);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), 0);
     /* The file's name is not UTF-8; the run's name and source must be. */
     assert_string_equal(sc->name, "caf__x");
     assert_non_null(strstr(sc->source, "/caf_;x.ini"));
+    scenario_free(sc);
     free(sc);
 }
 
@@ -565,13 +583,16 @@ static void test_sweep_point_limit(void **state)
     assert_false(text.failed);
     load_ok(state, "sw4096.ini", text.buf, sc);
     assert_int_equal(scenario_sweep_count(sc), SCENARIO_MAX_SWEEP_POINTS);
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
 
     /* One more axis value, added behind the loader's back, is caught by validate at the
      * line of the axis that takes the product over the limit (16 x 17 x 16: the third). */
-    snprintf(sc->sweep[1].values[16], SCENARIO_STR, "17");
+    char **grown = realloc(sc->sweep[1].values, 17 * sizeof *grown); /* the axis's own */
+    assert_non_null(grown);
+    sc->sweep[1].values = grown;
+    assert_non_null(grown[16] = strdup("17"));
     sc->sweep[1].nvalues = 17;
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     char want[SCENARIO_ERR];
     snprintf(want, sizeof want, "%s:4: [sweep] has 4352 points (16 x 17 x 16); at most 4096 are "
                                 "allowed",
@@ -584,6 +605,7 @@ static void test_sweep_point_limit(void **state)
     expect_load_error(state, "sw8192.ini", text.buf,
                       "5: [sweep] has 8192 points (16 x 16 x 16 x 2); at most 4096 are allowed");
     strbuf_release(&text);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -594,22 +616,25 @@ static void test_validate_refuses_corrupt_structs(void **state)
     char err[SCENARIO_ERR] = "";
     scenario_defaults(sc);
     sc->nspeed = 2000;
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "corrupt scenario: skew.speed has 2000 elements");
     scenario_defaults(sc);
     sc->fault = (fault_mode)7;
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "corrupt scenario: fault.mode = 7");
     scenario_defaults(sc);
+    sc->sweep = calloc(1, sizeof *sc->sweep); /* one axis, the scenario's own, without values */
+    assert_non_null(sc->sweep);
     sc->nsweep = 1;
-    sc->sweep[0].nvalues = 0;
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "corrupt scenario: sweep axis 1 has 0 values");
-    assert_int_equal(scenario_sweep_point(sc, 0, sc, err), -1);
+    assert_int_equal(scenario_sweep_point(sc, 0, sc, err, sizeof err), -1);
+    scenario_free(sc);
     scenario_defaults(sc);
     sc->name[0] = '\0';
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "defaults: run.name is empty (give the run a name)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -621,7 +646,7 @@ static void test_warnings_api(void **state)
     char buf[1024], path[256], want[1024];
     write_file(state, "warn.ini", "[model]\nhidden = 1024\n[fault]\nrank = 1\nmode = none\n", path);
     char err[SCENARIO_ERR] = "";
-    assert_int_equal(scenario_load_file(path, sc, err), 0);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), 0);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 2);
     snprintf(want, sizeof want,
              "%s:4: warning: fault.rank = 1 has no effect with fault.mode = none\n"
@@ -639,12 +664,13 @@ static void test_warnings_api(void **state)
     assert_int_equal(scenario_warnings(sc, NULL, 0), 2);
 
     /* Switching the fault on again clears that warning. */
-    assert_int_equal(scenario_override(sc, "fault.mode=hang", err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_override(sc, "fault.mode=hang", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 1);
     scenario_defaults(sc);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 0);
     assert_string_equal(buf, "");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -658,7 +684,7 @@ static void test_keys_without_effect_in_sweeps(void **state)
             "[sweep]\nmodel.preset = mlp, gpt2\n",
             sc);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 0);
-    assert_int_equal(scenario_sweep_point(sc, 0, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 0, pt, err, sizeof err), 0);
     assert_string_equal(pt->preset, "mlp");
     int nswept = 0;
     for (int k = 0; k < SCENARIO_MAX_KEYS; k++)
@@ -672,7 +698,7 @@ static void test_keys_without_effect_in_sweeps(void **state)
     assert_non_null(strstr(ini, "\nlayers = 2\n"));
     char path[256];
     write_file(state, "swctx-point.ini", ini, path);
-    assert_int_equal(scenario_load_file(path, back, err), 0);
+    assert_int_equal(scenario_load_file(path, back, err, sizeof err), 0);
     assert_int_equal(scenario_warnings(back, buf, sizeof buf), 0);
     assert_int_equal(back->d_model, 0);
     free(ini);
@@ -682,8 +708,11 @@ static void test_keys_without_effect_in_sweeps(void **state)
     assert_non_null(ini);
     assert_non_null(strstr(ini, "\nd_model = 256\n"));
     free(ini);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
+    scenario_free(back);
     free(back);
 }
 
@@ -693,17 +722,18 @@ static void test_override_switches_context(void **state)
     char err[SCENARIO_ERR] = "", buf[1024];
     load_ok(state, "gpt.ini", "[model]\npreset = gpt2\nd_model = 256\n", sc);
     /* Re-using a gpt2 file for an mlp: a warning, the file is not wrong. */
-    assert_int_equal(scenario_override(sc, "model.preset=mlp", err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_override(sc, "model.preset=mlp", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 1);
     assert_non_null(strstr(buf, ":3: warning: model.d_model = 256 has no effect with "
                                 "model.preset = mlp (only bert-large and gpt2 use it); -s "
                                 "changed model.preset\n"));
     /* But an override that sets a key the file's preset ignores is a mistake. */
-    assert_int_equal(scenario_override(sc, "model.vocab=100", err), 0);
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_override(sc, "model.vocab=100", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "-s model.vocab: model.vocab = 100 has no effect with model.preset "
                              "= mlp (only bert-large and gpt2 use it)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -725,7 +755,8 @@ static void test_shipped_scenarios_have_no_warnings(void **state)
             continue;
         char path[512], err[SCENARIO_ERR] = "", buf[1024];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (scenario_load_file(path, sc, err) != 0)
+        scenario_free(sc); /* the previous file's */
+        if (scenario_load_file(path, sc, err, sizeof err) != 0)
             fail_msg("%s", err);
         if (scenario_warnings(sc, buf, sizeof buf) != 0)
             fail_msg("%s", buf);
@@ -733,6 +764,7 @@ static void test_shipped_scenarios_have_no_warnings(void **state)
     }
     assert_int_equal(closedir(d), 0);
     assert_true(n >= 5);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -744,30 +776,31 @@ static void test_overrides(void **state)
     scenario *sc = new_scenario();
     char err[SCENARIO_ERR] = "";
     scenario_defaults(sc);
-    assert_int_equal(scenario_override(sc, "run.world_size=8", err), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=8", err, sizeof err), 0);
     assert_int_equal(sc->world_size, 8);
-    assert_int_equal(scenario_override(sc, "skew.speed = 1, 2,1,1,1,1,1,1 ", err), 0);
+    assert_int_equal(scenario_override(sc, "skew.speed = 1, 2,1,1,1,1,1,1 ", err, sizeof err), 0);
     assert_int_equal(sc->nspeed, 8);
     assert_true(sc->speed[1] == 2.0);
-    assert_int_equal(scenario_override(sc, "skew.speed=", err), 0); /* clears the list */
+    assert_int_equal(scenario_override(sc, "skew.speed=", err, sizeof err), 0); /* clears the list */
     assert_int_equal(sc->nspeed, 0);
-    assert_int_equal(scenario_set(sc, "network.algorithm", "tree", err), 0);
+    assert_int_equal(scenario_set(sc, "network.algorithm", "tree", err, sizeof err), 0);
     assert_int_equal(sc->algorithm, NET_TREE);
 
-    assert_int_equal(scenario_override(sc, "run.world_size=65537", err), -1);
+    assert_int_equal(scenario_override(sc, "run.world_size=65537", err, sizeof err), -1);
     assert_string_equal(err, "-s run.world_size=65537: run.world_size 65537 is out of range [1, 65536]");
-    assert_int_equal(scenario_override(sc, "run.world_size", err), -1);
+    assert_int_equal(scenario_override(sc, "run.world_size", err, sizeof err), -1);
     assert_string_equal(err, "-s run.world_size: expected section.key=value (e.g. "
                              "ddp.bucket_cap_mb=25)");
-    assert_int_equal(scenario_override(sc, "ddp.bucket=3", err), -1);
+    assert_int_equal(scenario_override(sc, "ddp.bucket=3", err, sizeof err), -1);
     assert_non_null(strstr(err, "-s ddp.bucket=3: unknown key \"bucket\" in [ddp] (keys: "
                                 "bucket_cap_mb,"));
-    assert_int_equal(scenario_override(sc, "foo.bar=3", err), -1);
+    assert_int_equal(scenario_override(sc, "foo.bar=3", err, sizeof err), -1);
     assert_string_equal(err, "-s foo.bar=3: unknown section [foo] (sections: run, model, ddp, "
                              "skew, network, device, host, fault, record, sweep)");
-    assert_int_equal(scenario_override(sc, "world_size=3", err), -1);
+    assert_int_equal(scenario_override(sc, "world_size=3", err, sizeof err), -1);
     assert_string_equal(err, "-s world_size=3: \"world_size\" is not a section.key name (e.g. "
                              "ddp.bucket_cap_mb)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -776,10 +809,11 @@ static void test_override_after_file_validates_with_override_location(void **sta
     scenario *sc = new_scenario();
     char err[SCENARIO_ERR] = "";
     load_ok(state, "base.ini", "[run]\nworld_size = 2\n", sc);
-    assert_int_equal(scenario_override(sc, "fault.rank=1", err), 0);
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_override(sc, "fault.rank=1", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "-s fault.rank: fault.rank = 1 needs fault.mode, which is missing "
                              "(hang, exit or error)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -806,19 +840,20 @@ static void test_device_preset_vs_explicit_peak(void **state)
 
     /* An override counts as explicit, and a later preset override keeps it. */
     load_ok(state, "dev4.ini", "[device]\npreset = a100\n", sc);
-    assert_int_equal(scenario_override(sc, "device.mem_bw_gbps=2000", err), 0);
-    assert_int_equal(scenario_override(sc, "device.preset=h100", err), 0);
+    assert_int_equal(scenario_override(sc, "device.mem_bw_gbps=2000", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "device.preset=h100", err, sizeof err), 0);
     assert_true(sc->peak_tflops == 67.0);
     assert_true(sc->mem_bw_gbps == 2000.0);
 
     /* A custom device must say what it is. */
     char path[256];
     write_file(state, "dev5.ini", "[device]\n\npreset = custom\npeak_tflops = 10\n", path);
-    assert_int_equal(scenario_load_file(path, sc, err), -1);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     char want[SCENARIO_ERR];
     snprintf(want, sizeof want, "%s:3: device.preset = custom needs device.mem_bw_gbps, which is "
                                 "missing", path);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -842,25 +877,28 @@ static void test_sweep_points(void **state)
     static const char *const presets[6] = {"resnet18", "resnet50", "resnet18",
                                            "resnet50", "resnet18", "resnet50"};
     for (size_t i = 0; i < 6; i++) {
-        assert_int_equal(scenario_sweep_point(sc, i, pt, err), 0);
+        assert_int_equal(scenario_sweep_point(sc, i, pt, err, sizeof err), 0);
         assert_true(pt->bucket_cap_mb == caps[i]);
         assert_string_equal(pt->preset, presets[i]);
         assert_int_equal(pt->nsweep, 0);
         assert_int_equal(scenario_sweep_count(pt), 1);
     }
-    assert_int_equal(scenario_sweep_point(sc, 3, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 3, pt, err, sizeof err), 0);
     assert_string_equal(pt->name, "sw [bucket_cap_mb 25, model.preset resnet50]");
     assert_string_equal(sc->name, "sw"); /* the base is untouched */
 
-    assert_int_equal(scenario_sweep_point(sc, 6, pt, err), -1);
+    assert_int_equal(scenario_sweep_point(sc, 6, pt, err, sizeof err), -1);
     assert_string_equal(err, "sweep point 6 does not exist (6 points)");
 
     /* Without [sweep] there is one point: the scenario itself. */
+    scenario_free(sc);
     scenario_defaults(sc);
     assert_int_equal(scenario_sweep_count(sc), 1);
-    assert_int_equal(scenario_sweep_point(sc, 0, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 0, pt, err, sizeof err), 0);
     assert_string_equal(pt->name, "scenario");
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -869,14 +907,16 @@ static void test_sweep_device_preset_follows_point(void **state)
     scenario *sc = new_scenario(), *pt = new_scenario();
     char err[SCENARIO_ERR] = "";
     load_ok(state, "swdev.ini", "[sweep]\ndevice.preset = v100, h100\n", sc);
-    assert_int_equal(scenario_sweep_point(sc, 1, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 1, pt, err, sizeof err), 0);
     assert_true(pt->peak_tflops == 67.0);
     load_ok(state, "swdev2.ini", "[sweep]\ndevice.preset = v100, h100\n[device]\npeak_tflops = 5\n",
             sc);
-    assert_int_equal(scenario_sweep_point(sc, 1, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 1, pt, err, sizeof err), 0);
     assert_true(pt->peak_tflops == 5.0);
     assert_true(pt->mem_bw_gbps == 3350.0);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -911,11 +951,13 @@ static void test_sweep_list_key_with_bar(void **state)
     load_ok(state, "swbar.ini",
             "[run]\nworld_size = 2\n[sweep]\nskew.speed = 1, 1 | 2, 1 |\n   1, 0.5\n", sc);
     assert_int_equal(scenario_sweep_count(sc), 3);
-    assert_int_equal(scenario_sweep_point(sc, 2, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 2, pt, err, sizeof err), 0);
     assert_int_equal(pt->nspeed, 2);
     assert_true(pt->speed[1] == 0.5);
     assert_string_equal(pt->name, "swbar [speed 1, 0.5]");
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -927,15 +969,17 @@ static void test_sweep_point_validation(void **state)
                "[run]\nname = v\nworld_size = 4\n[skew]\nslow_ranks = 3\nslowdown = 2\n[sweep]\n"
                "run.world_size = 4, 2\n",
                path);
-    assert_int_equal(scenario_load_file(path, sc, err), 0);
-    assert_int_equal(scenario_sweep_point(sc, 0, pt, err), 0);
-    assert_int_equal(scenario_sweep_point(sc, 1, pt, err), -1);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 0, pt, err, sizeof err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 1, pt, err, sizeof err), -1);
     snprintf(want, sizeof want,
              "%s:5: skew.slow_ranks lists rank 3 but run.world_size is 2 (ranks are 0..1) "
              "(sweep point \"v [world_size 2]\")",
              path);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
+    scenario_free(pt);
     free(pt);
 }
 
@@ -949,32 +993,34 @@ static void test_skew_at_other_world_sizes(void **state)
     char path[256], err[SCENARIO_ERR] = "", was[SCENARIO_ERR];
     write_file(state, "skew4.ini", "[run]\nworld_size = 4\n[skew]\nspeed = 1.5, 1.5, 1, 1\n", path);
     scenario *sc = new_scenario();
-    assert_int_equal(scenario_load_file(path, sc, err), 0);
-    assert_int_equal(scenario_override(sc, "run.world_size=1024", err), 0);
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_load_file(path, sc, err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=1024", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_non_null(strstr(err, "skew.speed has 4 values but run.world_size is 1024: give one per rank"));
     assert_non_null(strstr(err, "-s skew.speed_repeat=true"));
     /* One value: every rank's. */
     scenario *one = new_scenario();
-    *one = *sc;
-    assert_int_equal(scenario_override(one, "skew.speed=1.25", err), 0);
-    assert_int_equal(scenario_validate(one, err), 0);
+    assert_int_equal(scenario_copy(one, sc, err, sizeof err), 0);
+    assert_int_equal(scenario_override(one, "skew.speed=1.25", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(one, err, sizeof err), 0);
     assert_true(scenario_rank_speed(one, 0) == 1.25 && scenario_rank_speed(one, 1023) == 1.25);
+    scenario_free(one);
     free(one);
     /* Other slow ranks replace the file's list, said in `was`. */
     assert_int_equal(scenario_reskew(sc, "skew.slow_ranks=2,3", was, sizeof was), 1);
     assert_string_equal(was, "skew.speed = 1.5, 1.5, 1, 1");
-    assert_int_equal(scenario_override(sc, "skew.slow_ranks=2,3", err), 0);
-    assert_int_equal(scenario_override(sc, "skew.slowdown=1.5", err), 0);
-    assert_int_equal(scenario_validate(sc, err), 0);
+    assert_int_equal(scenario_override(sc, "skew.slow_ranks=2,3", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "skew.slowdown=1.5", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), 0);
     assert_true(scenario_rank_speed(sc, 3) < 0.67 && scenario_rank_speed(sc, 4) == 1.0);
     assert_int_equal(scenario_reskew(sc, "skew.slow_ranks=2,3", was, sizeof was), 0); /* nothing left to drop */
-    assert_int_equal(scenario_override(sc, "run.world_size=2", err), 0);
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_override(sc, "run.world_size=2", err, sizeof err), 0);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_non_null(strstr(err, "skew.slow_ranks lists rank 2 but run.world_size is 2"));
     /* Where a key got its value, for messages outside the checks. */
     assert_int_equal(scenario_key_where(sc, "run.world_size", was, sizeof was), 0);
     assert_string_equal(was, "-s run.world_size: ");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -1013,9 +1059,10 @@ static void test_validation_of_defaults_names_source(void **state)
     scenario_defaults(sc);
     sc->world_size = 2;
     sc->fault = FAULT_ERROR; /* set behind the loader's back: no line known */
-    assert_int_equal(scenario_validate(sc, err), -1);
+    assert_int_equal(scenario_validate(sc, err, sizeof err), -1);
     assert_string_equal(err, "defaults: fault.mode = error needs fault.rank, which is missing "
                              "(the rank that fails)");
+    scenario_free(sc);
     free(sc);
 }
 
@@ -1086,9 +1133,12 @@ static void test_explain(void **state)
 
 /* ------------------------------------------------------------------ INI round trip */
 
-/* Equal apart from where the values came from. */
+/* Equal apart from where the values came from: every value byte for byte, and what the
+ * scenarios own (lists, sweep axes, include paths) by content, at whatever address. */
 static void assert_same_values(const scenario *a, const scenario *b)
 {
+    /* Shallow copies to compare the bytes: a and b own what they point to, so x and y are
+     * freed with free(), not scenario_free(). */
     scenario *x = new_scenario(), *y = new_scenario();
     memcpy(x, a, sizeof *x);
     memcpy(y, b, sizeof *y);
@@ -1098,11 +1148,37 @@ static void assert_same_values(const scenario *a, const scenario *b)
     memset(y->key_line, 0, sizeof y->key_line);
     memset(x->swept, 0, sizeof x->swept);
     memset(y->swept, 0, sizeof y->swept);
-    for (int a = 0; a < SCENARIO_MAX_SWEEP_KEYS; a++)
-        x->sweep[a].line = y->sweep[a].line = 0;
     assert_string_equal(x->name, y->name);
     assert_int_equal(x->ncustom, y->ncustom);
     assert_int_equal(x->nsweep, y->nsweep);
+    for (int i = 0; i < x->nsweep; i++) {
+        assert_string_equal(x->sweep[i].key, y->sweep[i].key);
+        assert_int_equal(x->sweep[i].nvalues, y->sweep[i].nvalues);
+        for (int v = 0; v < x->sweep[i].nvalues; v++)
+            assert_string_equal(x->sweep[i].values[v], y->sweep[i].values[v]);
+    }
+    assert_int_equal(x->ninclude, y->ninclude);
+    for (int i = 0; i < x->ninclude; i++)
+        assert_string_equal(x->include_path[i], y->include_path[i]);
+    x->sweep = y->sweep = NULL;
+    x->include_path = y->include_path = NULL;
+#define SAME_LIST(m, n)                                                                    \
+    do {                                                                                   \
+        assert_int_equal(x->n, y->n);                                                      \
+        if (x->n > 0)                                                                      \
+            assert_memory_equal(x->m, y->m, (size_t)x->n * sizeof *x->m);                  \
+        x->m = y->m = NULL;                                                                \
+    } while (0)
+    SAME_LIST(custom_params, ncustom);
+    SAME_LIST(layer_forward_us, nlayer_forward);
+    SAME_LIST(layer_backward_us, nlayer_backward);
+    SAME_LIST(speed, nspeed);
+    SAME_LIST(slow_ranks, nslow);
+    SAME_LIST(rank_steps, nrank_steps);
+    SAME_LIST(measured_ranks, nmeasured_ranks);
+    SAME_LIST(measured_bytes, nmeasured_bytes);
+    SAME_LIST(measured_us, nmeasured_us);
+#undef SAME_LIST
     assert_memory_equal(x, y, sizeof *x);
     free(x);
     free(y);
@@ -1115,9 +1191,10 @@ static void round_trip(void **state, const scenario *sc, const char *name)
     char path[256], err[SCENARIO_ERR] = "";
     write_file(state, name, ini, path);
     scenario *back = new_scenario();
-    if (scenario_load_file(path, back, err) != 0)
+    if (scenario_load_file(path, back, err, sizeof err) != 0)
         fail_msg("reloading the exported INI failed: %s\n%s", err, ini);
     assert_same_values(sc, back);
+    scenario_free(back);
     free(back);
     free(ini);
 }
@@ -1139,14 +1216,16 @@ static void test_to_ini_wraps_hash_items_safely(void **state)
     snprintf(wrapped, sizeof wrapped, "\n    , %s\n", third);
     assert_non_null(strstr(ini, wrapped));
     write_file(state, "hash-out.ini", ini, path);
-    assert_int_equal(scenario_load_file(path, back, err), 0);
+    assert_int_equal(scenario_load_file(path, back, err, sizeof err), 0);
     assert_int_equal(back->sweep[0].nvalues, 3);
     assert_string_equal(back->sweep[0].values[2], third);
     /* The reader takes a leading separator on continuation lines of lists too. */
     load_ok(state, "lead.ini", "[model]\npreset = custom\nparams = 1, 2\n  , 3\n", back);
     assert_int_equal(back->ncustom, 3);
     free(ini);
+    scenario_free(sc);
     free(sc);
+    scenario_free(back);
     free(back);
 }
 
@@ -1159,10 +1238,10 @@ static void test_to_ini_round_trip(void **state)
     round_trip(state, sc, "rt0.ini");
 
     load_ok(state, "rt1.ini", every_section, sc);
-    assert_int_equal(scenario_override(sc, "network.latency_us=0.1", err), 0);
-    assert_int_equal(scenario_override(sc, "device.preset=custom", err), 0);
-    assert_int_equal(scenario_override(sc, "device.peak_tflops=12.345678901234", err), 0);
-    assert_int_equal(scenario_override(sc, "device.mem_bw_gbps=777", err), 0);
+    assert_int_equal(scenario_override(sc, "network.latency_us=0.1", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "device.preset=custom", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "device.peak_tflops=12.345678901234", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "device.mem_bw_gbps=777", err, sizeof err), 0);
     round_trip(state, sc, "rt1-out.ini");
 
     /* A long custom model wraps onto continuation lines, and sweeps come along. */
@@ -1194,10 +1273,12 @@ static void test_to_ini_round_trip(void **state)
 
     /* A sweep point round-trips too. */
     scenario *pt = new_scenario();
-    assert_int_equal(scenario_sweep_point(sc, 5, pt, err), 0);
+    assert_int_equal(scenario_sweep_point(sc, 5, pt, err, sizeof err), 0);
     round_trip(state, pt, "rt3-out.ini");
+    scenario_free(pt);
     free(pt);
     free(text);
+    scenario_free(sc);
     free(sc);
 }
 

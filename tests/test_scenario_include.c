@@ -62,12 +62,12 @@ static void put(void **state, const char *name, const char *text, char path[256]
     assert_int_equal(fclose(f), 0);
 }
 
-static scenario *load(const char *path, int want_rc, char err[SCENARIO_ERR])
+static scenario *load(const char *path, int want_rc, char *err, size_t errlen)
 {
-    scenario *sc = malloc(sizeof *sc);
+    scenario *sc = calloc(1, sizeof *sc);
     assert_non_null(sc);
     err[0] = '\0';
-    int rc = scenario_load_file(path, sc, err);
+    int rc = scenario_load_file(path, sc, err, errlen);
     if (rc != want_rc)
         fail_msg("load %s: rc %d, want %d (%s)", path, rc, want_rc, err);
     return sc;
@@ -81,7 +81,7 @@ static void test_included_keys_apply_and_including_file_wins(void **state)
     /* the override comes before the section the included file also sets */
     put(state, "top.ini",
         "include = net/fabric.ini\n[network]\nalgorithm = ring\n[run]\nworld_size = 2\n", top);
-    scenario *sc = load(top, 0, err);
+    scenario *sc = load(top, 0, err, sizeof err);
     assert_true(sc->latency_us == 7.5);
     assert_true(sc->bandwidth_gbps == 3.25);
     assert_int_equal(sc->algorithm, NET_RING);
@@ -95,6 +95,7 @@ static void test_included_keys_apply_and_including_file_wins(void **state)
     /* the run is named after the including file, and its source is that file */
     assert_string_equal(sc->name, "top");
     assert_string_equal(sc->source, top);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -103,8 +104,9 @@ static void test_explicit_included_bandwidth_survives_a_preset(void **state)
     char inc[256], top[256], err[SCENARIO_ERR];
     put(state, "mem.ini", "[device]\nmem_bw_gbps = 12\n", inc);
     put(state, "preset.ini", "include = mem.ini\n[device]\npreset = h100\n", top);
-    scenario *sc = load(top, 0, err);
+    scenario *sc = load(top, 0, err, sizeof err);
     assert_true(sc->mem_bw_gbps == 12); /* explicit, from the include, as if set in the file */
+    scenario_free(sc);
     free(sc);
 }
 
@@ -114,11 +116,12 @@ static void test_nested_includes_relative_to_each_file(void **state)
     put(state, "net/inner.ini", "[network]\nlatency_us = 1\nbandwidth_gbps = 2\n", p);
     put(state, "net/outer.ini", "include = inner.ini\n[network]\nlatency_us = 4\n", p);
     put(state, "nested.ini", "include = net/outer.ini\n[run]\niterations = 3\n", p);
-    scenario *sc = load(p, 0, err);
+    scenario *sc = load(p, 0, err, sizeof err);
     assert_true(sc->latency_us == 4); /* outer overrides inner */
     assert_true(sc->bandwidth_gbps == 2);
     assert_int_equal(sc->iterations, 3);
     assert_int_equal(sc->ninclude, 2);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -127,10 +130,11 @@ static void expect_error(void **state, const char *name, const char *text, const
 {
     char p[256], err[SCENARIO_ERR], want[SCENARIO_ERR + 256];
     put(state, name, text, p);
-    scenario *sc = load(p, -1, err);
+    scenario *sc = load(p, -1, err, sizeof err);
     fixture *fx = *state;
     snprintf(want, sizeof want, "%s/%s:%s", fx->dir, located_in, fmt_suffix);
     assert_string_equal(err, want);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -164,13 +168,14 @@ static void test_bad_key_inside_included_file(void **state)
     put(state, "bad_inc.ini", "[network]\nlatency_us = 1\nbandwith_gbps = 3\n", p);
     char err[SCENARIO_ERR];
     put(state, "uses_bad.ini", "include = bad_inc.ini\n[run]\n", p);
-    scenario *sc = load(p, -1, err);
+    scenario *sc = load(p, -1, err, sizeof err);
     fixture *fx = *state;
     char want[256];
     snprintf(want, sizeof want, "%s/bad_inc.ini:3: ", fx->dir);
     /* located in the included file, at its line, whatever the wording of the hint */
     assert_memory_equal(err, want, strlen(want));
     assert_non_null(strstr(err, "bandwith_gbps"));
+    scenario_free(sc);
     free(sc);
 
     put(state, "bad_value.ini", "[network]\n\nlatency_us = -1\n", p);
@@ -184,12 +189,13 @@ static void test_cross_key_error_of_an_included_key_names_its_file(void **state)
     /* skew.slow_ranks without its slowdown: reported where slow_ranks was set */
     put(state, "skew_inc.ini", "[skew]\n\nslow_ranks = 1\n", p);
     put(state, "skew_top.ini", "include = skew_inc.ini\n[run]\nworld_size = 2\n", p);
-    scenario *sc = load(p, -1, err);
+    scenario *sc = load(p, -1, err, sizeof err);
     fixture *fx = *state;
     char want[256];
     snprintf(want, sizeof want, "%s/skew_inc.ini:3: ", fx->dir);
     if (strncmp(err, want, strlen(want)) != 0)
         fail_msg("want a message located at %s, got %s", want, err);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -224,8 +230,9 @@ static void test_depth_is_bounded(void **state)
     char err[SCENARIO_ERR];
     fixture *fx = *state;
     snprintf(p, sizeof p, "%s/chain0.ini", fx->dir);
-    scenario *sc = load(p, -1, err);
+    scenario *sc = load(p, -1, err, sizeof err);
     assert_non_null(strstr(err, "more than 8 included files"));
+    scenario_free(sc);
     free(sc);
 }
 

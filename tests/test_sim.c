@@ -67,12 +67,12 @@ static scenario *hand_scenario(const char *const extra[])
     scenario_defaults(sc);
     char err[SCENARIO_ERR];
     for (int i = 0; base[i]; i++)
-        if (scenario_override(sc, base[i], err) != 0)
+        if (scenario_override(sc, base[i], err, sizeof err) != 0)
             fail_msg("%s", err);
     for (int i = 0; extra && extra[i]; i++)
-        if (scenario_override(sc, extra[i], err) != 0)
+        if (scenario_override(sc, extra[i], err, sizeof err) != 0)
             fail_msg("%s", err);
-    if (scenario_validate(sc, err) != 0)
+    if (scenario_validate(sc, err, sizeof err) != 0)
         fail_msg("%s", err);
     return sc;
 }
@@ -289,6 +289,7 @@ static void test_equal_ranks_by_hand(void **state)
     assert_int_equal(a->buckets_initial, 1);
     assert_int_equal(a->buckets_rebuilt, 2);
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -348,7 +349,7 @@ static void test_op_overhead_by_hand(void **state)
      * (which sleep), or after the wait for the allreduce, keeps the 500 ns hand-off:
      * copy_in param0 [20100, 21100], the allreduce [21600, 27600], copy_out param0 [28100,
      * 29100], param1 [29200, 30200], SGD [30300, 33300]. */
-    assert_int_equal(scenario_override(sc, "host.op_overhead_busy_us=0.1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.op_overhead_busy_us=0.1", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     run = run_sim(st, sc);
     for (int r = 0; r < 2; r++) {
         const want_span busy[] = {
@@ -366,6 +367,7 @@ static void test_op_overhead_by_hand(void **state)
         };
         expect_some_spans(store_db(st), run, busy, sizeof busy / sizeof busy[0]);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -399,8 +401,8 @@ static void test_comm_launch_by_hand(void **state)
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
     /* In a 32 MiB cache (the two ranks' 24 MB fit), cache_comm_launch_us = 0.25 takes its
      * place: everything from the allreduce on 250 ns after the ready time's hand-off. */
-    assert_int_equal(scenario_override(sc, "host.cache_mb=32", err), 0);
-    assert_int_equal(scenario_override(sc, "host.cache_comm_launch_us=0.25", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=32", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_comm_launch_us=0.25", err, sizeof err), 0);
     const want_span in_cache[] = {
         CONSTRUCTION_GAP(0),
         CONSTRUCTION_GAP(1),
@@ -408,17 +410,17 @@ static void test_comm_launch_by_hand(void **state)
         GAP_STEP(1, 250),
     };
     expect_spans(db, run_sim(st, sc), in_cache, sizeof in_cache / sizeof in_cache[0]);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err, sizeof err), 0);
 
     const char *paced[] = {"run.iterations=3", "network.pace=true", "network.algorithm=measured",
                            "network.measured_ranks=2,2", "network.measured_bytes=1000000,4000000",
                            "network.measured_us=1,1", NULL};
     for (int i = 0; paced[i]; i++)
-        assert_int_equal(scenario_override(sc, paced[i], err), 0);
+        assert_int_equal(scenario_override(sc, paced[i], err, sizeof err), 0);
     int64_t runs[2];
     runs[0] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "network.pace=false", err), 0);
-    assert_int_equal(scenario_override(sc, "network.algorithm=ring", err), 0);
+    assert_int_equal(scenario_override(sc, "network.pace=false", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "network.algorithm=ring", err, sizeof err), 0);
     runs[1] = run_sim(st, sc);
     for (int k = 0; k < 2; k++) {
         sqlite3_stmt *q;
@@ -435,6 +437,7 @@ static void test_comm_launch_by_hand(void **state)
         assert_int_equal(sqlite3_column_int64(q, 2), k == 0 ? 750 : 0);
         sqlite3_finalize(q);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -485,7 +488,7 @@ static void test_comm_launch_per_op_by_hand(void **state)
                                                   "device.op_overhead_us=0.5", "host.comm_launch_per_op_us=3",
                                                   NULL});
     int64_t crowded = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=4", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=4", err, sizeof err), 0);
     int64_t roomy = run_sim(st, sc);
     int launches, beside_ops;
     idle_launches(store_db(st), crowded, 3000, &launches, &beside_ops);
@@ -493,6 +496,7 @@ static void test_comm_launch_per_op_by_hand(void **state)
     assert_true(beside_ops >= 1);
     idle_launches(store_db(st), roomy, 0, &launches, &beside_ops);
     assert_true(launches >= 8);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -539,9 +543,9 @@ static void test_comm_launch_behind_by_hand(void **state)
                                                   "device.op_overhead_us=0.5", "host.op_wakeup_us=0.25",
                                                   "host.host_cores=2", NULL});
     int64_t free_run = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.comm_launch_behind_us=1000000", err), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_launch_behind_us=1000000", err, sizeof err), 0);
     int64_t behind_run = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.comm_launch_behind_us=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_launch_behind_us=1", err, sizeof err), 0);
     int64_t short_run = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     int before_end = 0;
@@ -559,6 +563,7 @@ static void test_comm_launch_behind_by_hand(void **state)
         before_end += start < short_end + 500;
     }
     assert_true(before_end >= 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -580,7 +585,7 @@ static void test_sleeping_write_by_hand(void **state)
                                                   "device.grad_write_gbps=1600", "device.op_overhead_us=0.5",
                                                   "host.op_wakeup_us=0.25", "host.host_cores=2", NULL});
     int64_t own = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", err, sizeof err), 0);
     int64_t shared = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     for (int r = 0; r < 2; r++) {
@@ -589,6 +594,7 @@ static void test_sleeping_write_by_hand(void **state)
         assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", false), 13500);
         assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", true), 16000);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -636,7 +642,7 @@ static void test_memory_bound_backward_by_hand(void **state)
      * ([host] host_cores = 1) the two ranks' writes of layer1 share it from 13500, half
      * a core each, and end at 13500 + 2 x 4000; their copies in of param1 likewise, from
      * 22000 to 22000 + 2 x 8000.  With a core each the run is the one above. */
-    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     run = run_sim(st, sc);
     for (int r = 0; r < 2; r++) {
         const want_span shared[] = {
@@ -645,9 +651,10 @@ static void test_memory_bound_backward_by_hand(void **state)
         };
         expect_some_spans(store_db(st), run, shared, sizeof shared / sizeof shared[0]);
     }
-    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     run = run_sim(st, sc);
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -755,6 +762,7 @@ static void test_skewed_rank_by_hand(void **state)
     assert_ms(a->ranks[1].wait_ms, 0);
     assert_true(fabs(a->ranks[1].speed - 0.5) < 1e-12);
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -804,6 +812,7 @@ static void test_wakeup_stalls(void **state)
     for (int i = 0; i < 1000; i++)
         backward_stalls += sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_BACKWARD) > 101000;
     assert_true(backward_stalls > 50 && backward_stalls < 150);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -833,11 +842,13 @@ static void test_gap_stalls(void **state)
     }
     if (fabs((double)stalls / n - 0.2) > 0.006 || fabs(sum / stalls - 3000) > 100)
         fail_msg("gap stalls: %.4f of hand-offs (want 0.2), mean %.0f ns (want 3000)", (double)stalls / n, sum / stalls);
+    scenario_free(sc);
     free(sc);
     sc = hand_scenario(NULL);
     timing_init(&t, sc, 0);
     sim_host_terms_init(&h, sc, false);
     assert_true(sim_host_gap_stall_ns(&h, &t) == 0);
+    scenario_free(sc);
     free(sc);
 
     char path[64], err[256];
@@ -865,6 +876,7 @@ static void test_gap_stalls(void **state)
     int64_t count;
     assert_int_equal(span_differences(store_db(st), a, b, &count), 0);
     assert_true(count > 10);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -899,7 +911,7 @@ static void test_cache_allreduce_stall_by_hand(void **state)
     int64_t count = 0;
     assert_int_equal(span_differences(db, run, run_sim(st, sc), &count), 0);
     assert_true(count > 0);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err, sizeof err), 0);
     const want_span out_of_cache[] = {
         CONSTRUCTION_GAP(0),
         CONSTRUCTION_GAP(1),
@@ -907,6 +919,7 @@ static void test_cache_allreduce_stall_by_hand(void **state)
         GAP_STEP(1, 0),
     };
     expect_spans(db, run_sim(st, sc), out_of_cache, sizeof out_of_cache / sizeof out_of_cache[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -933,6 +946,7 @@ static void test_backward_stalls(void **state)
     }
     if (fabs(stall_sum / n - 2000) > 100)
         fail_msg("backward stalls: mean %.0f ns (want 2000)", stall_sum / n);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -985,6 +999,7 @@ static void test_comm_slowdown_by_hand(void **state)
         assert_true(fabs(a->ranks[r].overlap_pct - 50.0) < 1e-9);
     }
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1027,6 +1042,7 @@ static void test_comm_wakeup_by_hand(void **state)
     };
 #undef LATE_WAKE
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1068,7 +1084,7 @@ static void test_grad_write_never_wakes_by_hand(void **state)
     scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", "host.comm_wakeup_us=0.5",
                                                   "device.grad_write_gbps=800", NULL});
     int64_t bound = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "device.grad_write_gbps=0", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "device.grad_write_gbps=0", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t sleeping = run_sim(st, sc);
     int64_t n, exact, inside;
     backward_durations(store_db(st), bound, 2500, &n, &exact, &inside);
@@ -1078,6 +1094,7 @@ static void test_grad_write_never_wakes_by_hand(void **state)
     backward_durations(store_db(st), sleeping, 2500, &n, &exact, &inside);
     assert_true(exact > 0 && exact < n);
     assert_int_equal(inside, exact);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1112,6 +1129,7 @@ static void test_bandwidth_per_kind_by_hand(void **state)
     const want_span want[] = {CONSTRUCTION(0), PER_KIND(0), CONSTRUCTION(1), PER_KIND(1)};
 #undef PER_KIND
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1134,11 +1152,12 @@ static void test_cache_fit_per_host(void **state)
     timing_use_cache(&t, sc);
     assert_true(t.copy_out_bytes_per_ns == 4000 && t.bytes_per_ns == 4000 && t.optimizer_bytes_per_ns == 4000);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "network.gpus_per_node=0", err), 0);
+    assert_int_equal(scenario_override(sc, "network.gpus_per_node=0", err, sizeof err), 0);
     assert_int_equal(scenario_host_ranks(sc), 8);
     assert_false(timing_fits_cache(sc, 1000000));
-    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err, sizeof err), 0);
     assert_false(timing_fits_cache(sc, 1));
+    scenario_free(sc);
     free(sc);
 }
 
@@ -1172,7 +1191,7 @@ static void test_cache_bandwidths_by_hand(void **state)
                                                   "host.cache_copy_in_gbps=8000", "host.cache_copy_out_gbps=4000",
                                                   "host.cache_optimizer_gbps=2000", NULL});
     int64_t in_cache = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t out_of_cache = run_sim(st, sc);
     const char *kinds[] = {"copy_in", "copy_out", "optimizer"};
     const int64_t cached[] = {500, 1000, 6000}, uncached[] = {1000, 2000, 12000};
@@ -1185,6 +1204,7 @@ static void test_cache_bandwidths_by_hand(void **state)
         assert_int_equal(lo, uncached[k]);
         assert_int_equal(hi, uncached[k]);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1209,10 +1229,10 @@ static void test_cache_wakeups_by_hand(void **state)
                                                   "host.cache_op_wakeup_sd_us=0", "host.cache_op_stall_fraction=0",
                                                   NULL});
     int64_t in_cache = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t out_of_cache = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=32", (char[SCENARIO_ERR]){0}), 0);
-    assert_int_equal(scenario_override(sc, "host.cache_op_wakeup_us=-1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=32", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_op_wakeup_us=-1", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t in_cache_as_out = run_sim(st, sc);
     const char *kinds[] = {"forward", "backward"};
     const int64_t model[] = {1000, 2000};
@@ -1227,6 +1247,7 @@ static void test_cache_wakeups_by_hand(void **state)
         assert_int_equal(lo, model[k] + 5000);
         assert_int_equal(hi, model[k] + 5000);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1284,25 +1305,26 @@ static void test_host_wake_by_hand(void **state)
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 500 && hi == 500 && host_lo == 0 && host_hi == 0);
 
-    assert_int_equal(scenario_override(sc, "host.host_wake_us=2", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_us=2", err, sizeof err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 2500 && hi == 2500 && host_lo == 2000 && host_hi == 2000);
 
-    assert_int_equal(scenario_override(sc, "host.host_wake_stall_fraction=1", err), 0);
-    assert_int_equal(scenario_override(sc, "host.host_wake_stall_us=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_stall_fraction=1", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_stall_us=1", err, sizeof err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo > 2500 && spread);
 
-    assert_int_equal(scenario_override(sc, "host.host_wake_stall_fraction=0", err), 0);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=32", err), 0);
-    assert_int_equal(scenario_override(sc, "host.cache_host_wake_us=1", err), 0);
+    assert_int_equal(scenario_override(sc, "host.host_wake_stall_fraction=0", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=32", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_host_wake_us=1", err, sizeof err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 1500 && hi == 1500 && host_lo == 1000 && host_hi == 1000);
 
-    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err), 0);
-    assert_int_equal(scenario_override(sc, "ddp.no_sync_every=2", err), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=0", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "ddp.no_sync_every=2", err, sizeof err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 500 && hi == 2500 && host_lo == 0 && host_hi == 2000);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1399,6 +1421,7 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
         assert_ms(a->ranks[r].wait_ms, 0);
     }
     analysis_free(a, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1449,6 +1472,7 @@ static void test_join_by_hand(void **state)
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1487,13 +1511,14 @@ static void check_deterministic(const char *const extra[])
     assert_int_equal(open_tmp_store(path, sizeof path, "simdet", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario(extra);
     int64_t a = run_sim(st, sc), b = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "run.seed=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "run.seed=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t c = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     int64_t count;
     assert_int_equal(span_differences(db, a, b, &count), 0);
     assert_true(count > 1000);
     assert_true(span_differences(db, a, c, &count) > 0);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1515,19 +1540,20 @@ static void test_noise_seed_draws_the_noise_alone(void **state)
                                                   "model.batch=8", "host.op_wakeup_us=5", "host.op_wakeup_sd_us=5",
                                                   NULL});
     int64_t count, base = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.noise_seed=1", err), 0); /* run.seed is 1 */
+    assert_int_equal(scenario_override(sc, "host.noise_seed=1", err, sizeof err), 0); /* run.seed is 1 */
     assert_int_equal(span_differences(db, base, run_sim(st, sc), &count), 0);
     assert_true(count > 500);
-    assert_int_equal(scenario_override(sc, "host.noise_seed=2", err), 0);
+    assert_int_equal(scenario_override(sc, "host.noise_seed=2", err, sizeof err), 0);
     int64_t two = run_sim(st, sc);
     assert_true(span_differences(db, base, two, &count) > count / 2);
 
-    assert_int_equal(scenario_override(sc, "host.op_wakeup_sd_us=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.op_wakeup_sd_us=0", err, sizeof err), 0);
     int64_t fixed2 = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.noise_seed=3", err), 0);
+    assert_int_equal(scenario_override(sc, "host.noise_seed=3", err, sizeof err), 0);
     assert_int_equal(span_differences(db, fixed2, run_sim(st, sc), &count), 0);
-    assert_int_equal(scenario_override(sc, "run.seed=3", err), 0);
+    assert_int_equal(scenario_override(sc, "run.seed=3", err, sizeof err), 0);
     assert_true(span_differences(db, fixed2, run_sim(st, sc), &count) > count / 2);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1731,9 +1757,9 @@ static void test_host_cores_in_a_run(void **state)
     assert_int_equal(open_tmp_store(path, sizeof path, "simhost", &st, err, sizeof err), 0);
     scenario *sc = hand_scenario((const char *[]){"run.warmup=1", "run.iterations=2", NULL});
     int64_t own = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t one = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t two = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     int64_t own_sum, own_covered, one_sum, one_covered;
@@ -1757,6 +1783,7 @@ static void test_host_cores_in_a_run(void **state)
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int64(q, 0), 0);
     sqlite3_finalize(q);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1808,15 +1835,15 @@ static void test_host_copies_results_out(void **state)
         (const char *[]){"run.world_size=4", "run.warmup=1", "run.iterations=8", "host.host_cores=1",
                          "run.ranks=processes", NULL});
     int64_t one = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=4", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=4", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t four = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "run.ranks=threads", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "run.ranks=threads", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t threads = run_sim(st, sc);
     const char *paced[] = {"run.ranks=processes", "host.host_cores=1", "network.pace=true",
                            "network.algorithm=measured", "network.measured_ranks=4,4",
                            "network.measured_bytes=1000000,4000000", "network.measured_us=1,1", NULL};
     for (int i = 0; paced[i]; i++)
-        assert_int_equal(scenario_override(sc, paced[i], (char[SCENARIO_ERR]){0}), 0);
+        assert_int_equal(scenario_override(sc, paced[i], (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t floor = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     allreduce_times a1, a4, at, ap;
@@ -1839,6 +1866,7 @@ static void test_host_copies_results_out(void **state)
         assert_int_equal(ap.time_ns[i], at.time_ns[i]);
         assert_int_equal(ap.spread_ns[i], 0);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1867,12 +1895,12 @@ static void test_sums_on_host_by_hand(void **state)
                                                   "network.measured_bytes=1000000,4000000",
                                                   "network.measured_us=1000,4000", NULL});
     int64_t table = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.comm_on_host_cores=true", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_on_host_cores=true", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t one = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t two = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}), 0);
-    assert_int_equal(scenario_override(sc, "device.comm_slowdown=0.1", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=1", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
+    assert_int_equal(scenario_override(sc, "device.comm_slowdown=0.1", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t slowed = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     allreduce_times at, a1, a2, as;
@@ -1894,6 +1922,7 @@ static void test_sums_on_host_by_hand(void **state)
         assert_int_equal(a1.spread_ns[i], 0);
         assert_int_equal(a2.spread_ns[i], 0);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1915,7 +1944,7 @@ static void test_cache_allreduce_by_hand(void **state)
                                                   "network.measured_us=1000,4000", "host.cache_mb=100",
                                                   "host.cache_allreduce_factor=0.5", NULL});
     int64_t fits = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.cache_mb=16", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     int64_t out = run_sim(st, sc);
     allreduce_times af, ao;
     bucket_allreduce_times(store_db(st), fits, &af);
@@ -1927,6 +1956,7 @@ static void test_cache_allreduce_by_hand(void **state)
         assert_int_equal(ao.time_ns[i], table);
         assert_int_equal(af.time_ns[i], table / 2);
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -1982,9 +2012,9 @@ static void test_late_exit_by_hand(void **state)
                                                   "host.comm_exit_late_us=0.3", NULL});
     int64_t runs[3];
     runs[0] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.comm_exit_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.comm_exit_late_us=1000000", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     runs[1] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     runs[2] = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     for (int k = 0; k < 3; k++) {
@@ -2004,6 +2034,7 @@ static void test_late_exit_by_hand(void **state)
                 assert_true(lag >= 1000);
         }
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2060,9 +2091,9 @@ static void test_compute_wake_by_hand(void **state)
                                                   "host.compute_wake_late_us=0.3", NULL});
     int64_t runs[3];
     runs[0] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.compute_wake_late_us=1000000", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.compute_wake_late_us=1000000", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     runs[1] = run_sim(st, sc);
-    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}), 0);
+    assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     runs[2] = run_sim(st, sc);
     for (int k = 0; k < 3; k++) {
         wake_of_rank w[8][2];
@@ -2081,6 +2112,7 @@ static void test_compute_wake_by_hand(void **state)
                 assert_int_equal(w[i][late].copy_out_start, w[i][late].allreduce_end);
         }
     }
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2122,6 +2154,7 @@ static void test_late_exit_per_host(void **state)
     }
     sqlite3_finalize(q);
     assert_int_equal(groups, 2 * 5); /* two hosts, five iterations */
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2161,7 +2194,7 @@ static void test_phase_detail_keeps_the_figures(void **state)
         (const char *[]){"run.warmup=1", "run.iterations=1", "skew.slow_ranks=1", "skew.slowdown=2", NULL});
     int64_t ops = run_sim(st, sc);
     char serr[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "record.detail=phase", serr), 0);
+    assert_int_equal(scenario_override(sc, "record.detail=phase", serr, sizeof serr), 0);
     int64_t phases = run_sim(st, sc);
     sqlite3 *db = store_db(st);
     /* The spans of test_skewed_rank_by_hand, each rank-iteration's compute ops merged
@@ -2247,6 +2280,7 @@ static void test_phase_detail_keeps_the_figures(void **state)
     }
     analysis_free(a, 1);
     analysis_free(b, 1);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2282,8 +2316,11 @@ static void test_sweep_summary_names_the_best(void **state)
     fclose(out);
     assert_non_null(strstr(text, "best: none beyond the spread over iterations"));
     free(text);
+    scenario_free(twin);
     free(twin);
+    scenario_free(slow);
     free(slow);
+    scenario_free(fast);
     free(fast);
     store_close(st);
     remove_db(path);
@@ -2307,27 +2344,28 @@ static void test_network_model(void **state)
      * nodes of 2e6 bytes 2*1*(2000 + 2e6/(2*10)) */
     sc->algorithm = NET_RING;
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "network.gpus_per_node=4", err), 0);
-    assert_int_equal(scenario_override(sc, "network.intra_bandwidth_gbps=100", err), 0);
-    assert_int_equal(scenario_override(sc, "network.intra_latency_us=5", err), 0);
+    assert_int_equal(scenario_override(sc, "network.gpus_per_node=4", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "network.intra_bandwidth_gbps=100", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "network.intra_latency_us=5", err, sizeof err), 0);
     net_model_init(&nm, sc);
     assert_true(fabs(net_allreduce_ns(&nm, 8e6) - (6.0 * 25000 + 2.0 * 102000)) < 1e-6);
     /* one rank: nothing to send */
-    assert_int_equal(scenario_override(sc, "run.world_size=1", err), 0);
-    assert_int_equal(scenario_override(sc, "network.gpus_per_node=0", err), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=1", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "network.gpus_per_node=0", err, sizeof err), 0);
     net_model_init(&nm, sc);
     assert_true(net_allreduce_ns(&nm, 8e6) == 0);
     /* presets fill the link unless it is set */
     scenario_defaults(sc);
-    assert_int_equal(scenario_override(sc, "network.preset=ib-ndr400", err), 0);
+    assert_int_equal(scenario_override(sc, "network.preset=ib-ndr400", err, sizeof err), 0);
     assert_true(fabs(sc->bandwidth_gbps - 46.0) < 1e-9);
     assert_true(fabs(sc->latency_us - 14.0) < 1e-9);
-    assert_int_equal(scenario_override(sc, "network.intra_preset=nvlink4", err), 0);
+    assert_int_equal(scenario_override(sc, "network.intra_preset=nvlink4", err, sizeof err), 0);
     assert_true(fabs(sc->intra_bandwidth_gbps - 369.0) < 1e-9);
     scenario_defaults(sc);
-    assert_int_equal(scenario_override(sc, "network.bandwidth_gbps=3", err), 0);
-    assert_int_equal(scenario_override(sc, "network.preset=roce100", err), 0);
+    assert_int_equal(scenario_override(sc, "network.bandwidth_gbps=3", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "network.preset=roce100", err, sizeof err), 0);
     assert_true(sc->bandwidth_gbps == 3.0);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -2375,12 +2413,13 @@ static void test_wakeup_spread(void **state)
     assert_false(timing_op_sleeps(&a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6));
     assert_true(sim_host_stream_op_ns(&ha, &a, 1000 + TIMING_SLEEP_MIN_NS - 1, 4e6, SPAN_BACKWARD) == 1000 + TIMING_SLEEP_MIN_NS - 1);
     char err[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "host.op_wakeup_sd_us=0", err), 0);
+    assert_int_equal(scenario_override(sc, "host.op_wakeup_sd_us=0", err, sizeof err), 0);
     timing_init(&a, sc, 1);
     sim_host_terms_init(&ha, sc, false);
     for (int i = 0; i < 100; i++)
         assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_FORWARD) == 101000);
     assert_true(sim_host_stream_op_ns(&ha, &a, 1000, 0, SPAN_COPY_IN) == 1000);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -2411,16 +2450,17 @@ static void test_measured_network(void **state)
     char err[SCENARIO_ERR];
     /* pace: at least the link's ring, 2*3*(2000 + S/(4*10)): 12150 ns for 1000 B (above
      * the measured 10 us), 27000 ns for 100000 B (below the measured 1000 us) */
-    assert_int_equal(scenario_override(sc, "network.pace=true", err), 0);
+    assert_int_equal(scenario_override(sc, "network.pace=true", err, sizeof err), 0);
     net_model_init(&nm, sc);
     assert_true(fabs(net_allreduce_ns(&nm, 1000) - 12150) < 1e-6);
     assert_true(fabs(net_link_allreduce_ns(&nm, 100000) - 27000) < 1e-6);
     assert_true(fabs(net_allreduce_ns(&nm, 100000) - 1e6) < 1e-6);
-    assert_int_equal(scenario_override(sc, "network.pace=false", err), 0);
-    assert_int_equal(scenario_override(sc, "run.world_size=8", err), 0);
+    assert_int_equal(scenario_override(sc, "network.pace=false", err, sizeof err), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=8", err, sizeof err), 0);
     net_model_init(&nm, sc);
     assert_false(net_uses_measurements(&nm));
     assert_true(fabs(net_allreduce_ns(&nm, 8e6) - 14.0 * 102000) < 1e-6);
+    scenario_free(sc);
     free(sc);
 }
 
@@ -2451,6 +2491,7 @@ static void test_failure_is_recorded(void **state)
     assert_string_equal((const char *)sqlite3_column_text(q, 0), "failed");
     assert_true(sqlite3_column_int64(q, 1) >= 22);
     sqlite3_finalize(q);
+    scenario_free(sc);
     free(sc);
     store_close(st);
     remove_db(path);
@@ -2535,6 +2576,7 @@ static void run_bcast(bcast_case *c)
     c->be->world_destroy(c->w);
     assert_int_equal(recorder_stop(rec, err, sizeof err), 0);
     recorder_destroy(rec);
+    scenario_free(sc);
     free(sc);
 }
 

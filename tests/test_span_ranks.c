@@ -105,10 +105,11 @@ static void test_bad_lists(void **state)
     assert_non_null(sc);
     scenario_defaults(sc);
     char serr[SCENARIO_ERR];
-    assert_int_equal(scenario_override(sc, "run.world_size=100", serr), 0);
-    assert_int_equal(scenario_override(sc, "record.spans_ranks=5,100", serr), 0);
-    assert_int_not_equal(scenario_validate(sc, serr), 0);
+    assert_int_equal(scenario_override(sc, "run.world_size=100", serr, sizeof serr), 0);
+    assert_int_equal(scenario_override(sc, "record.spans_ranks=5,100", serr, sizeof serr), 0);
+    assert_int_not_equal(scenario_validate(sc, serr, sizeof serr), 0);
     assert_non_null(strstr(serr, "spans_ranks"));
+    scenario_free(sc);
     free(sc);
 }
 
@@ -209,10 +210,10 @@ static scenario *skewed_world(const char *spans_ranks)
     scenario_defaults(sc);
     char err[SCENARIO_ERR], kv[SCENARIO_STR + 32];
     for (int i = 0; keys[i]; i++)
-        if (scenario_override(sc, keys[i], err) != 0)
+        if (scenario_override(sc, keys[i], err, sizeof err) != 0)
             fail_msg("%s", err);
     snprintf(kv, sizeof kv, "record.spans_ranks=%s", spans_ranks);
-    if (scenario_override(sc, kv, err) != 0 || scenario_validate(sc, err) != 0)
+    if (scenario_override(sc, kv, err, sizeof err) != 0 || scenario_validate(sc, err, sizeof err) != 0)
         fail_msg("%s", err);
     return sc;
 }
@@ -309,7 +310,9 @@ static void test_chosen_ranks_match_every_span_kept(void **state)
     assert_true(nspans > nkeep * 5 * 4);
     assert_int_equal(rows_not_in(db, "span_data", cols, chosen_only, all_run, some_run), 0);
     assert_int_equal(rows_not_in(db, "span_data", cols, chosen_only_b, some_run, all_run), 0);
+    scenario_free(every);
     free(every);
+    scenario_free(chosen);
     free(chosen);
     store_close(st);
     remove_db(path);
@@ -341,6 +344,7 @@ static void test_inexact_live_falls_back_to_spans(void **state)
     assert_int_equal(scalar(db, "SELECT SUM(wait_ns) FROM iteration_stat WHERE run_id = ?1", run, 0), waits);
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM iteration_stat WHERE run_id = ?1", run, 0), WORLD * 5);
     stats_live_free(l);
+    scenario_free(every);
     free(every);
     store_close(st);
     remove_db(path);

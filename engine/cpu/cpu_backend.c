@@ -102,7 +102,7 @@ static void *bench_main(void *arg)
 static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, double *us_per_iter, char *err,
                            size_t errlen)
 {
-    int64_t count = bytes / 4;
+    int64_t count = bytes / FP32_BYTES;
     cpu_link_model link = {0};
     cpu_comm *comm;
     if (cpu_comm_create(ranks, 120.0, &link, &comm) != 0) {

@@ -41,7 +41,7 @@ typedef struct {
 static void *copier_main(void *arg)
 {
     copier *c = arg;
-    dev_op op = {.kind = SPAN_COPY_IN, .work = WORK_SCALE_COPY, .bytes = c->count * 4};
+    dev_op op = {.kind = SPAN_COPY_IN, .work = WORK_SCALE_COPY, .bytes = c->count * FP32_BYTES};
     op.u.copy.n = c->count;
     op.u.copy.scale = c->scale;
     cpu_scratch scratch = {0};
@@ -84,7 +84,7 @@ static int alloc_copier(copier *c, int64_t count)
 int cpu_bench_copy(int ranks, int64_t bytes, float scale, int iters, int warmup, double *us_per_copy, char *err,
                    size_t errlen)
 {
-    int64_t count = bytes / 4;
+    int64_t count = bytes / FP32_BYTES;
     if (ranks < 1 || count < 1 || iters < 1 || warmup < 0) {
         snprintf(err, errlen, "bench copy: want ranks >= 1, bytes >= 4, iters >= 1");
         return -1;

@@ -93,7 +93,7 @@ static int broadcast_bytes(reducer *r, int root, int64_t bytes, const char *name
 static int send_params(reducer *r, int root, int p0, int p1, int64_t bytes, bool values, const char *name, char *err,
                        size_t errlen)
 {
-    int64_t count = (bytes + 3) / 4;
+    int64_t count = (bytes + FP32_BYTES - 1) / FP32_BYTES;
     values = values && !r->dev->no_buffers; /* a time-only device has no parameter data */
     int32_t *buf = NULL;
     if (values) {
@@ -128,11 +128,11 @@ static int broadcast_f32_states(reducer *r, int root, bool params_too, bool valu
     snprintf(name, sizeof name, "%s float32", what);
     int first = 0; /* first parameter of the open chunk */
     for (int p = 0; params_too && p < m->nparams; p++) {
-        chunk += m->params[p].numel * 4;
+        chunk += m->params[p].numel * FP32_BYTES;
         bool full = chunk >= DDP_BROADCAST_CHUNK_BYTES, last = p == m->nparams - 1;
         if (full || last) {
             /* The buffers follow the parameters in the last chunk, unless it was full. */
-            int64_t bytes = chunk + (last && !full ? m->buffer_f32_numel * 4 : 0);
+            int64_t bytes = chunk + (last && !full ? m->buffer_f32_numel * FP32_BYTES : 0);
             if (send_params(r, root, first, p + 1, bytes, values, name, err, errlen) != 0)
                 return -1;
             chunk = last && !full ? -1 : 0;
@@ -140,7 +140,7 @@ static int broadcast_f32_states(reducer *r, int root, bool params_too, bool valu
         }
     }
     if (chunk >= 0 && m->buffer_f32_numel > 0 &&
-        broadcast_bytes(r, root, m->buffer_f32_numel * 4, name, err, errlen) != 0)
+        broadcast_bytes(r, root, m->buffer_f32_numel * FP32_BYTES, name, err, errlen) != 0)
         return -1;
     if (m->buffer_i64_count > 0) {
         snprintf(name, sizeof name, "%s int64", what);
@@ -315,11 +315,11 @@ int64_t ddp_collectives_max_bytes(const model *m)
     int64_t dims = 0, largest = 0;
     for (int p = 0; p < m->nparams; p++) {
         dims += m->params[p].ndims;
-        largest = m->params[p].numel * 4 > largest ? m->params[p].numel * 4 : largest;
+        largest = m->params[p].numel * FP32_BYTES > largest ? m->params[p].numel * FP32_BYTES : largest;
     }
     /* A float32 chunk closes once it reaches the limit: at most limit + one tensor. */
-    int64_t states = m->total_numel * 4, cap = DDP_BROADCAST_CHUNK_BYTES + largest;
-    int64_t v = (states < cap ? states : cap) + m->buffer_f32_numel * 4;
+    int64_t states = m->total_numel * FP32_BYTES, cap = DDP_BROADCAST_CHUNK_BYTES + largest;
+    int64_t v = (states < cap ? states : cap) + m->buffer_f32_numel * FP32_BYTES;
     int64_t shapes = 2 * dims * 8, order = ((int64_t)m->nparams + 1) * 4;
     v = v > shapes ? v : shapes;
     return v > order ? v : order;

@@ -19,7 +19,7 @@ int manual_sync_after_backward(reducer *r, char *err, size_t errlen)
     for (int p = m->nparams - 1; p >= 0; p--) {
         const model_param *mp = &m->params[p];
         dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = mp->layer, .bucket = -1, .seq = r->seq++,
-                     .bytes = mp->numel * 4, .work = WORK_ALLREDUCE};
+                     .bytes = mp->numel * FP32_BYTES, .work = WORK_ALLREDUCE};
         text_copy(op.name, sizeof op.name, mp->name);
         op.u.coll.buf = r->params[p].grad;
         op.u.coll.count = mp->numel;
@@ -33,8 +33,8 @@ int manual_sync_after_backward(reducer *r, char *err, size_t errlen)
     for (int p = m->nparams - 1; p >= 0; p--) {
         const model_param *mp = &m->params[p];
         dev_op op = {.kind = SPAN_COPY_OUT, .iter = r->iter, .layer = mp->layer, .bucket = -1, .seq = -1,
-                     .bytes = mp->numel * 4, .work = WORK_SCALE_COPY};
-        op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * 4);
+                     .bytes = mp->numel * FP32_BYTES, .work = WORK_SCALE_COPY};
+        op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * FP32_BYTES);
         char name[sizeof op.name + 8];
         snprintf(name, sizeof name, "divide %s", mp->name);
         text_copy(op.name, sizeof op.name, name);

@@ -254,8 +254,8 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     /* One per parameter and step on every rank: no zeroing of the whole op (dev_op_start),
      * no name where the device keeps none. */
     dev_op op;
-    dev_op_start(&op, SPAN_COPY_IN, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * 4);
-    op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_IN, 2.0 * (double)mp->numel * 4);
+    dev_op_start(&op, SPAN_COPY_IN, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * FP32_BYTES);
+    op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_IN, 2.0 * (double)mp->numel * FP32_BYTES);
     if (!r->dev->drops_op_names)
         text_copy(op.name, sizeof op.name, mp->name);
     op.u.copy.dst = view;
@@ -360,8 +360,8 @@ int reducer_finalize_backward(reducer *r, char *err, size_t errlen)
                 int p = bd->params[i];
                 const model_param *mp = &r->m->params[p];
                 dev_op op; /* as in copy_in() */
-                dev_op_start(&op, SPAN_COPY_OUT, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * 4);
-                op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * 4);
+                dev_op_start(&op, SPAN_COPY_OUT, WORK_SCALE_COPY, r->iter, mp->layer, b, -1, mp->numel * FP32_BYTES);
+                op.model_ns = timing_memory_ns(r->timing, SPAN_COPY_OUT, 2.0 * (double)mp->numel * FP32_BYTES);
                 if (!r->dev->drops_op_names)
                     text_copy(op.name, sizeof op.name, mp->name);
                 op.u.copy.dst = r->params[p].grad;

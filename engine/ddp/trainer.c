@@ -113,11 +113,11 @@ static const dev_param *host_readable_params(device *dev, rank_memory *mem, char
     if (!dev->ops->copy)
         return mem->params;
     if (!mem->host_view) {
-        int64_t total = 0;
+        size_t nparams = mem->n > 0 ? (size_t)mem->n : 1, total = 0;
         for (int p = 0; p < mem->n; p++)
-            total += mem->params[p].numel;
-        mem->host_view = calloc((size_t)mem->n, sizeof *mem->host_view);
-        mem->host_values = malloc((size_t)(2 * total > 0 ? 2 * total : 1) * sizeof *mem->host_values);
+            total += (size_t)mem->params[p].numel;
+        mem->host_view = calloc(nparams, sizeof *mem->host_view);
+        mem->host_values = calloc(2 * total + 1, sizeof *mem->host_values);
         if (!mem->host_view || !mem->host_values) {
             snprintf(err, errlen, "rank %d: out of memory for a host copy of the parameters", dev->rank);
             return NULL;
@@ -272,7 +272,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
                 for (int j = 0; j < L->nparams; j++) {
                     op.u.grad.grad[j] = mem->params[L->first_param + j].grad;
                     op.u.grad.numel[j] = mem->params[L->first_param + j].numel;
-                    op.bytes += op.u.grad.numel[j] * 4;
+                    op.bytes += op.u.grad.numel[j] * FP32_BYTES;
                 }
                 op.u.grad.micro_step = it;
                 op.u.grad.accumulate = trainer_accumulates(sc, it);
@@ -306,7 +306,7 @@ static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_
             op.u.sgd.params = mem->params;
             op.u.sgd.n = mem->n;
             op.u.sgd.lr = (float)sc->lr;
-            op.bytes = m->total_numel * 4;
+            op.bytes = m->total_numel * FP32_BYTES;
             /* SGD reads the parameter and gradient and writes the parameter. */
             op.model_ns = timing_memory_ns(tm, SPAN_OPTIMIZER, 12.0 * (double)m->total_numel);
             snprintf(op.name, sizeof op.name, "sgd step");

@@ -72,7 +72,7 @@ static void fail_run(coordinator *c, const char *why)
  * and the rebuild broadcasts one int32 per parameter. */
 static size_t stage_bytes(const model *m)
 {
-    size_t grads = (size_t)m->total_numel * 4, other = (size_t)ddp_collectives_max_bytes(m);
+    size_t grads = (size_t)m->total_numel * FP32_BYTES, other = (size_t)ddp_collectives_max_bytes(m);
     return grads > other ? grads : other;
 }
 

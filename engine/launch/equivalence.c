@@ -82,9 +82,11 @@ static int timing_figures(store *st, int64_t run_id, figures *f, char *err, size
     return 0;
 }
 
-static void make_variant(const scenario *sc, variant_kind v, scenario *out)
+/* out (holding nothing) becomes the variant: 0, or -1 with err (the caller frees out). */
+static int make_variant(const scenario *sc, variant_kind v, scenario *out, char *err, size_t errlen)
 {
-    *out = *sc;
+    if (scenario_copy(out, sc, err, errlen) != 0)
+        return -1;
     int n = sc->world_size;
     out->equivalence = false;
     out->global_batch = dataset_per_rank_batch(sc) * n;
@@ -117,6 +119,7 @@ static void make_variant(const scenario *sc, variant_kind v, scenario *out)
     size_t len = strlen(out->name);
     if (len + strlen(suffix) < sizeof out->name)
         memcpy(out->name + len, suffix, strlen(suffix) + 1);
+    return 0;
 }
 
 static void verdict(const scenario *v, variant_kind kind, int n, const figures *f, char *buf, size_t len)
@@ -188,14 +191,15 @@ static int train_variant(const scenario *sc, variant_kind kind, store *st, const
     capture c;
     if (!v)
         goto oom;
-    make_variant(sc, kind, v);
-    if (model_build(v, &m, err, errlen) != 0) {
+    if (make_variant(sc, kind, v, err, errlen) != 0 || model_build(v, &m, err, errlen) != 0) {
+        scenario_free(v);
         free(v);
         return -1;
     }
     if (capture_alloc(&c, m.total_numel, v->world_size) != 0) {
         capture_free(&c);
         model_free(&m);
+        scenario_free(v);
         free(v);
         goto oom;
     }
@@ -229,6 +233,7 @@ static int train_variant(const scenario *sc, variant_kind kind, store *st, const
     }
     capture_free(&c);
     model_free(&m);
+    scenario_free(v);
     free(v);
     return rc;
 oom:

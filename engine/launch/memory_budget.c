@@ -1,6 +1,8 @@
 /* memory_budget.c — the up-front memory estimate and the MemAvailable check. */
 #include "engine/launch/memory_budget.h"
 
+#include "engine/device.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +17,7 @@ static double largest_bucket_bytes(const scenario *sc, const model *m)
     /* Iteration 0 reduces the whole model as one bucket (PyTorch >= 1.13), so the
      * largest bucket a hook compresses is the model itself. */
     (void)sc;
-    return (double)m->total_numel * 4.0;
+    return (double)m->total_numel * FP32_BYTES;
 }
 
 static double gemm_scratch_bytes(const scenario *sc, const model *m)
@@ -34,16 +36,16 @@ static double gemm_scratch_bytes(const scenario *sc, const model *m)
         c = lc > c ? lc : c;
     }
     /* The three operands grow independently to their largest size, in floats. */
-    return (a + b + c) * 4.0;
+    return (a + b + c) * FP32_BYTES;
 }
 
 void memory_run_estimate(const scenario *sc, const model *m, memory_estimate *out)
 {
     double world = sc->world_size, n = (double)m->total_numel;
     memset(out, 0, sizeof *out);
-    out->params = world * n * 4.0;
-    out->grads = world * n * 4.0;
-    out->buckets = world * n * 4.0;
+    out->params = world * n * FP32_BYTES;
+    out->grads = world * n * FP32_BYTES;
+    out->buckets = world * n * FP32_BYTES;
     out->hook_copies = sc->comm_hook != COMM_HOOK_NONE ? world * largest_bucket_bytes(sc, m) / 2.0 : 0.0;
     out->gemm_scratch = world * gemm_scratch_bytes(sc, m);
     out->span_rings = world * RINGS_PER_RANK * RING_SPANS * (double)sizeof(span);

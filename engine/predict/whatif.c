@@ -10,6 +10,7 @@
 #include "common/errmsg.h"
 #include "common/strbuf.h"
 #include "engine/ddp/bucket_plan.h"
+#include "engine/device.h"
 #include "engine/predict/fit_ring.h"
 #include "engine/workload/model_zoo.h"
 #include "profiler/store_read_layout.h"
@@ -34,9 +35,10 @@
 /* The replay warms up at least one iteration: its iteration 0 is DDP's first, before
  * the rebuild, and never what the run's measured iterations were. */
 #define MIN_REPLAY_WARMUP 1
-/* The zoo presets tried, in turn, for a run that names no model: the zoo's models of
- * real jobs, then its MLP; the first whose buckets are the run's is taken. */
-static const char *const ZOO_TRIED[] = {"resnet18", "resnet50", "bert-large", "gpt2", "mlp"};
+/* At most this many models are tried for a run that names no model: the zoo's presets of
+ * real jobs in their order (scenario_model_presets), then its MLP; the first whose
+ * buckets are the run's is taken. */
+#define ZOO_TRIED_MAX 8
 /* The bucket caps (MB) tried for an imported trace, which records none (choose_model):
  * PyTorch's default (25) first, then the values users set, round numbers and powers of
  * two up to 256. */
@@ -427,7 +429,7 @@ static char *list_text(const double *v, int n, const char *fmt)
 static int set(scenario *sc, const char *key, const char *value, char *err, size_t errlen)
 {
     char why[SCENARIO_ERR];
-    if (scenario_set(sc, key, value, why) != 0) {
+    if (scenario_set(sc, key, value, why, sizeof why) != 0) {
         set_err(err, errlen, "deriving %s: %s", key, why);
         return -1;
     }
@@ -550,7 +552,7 @@ static int bucket_model(const source *s, const rank_means *base, scenario *sc, c
         bytes += (double)s->bucket_bytes[b];
     for (int i = 0; i < s->nb; i++) {
         int b = s->nb - 1 - i;
-        numel[i] = (double)(s->bucket_bytes[b] / 4);
+        numel[i] = (double)(s->bucket_bytes[b] / FP32_BYTES);
         bwd[i] = base->bwd_ns[b] / 1e3;
         fwd[i] = base->fwd_ns * (double)s->bucket_bytes[b] / bytes / 1e3;
     }
@@ -585,7 +587,7 @@ static bool recorded_scenario(const source *s, scenario *sc)
         return false;
     char origin[64], why[SCENARIO_ERR];
     snprintf(origin, sizeof origin, "run %lld's scenario", (long long)s->run);
-    return scenario_load_text(s->scenario_text, origin, sc, why) == 0;
+    return scenario_load_text(s->scenario_text, origin, sc, why, sizeof why) == 0;
 }
 
 /* Chooses the model: the recorded run's own, or --model, or a zoo preset that reproduces
@@ -593,15 +595,18 @@ static bool recorded_scenario(const source *s, scenario *sc)
 static int choose_model(source *s, const whatif_options *o, const rank_means *base, bool recorded, scenario *sc,
                         whatif_derived *d, char *err, size_t errlen)
 {
-    const char *tried[sizeof ZOO_TRIED / sizeof ZOO_TRIED[0]];
+    const char *tried[ZOO_TRIED_MAX];
     int ntried = 0;
     if (o && o->model)
         tried[ntried++] = o->model;
     else if (recorded)
         tried[ntried++] = sc->preset;
-    else
-        for (size_t i = 0; i < sizeof ZOO_TRIED / sizeof ZOO_TRIED[0]; i++)
-            tried[ntried++] = ZOO_TRIED[i];
+    else { /* every zoo preset a trace can be (custom needs its list), the toy mlp last */
+        for (const char *const *p = scenario_model_presets; *p && ntried < ZOO_TRIED_MAX - 1; p++)
+            if (strcmp(*p, "custom") != 0 && strcmp(*p, "mlp") != 0)
+                tried[ntried++] = *p;
+        tried[ntried++] = "mlp";
+    }
     /* An imported trace does not say its bucket cap: the caps users set are tried, the
      * default first, and the one that gives the run's buckets is the run's.  Each with
      * the first bucket of 1 MiB, then with the first bucket the cap itself: PyTorch since
@@ -611,7 +616,7 @@ static int choose_model(source *s, const whatif_options *o, const rank_means *ba
     double cap0 = sc->bucket_cap_mb, first0 = sc->first_bucket_mb;
     for (int t = 0; t < ntried; t++) {
         char why[SCENARIO_ERR];
-        if (scenario_set(sc, "model.preset", tried[t], why) != 0) {
+        if (scenario_set(sc, "model.preset", tried[t], why, sizeof why) != 0) {
             set_err(err, errlen, "--model %s: %s", tried[t], why);
             return -1;
         }
@@ -992,7 +997,7 @@ int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_der
     rank_means *rm = NULL;
     double *scratch = NULL, *speeds = NULL;
     int rc = -1;
-    out->sc = malloc(sizeof *out->sc);
+    out->sc = calloc(1, sizeof *out->sc); /* zeroed: holds nothing, whatif_free() may free it */
     if (!out->sc) {
         set_err(err, errlen, "out of memory");
         return -1;
@@ -1112,7 +1117,7 @@ int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_der
              s.held[base], rm[base].iterations, s.it0, rm[base].fwd_ns / 1e6, (rm[base].total_ns - rm[base].fwd_ns) / 1e6,
              rm[base].opt_ns / 1e6, s.periods ? " (to the next iteration's start: the job's period)" : "");
     char why[SCENARIO_ERR];
-    if (scenario_validate(sc, why) != 0) {
+    if (scenario_validate(sc, why, sizeof why) != 0) {
         set_err(err, errlen, "the derived scenario: %s", why);
         goto out;
     }
@@ -1138,6 +1143,7 @@ out:
 
 void whatif_free(whatif_derived *d)
 {
+    scenario_free(d->sc);
     free(d->sc);
     d->sc = NULL;
 }

@@ -9,6 +9,7 @@
 #include "engine/scenario/scenario.h"
 
 #include "engine/scenario/scenario_keys.h"
+#include "engine/scenario/scenario_sweep.h"
 #include "engine/scenario/scenario_text.h"
 #include "engine/scenario/scenario_value.h"
 
@@ -22,13 +23,72 @@ void scenario_defaults(scenario *sc)
     memset(sc, 0, sizeof *sc);
     for (size_t i = 0; i < scn_nkeys; i++) {
         char err[SCENARIO_ERR];
-        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err) != 0) {
+        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err, sizeof err) != 0) {
             /* A default the table's own range rejects is a bug in the table. */
             fprintf(stderr, "ddpprof: bad default in the scenario key table: %s\n", err);
             abort();
         }
     }
     memset(sc->key_line, 0, sizeof sc->key_line);
+}
+
+void scenario_free(scenario *sc)
+{
+    if (sc == NULL)
+        return;
+    for (size_t i = 0; i < scn_nkeys; i++)
+        if (scn_is_list(&scn_keys[i]))
+            scn_list_replace(sc, &scn_keys[i], NULL, 0);
+    scn_sweep_clear(sc);
+    for (int i = 0; i < sc->ninclude; i++)
+        free(sc->include_path[i]);
+    free(sc->include_path);
+    sc->include_path = NULL;
+    sc->ninclude = 0;
+}
+
+int scenario_copy(scenario *dst, const scenario *src, char *err, size_t errlen)
+{
+    *dst = *src; /* every value; then dst's own copy of what src owns, pointers first cut */
+    for (size_t i = 0; i < scn_nkeys; i++)
+        if (scn_is_list(&scn_keys[i])) {
+            void *none = NULL;
+            memcpy((char *)dst + scn_keys[i].offset, &none, sizeof none);
+        }
+    dst->include_path = NULL;
+    dst->ninclude = 0;
+    bool ok = scn_sweep_copy(dst, src) == 0;
+    for (size_t i = 0; i < scn_nkeys && ok; i++) {
+        const key_def *k = &scn_keys[i];
+        int n;
+        memcpy(&n, (const char *)src + k->count_offset, sizeof n);
+        if (!scn_is_list(k) || n <= 0)
+            continue;
+        size_t bytes = (size_t)n * scn_elem_size(k->type);
+        void *items = malloc(bytes);
+        if (items == NULL) {
+            memcpy((char *)dst + k->count_offset, &(int){0}, sizeof(int));
+            ok = false;
+            break;
+        }
+        memcpy(items, scn_list_items(src, k), bytes);
+        scn_list_replace(dst, k, items, n);
+    }
+    if (ok && src->ninclude > 0) {
+        dst->include_path = calloc((size_t)src->ninclude, sizeof *dst->include_path);
+        ok = dst->include_path != NULL;
+        for (int i = 0; ok && i < src->ninclude; i++, dst->ninclude++)
+            ok = (dst->include_path[i] = strdup(src->include_path[i])) != NULL;
+    }
+    if (!ok) {
+        /* Lists not reached still count src's elements: empty them before freeing. */
+        for (size_t i = 0; i < scn_nkeys; i++)
+            if (scn_is_list(&scn_keys[i]) && scn_list_items(dst, &scn_keys[i]) == NULL)
+                memcpy((char *)dst + scn_keys[i].count_offset, &(int){0}, sizeof(int));
+        scenario_free(dst);
+        return scn_errf(err, errlen, "out of memory");
+    }
+    return 0;
 }
 
 int scenario_reset_section(scenario *sc, const char *section)
@@ -38,7 +98,7 @@ int scenario_reset_section(scenario *sc, const char *section)
         if (strcmp(scn_keys[i].section, section) != 0)
             continue;
         char err[SCENARIO_ERR];
-        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err) != 0)
+        if (scn_set_key(sc, (int)i, scn_keys[i].def, false, err, sizeof err) != 0)
             return -1; /* unreachable: scenario_defaults() checked every default */
         sc->key_line[i] = 0;
         sc->key_include[i] = 0;
@@ -48,17 +108,17 @@ int scenario_reset_section(scenario *sc, const char *section)
     return n;
 }
 
-int scenario_set(scenario *sc, const char *dotted_key, const char *value, char err[SCENARIO_ERR])
+int scenario_set(scenario *sc, const char *dotted_key, const char *value, char *err, size_t errlen)
 {
     char *key = scn_trimmed_copy(dotted_key);
     char *text = scn_trimmed_copy(value);
     int rc = -1;
     int ki = -1;
     if (key == NULL || text == NULL) {
-        scn_errf(err, "out of memory");
+        scn_errf(err, errlen, "out of memory");
     } else if (scn_utf8_check(key, strlen(key), NULL) != 0) {
-        scn_errf(err, "the key name is not valid UTF-8");
-    } else if (scn_find_dotted(key, &ki, err) == 0 && scn_set_key(sc, ki, text, false, err) == 0) {
+        scn_errf(err, errlen, "the key name is not valid UTF-8");
+    } else if (scn_find_dotted(key, &ki, err, errlen) == 0 && scn_set_key(sc, ki, text, false, err, errlen) == 0) {
         sc->key_line[ki] = -1;
         sc->key_include[ki] = 0;
         sc->swept[ki] = false;
@@ -82,39 +142,39 @@ int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n)
     for (int i = 0; i < sc->nspeed && pos < n; i++)
         pos += scn_bprintf(was + pos, n - pos, "%s%g", i ? ", " : "", sc->speed[i]);
     char err[SCENARIO_ERR];
-    if (scn_set_key(sc, ki, scn_keys[ki].def, false, err) != 0)
+    if (scn_set_key(sc, ki, scn_keys[ki].def, false, err, sizeof err) != 0)
         return 0; /* unreachable: scenario_defaults() checked every default */
     sc->key_line[ki] = 0;
     sc->key_include[ki] = 0;
     return 1;
 }
 
-int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR])
+int scenario_override(scenario *sc, const char *assignment, char *err, size_t errlen)
 {
     /* The assignment is quoted in every message below: it must be printable text. */
     size_t len = strlen(assignment), bad = 0;
     char shown[SCENARIO_ERR / 2];
     scn_escape(assignment, shown, sizeof shown);
     if (scn_utf8_check(assignment, len, &bad) != 0)
-        return scn_errf(err, "-s %s: not valid UTF-8 (byte %zu is 0x%02X)", shown, bad + 1,
+        return scn_errf(err, errlen, "-s %s: not valid UTF-8 (byte %zu is 0x%02X)", shown, bad + 1,
                         (unsigned char)assignment[bad]);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)assignment[i];
         if (c < 0x20 || c == 0x7F)
-            return scn_errf(err, "-s %s: control character 0x%02X at byte %zu", shown, c, i + 1);
+            return scn_errf(err, errlen, "-s %s: control character 0x%02X at byte %zu", shown, c, i + 1);
     }
     const char *eq = strchr(assignment, '=');
     if (eq == NULL)
-        return scn_errf(err, "-s %s: expected section.key=value (e.g. ddp.bucket_cap_mb=25)",
+        return scn_errf(err, errlen, "-s %s: expected section.key=value (e.g. ddp.bucket_cap_mb=25)",
                         shown);
     char *key = strndup(assignment, (size_t)(eq - assignment));
     if (key == NULL)
-        return scn_errf(err, "-s %s: out of memory", shown);
+        return scn_errf(err, errlen, "-s %s: out of memory", shown);
     char msg[SCENARIO_ERR];
-    int rc = scenario_set(sc, key, eq + 1, msg);
+    int rc = scenario_set(sc, key, eq + 1, msg, sizeof msg);
     free(key);
     if (rc != 0)
-        return scn_errf(err, "-s %s: %s", shown, msg);
+        return scn_errf(err, errlen, "-s %s: %s", shown, msg);
     return 0;
 }
 

@@ -70,7 +70,7 @@
 #define SCENARIO_MAX_SWEEP_KEYS 8
 #define SCENARIO_MAX_SWEEP_VALUES 32
 #define SCENARIO_STR 128
-#define SCENARIO_ERR 512
+#define SCENARIO_ERR 512 /* room for any message below: the size to give err (errlen) */
 #define SCENARIO_MAX_KEYS 128 /* room in key_line[] for every key of the table in scenario_keys.c */
 #define SCENARIO_MAX_SWEEP_POINTS 4096           /* product of the [sweep] axes' lengths */
 #define SCENARIO_MAX_FILE_BYTES (1024 * 1024)    /* a scenario file, whole */
@@ -89,9 +89,10 @@ typedef enum { LOSS_FN_MSE = 0, LOSS_FN_CROSS_ENTROPY } loss_fn_kind;
 typedef enum { SYNC_DDP = 0, SYNC_MANUAL } sync_kind;
 
 typedef struct {
-    char key[64];                                        /* "ddp.bucket_cap_mb" */
-    int nvalues;
-    char values[SCENARIO_MAX_SWEEP_VALUES][SCENARIO_STR]; /* raw text, validated at load */
+    char key[64]; /* "ddp.bucket_cap_mb" */
+    int nvalues;  /* at most SCENARIO_MAX_SWEEP_VALUES */
+    char **values; /* nvalues strings of fewer than SCENARIO_STR bytes, raw text validated at
+                    * load; the array and each string are the axis's own (malloc'ed) */
     int line;
 } sweep_axis;
 
@@ -110,7 +111,7 @@ typedef struct scenario {
     bool equivalence;         /* train world_size 1, N and the hand-written sync; compare */
 
     /* [model] */
-    char preset[32]; /* mlp | resnet18 | resnet50 | bert-large | gpt2 | custom */
+    char preset[32]; /* one of scenario_model_presets */
     int layers;      /* mlp / gpt2 / bert: number of layers (0 = preset default) */
     int hidden;      /* mlp: hidden width */
     int d_model;     /* gpt2: model width (0 = preset default) */
@@ -120,11 +121,11 @@ typedef struct scenario {
     char dtype[8];   /* "fp32" */
     compute_mode compute;
     int ncustom;
-    int64_t custom_params[SCENARIO_MAX_CUSTOM_PARAMS]; /* elements, registration order */
+    int64_t *custom_params; /* ncustom elements, registration order */
     /* Measured times of each layer (registration order) at speed 1, in place of the
      * roofline (what `ddpprof whatif` derives from a run); empty: modelled. */
-    double layer_forward_us[SCENARIO_MAX_CUSTOM_PARAMS];
-    double layer_backward_us[SCENARIO_MAX_CUSTOM_PARAMS];
+    double *layer_forward_us;  /* nlayer_forward */
+    double *layer_backward_us; /* nlayer_backward */
     int nlayer_forward, nlayer_backward;
     /* Time inside the measured layer times that collectives other than DDP's took (an
      * all_to_all in the forward), at comm_ranks ranks: it scales with the world size as
@@ -153,16 +154,16 @@ typedef struct scenario {
 
     /* [skew] */
     int nspeed;
-    double speed[SCENARIO_MAX_RANK_LIST]; /* per-rank speed factor; empty = all 1 */
+    double *speed; /* nspeed per-rank speed factors; empty = all 1 */
     bool speed_repeat; /* skew.speed repeats over any world size: rank r takes speed[r mod nspeed] */
     int nslow;
-    int slow_ranks[SCENARIO_MAX_RANK_LIST];
+    int *slow_ranks; /* nslow */
     double slowdown; /* slow ranks' compute takes this many times longer */
     double jitter;   /* relative std-dev of each kernel's duration */
     double slow_fraction; /* each rank is slow (skew.slowdown) with this probability, seeded */
     double speed_sigma;   /* > 0: speed factors drawn from a seeded lognormal, median 1 */
     int nrank_steps;
-    int rank_steps[SCENARIO_MAX_RANK_LIST]; /* uneven inputs: steps of data per rank; empty = all */
+    int *rank_steps; /* nrank_steps; uneven inputs: steps of data per rank; empty = all */
 
     /* [network] */
     double bandwidth_gbps; /* GB/s (1e9) of each link */
@@ -178,9 +179,9 @@ typedef struct scenario {
     /* network.algorithm = measured: allreduce of measured_bytes[i] among measured_ranks[i]
      * ranks took measured_us[i] (three lists of one length) */
     int nmeasured_ranks, nmeasured_bytes, nmeasured_us;
-    int measured_ranks[SCENARIO_MAX_MEASURED];
-    int64_t measured_bytes[SCENARIO_MAX_MEASURED];
-    double measured_us[SCENARIO_MAX_MEASURED];
+    int *measured_ranks;     /* nmeasured_ranks */
+    int64_t *measured_bytes; /* nmeasured_bytes */
+    double *measured_us;     /* nmeasured_us */
 
     /* [record] */
     record_detail detail; /* every op as a span, or one span per phase (sim backend) */
@@ -239,8 +240,8 @@ typedef struct scenario {
     fault_mode fault;
 
     /* [sweep] */
-    int nsweep;
-    sweep_axis sweep[SCENARIO_MAX_SWEEP_KEYS];
+    int nsweep;        /* at most SCENARIO_MAX_SWEEP_KEYS */
+    sweep_axis *sweep; /* nsweep axes */
 
     /* Where each key (index in scenario.c's key table) got its value: the file line,
      * -1 for scenario_set()/an override, 0 for the default.  Non-zero also means "set
@@ -252,32 +253,57 @@ typedef struct scenario {
     bool swept[SCENARIO_MAX_KEYS];
     /* `include = FILE`: the files read besides `source`, and for each key the file its
      * key_line counts in (0: source; k: include_path[k - 1]). */
-    int ninclude;
-    char include_path[SCENARIO_MAX_INCLUDES][256];
+    int ninclude;        /* at most SCENARIO_MAX_INCLUDES */
+    char **include_path; /* ninclude paths, each shorter than sizeof source */
     unsigned char key_include[SCENARIO_MAX_KEYS];
 } scenario;
 
-/* Defaults for every key (name "scenario"). */
+/* Who frees what.  A scenario owns its lists (model.params, the layer times, skew.speed,
+ * skew.slow_ranks, skew.rank_steps, network.measured_*: each NULL when empty, else
+ * allocated to its count), its [sweep] axes with their values, and its include paths;
+ * nothing else in it points anywhere.  Every function below that fills a scenario
+ * (scenario_defaults, scenario_load_file/_text, scenario_copy) writes over `sc` without
+ * freeing: it must hold nothing (fresh memory, zeroed or not, or a scenario after
+ * scenario_free); scenario_sweep_point frees its `out` first (see there).  The caller releases what it filled
+ * with scenario_free(), also after a failed load, and copies with scenario_copy(), never
+ * with `=` (two owners of one list).  A scenario whose functions failed holds nothing, or
+ * what scenario_free() releases. */
+
+/* The model presets model.preset accepts, NULL-terminated, in the order `explain` lists
+ * them: mlp, resnet18, resnet50, bert-large, gpt2, custom (the zoo builds each). */
+extern const char *const scenario_model_presets[];
+
+/* Defaults for every key (name "scenario"); allocates nothing (every list is empty). */
 void scenario_defaults(scenario *sc);
 
-/* Loads `path` on top of the defaults and validates it.  Returns 0, or -1 with `err`
- * holding "path:line: message" or "path: message" (and *sc left unspecified). */
-int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR]);
+/* Frees what sc owns and leaves it holding nothing (every list empty, no sweep, no
+ * include), its other keys as they were; harmless on a scenario holding nothing and on
+ * NULL. */
+void scenario_free(scenario *sc);
+
+/* dst (holding nothing) becomes a deep copy of src.  Returns 0, or -1 with err (out of
+ * memory) and dst holding nothing. */
+int scenario_copy(scenario *dst, const scenario *src, char *err, size_t errlen);
+
+/* Loads `path` on top of the defaults and validates it; sc must hold nothing.  Returns 0
+ * (the caller frees sc with scenario_free()), or -1 with `err` holding "path:line:
+ * message" or "path: message" and sc holding nothing (its values unspecified). */
+int scenario_load_file(const char *path, scenario *sc, char *err, size_t errlen);
 /* The same from a scenario's text held in memory (a run's stored scenario); `origin`
  * names it in messages ("origin:line: message") and becomes sc->source; an include is
  * read relative to origin's folder, as a file's is. */
-int scenario_load_text(const char *text, const char *origin, scenario *sc, char err[SCENARIO_ERR]);
+int scenario_load_text(const char *text, const char *origin, scenario *sc, char *err, size_t errlen);
 
 /* Sets one key given as "section.key" from its text value, as a file would.
  * Returns 0, or -1 with `err` holding the message (no location prefix). */
-int scenario_set(scenario *sc, const char *dotted_key, const char *value, char err[SCENARIO_ERR]);
+int scenario_set(scenario *sc, const char *dotted_key, const char *value, char *err, size_t errlen);
 /* Every key of [section] back to its default, as if the file had not set it; the number
  * of keys reset (0 for an unknown section). */
 int scenario_reset_section(scenario *sc, const char *section);
 
 /* Applies "section.key=value" (command-line -s).  Returns 0 or -1 with
  * err = "-s section.key=value: message". */
-int scenario_override(scenario *sc, const char *assignment, char err[SCENARIO_ERR]);
+int scenario_override(scenario *sc, const char *assignment, char *err, size_t errlen);
 
 /* The command line describing the skew anew: an override of skew.slow_ranks or
  * skew.slow_fraction drops a per-rank skew.speed list the file gave (written for the
@@ -289,7 +315,7 @@ int scenario_reskew(scenario *sc, const char *assignment, char *was, size_t n);
 /* Cross-key checks (speed list length vs world_size, custom params present, keys that
  * cannot take effect, the sweep's size...).  Call it again after overrides.  Returns 0
  * or -1 with err = "source:line: message" naming the offending key's line. */
-int scenario_validate(const scenario *sc, char err[SCENARIO_ERR]);
+int scenario_validate(const scenario *sc, char *err, size_t errlen);
 
 /* A key as short as it stays unambiguous, for labels a reader scans: "bucket_cap_mb"
  * for "ddp.bucket_cap_mb" (no other section has that name), "model.preset" as it is
@@ -313,8 +339,12 @@ size_t scenario_sweep_count(const scenario *sc);
 
 /* Fills `out` with sweep point `index` (0-based, last axis fastest): a copy of `sc`
  * with the point's values applied, no sweep axes, and the name suffixed with
- * " [key value, ...]" (keys as scenario_short_key() writes them).  Returns 0 or -1 with err. */
-int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR]);
+ * " [key value, ...]" (keys as scenario_short_key() writes them).  `out` is sc itself
+ * (the point replaces it), or zeroed memory or a scenario these functions filled (an
+ * earlier point, say): what it held is freed first, so that one `out` serves a loop over
+ * the points.  The caller frees it with scenario_free() whatever the outcome.  Returns 0
+ * or -1 with err. */
+int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char *err, size_t errlen);
 
 /* The command line against the file's [sweep].  An override "section.key=value" of a key
  * the sweep varies replaces that axis: scenario_unsweep() removes it and returns 1, with
@@ -324,7 +354,8 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
  * "section.key=a,b,c" (list keys: "a1,a2|b1,b2"), each value checked: it adds an axis, or
  * replaces the file's axis of that key (returns 1, the old axis in `was`); -1 with err. */
 int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n);
-int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR]);
+int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char *err,
+                            size_t errlen);
 
 /* Effective speed factor of `rank` (speed list, slow_ranks/slowdown combined). */
 double scenario_rank_speed(const scenario *sc, int rank);

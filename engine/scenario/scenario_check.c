@@ -457,14 +457,14 @@ static void eval_check(const check *c, const scenario *sc, bool judging, result 
 }
 
 /* Memory safety first: the checks index arrays with these counts. */
-static int check_shape(const scenario *sc, char *err)
+static int check_shape(const scenario *sc, char *err, size_t errlen)
 {
     for (size_t i = 0; i < scn_nkeys; i++) {
         const key_def *k = &scn_keys[i];
         const char *p = (const char *)sc + k->offset;
         if (k->type == K_STRING || k->type == K_ENUM_STR) {
             if (memchr(p, '\0', k->size) == NULL)
-                return scn_errf(err, "corrupt scenario: %s.%s is not terminated", k->section,
+                return scn_errf(err, errlen, "corrupt scenario: %s.%s is not terminated", k->section,
                                 k->name);
         } else if (k->type == K_ENUM_INT) {
             int v, nchoices = 0;
@@ -472,21 +472,21 @@ static int check_shape(const scenario *sc, char *err)
             while (k->choices[nchoices] != NULL)
                 nchoices++;
             if (v < 0 || v >= nchoices)
-                return scn_errf(err, "corrupt scenario: %s.%s = %d", k->section, k->name, v);
+                return scn_errf(err, errlen, "corrupt scenario: %s.%s = %d", k->section, k->name, v);
         } else if (scn_is_list(k)) {
             int n;
             memcpy(&n, (const char *)sc + k->count_offset, sizeof n);
             if (n < 0 || n > k->max_count)
-                return scn_errf(err, "corrupt scenario: %s.%s has %d elements", k->section,
+                return scn_errf(err, errlen, "corrupt scenario: %s.%s has %d elements", k->section,
                                 k->name, n);
         }
     }
     if (memchr(sc->source, '\0', sizeof sc->source) == NULL)
-        return scn_errf(err, "corrupt scenario: source is not terminated");
-    return scn_sweep_shape(sc, err);
+        return scn_errf(err, errlen, "corrupt scenario: source is not terminated");
+    return scn_sweep_shape(sc, err, errlen);
 }
 
-static int check_sweep_size(const scenario *sc, char *err)
+static int check_sweep_size(const scenario *sc, char *err, size_t errlen)
 {
     char msg[SCENARIO_ERR];
     int axis = 0;
@@ -494,13 +494,13 @@ static int check_sweep_size(const scenario *sc, char *err)
         return 0;
     const char *src = sc->source[0] ? sc->source : "defaults";
     if (sc->sweep[axis].line > 0)
-        return scn_errf(err, "%s:%d: %s", src, sc->sweep[axis].line, msg);
-    return scn_errf(err, "%s: %s", src, msg);
+        return scn_errf(err, errlen, "%s:%d: %s", src, sc->sweep[axis].line, msg);
+    return scn_errf(err, errlen, "%s: %s", src, msg);
 }
 
 /* Fills res[NCHECKS]; for a sweep, each check's outcome over all points.  The scenario
  * must have passed check_shape and check_sweep_size.  0, or -1 with err. */
-static int evaluate(const scenario *sc, result *res, char *err)
+static int evaluate(const scenario *sc, result *res, char *err, size_t errlen)
 {
     for (size_t i = 0; i < NCHECKS; i++)
         eval_check(&checks[i], sc, false, &res[i]);
@@ -509,18 +509,17 @@ static int evaluate(const scenario *sc, result *res, char *err)
 
     scenario *pt = malloc(sizeof *pt);
     result *worst = calloc(NCHECKS, sizeof *worst);
-    if (pt == NULL || worst == NULL) {
+    if (pt == NULL || worst == NULL || scenario_copy(pt, sc, NULL, 0) != 0) {
         free(pt);
         free(worst);
-        return scn_errf(err, "out of memory while checking the sweep");
+        return scn_errf(err, errlen, "out of memory while checking the sweep");
     }
     bool ok_any[NCHECKS];
     memset(ok_any, 0, sizeof ok_any);
-    *pt = *sc;
     size_t count = scenario_sweep_count(sc), open = NCHECKS;
     int rc = 0;
     for (size_t p = 0; p < count && open > 0 && rc == 0; p++) {
-        if (scn_sweep_apply(sc, p, pt, err) != 0) {
+        if (scn_sweep_apply(sc, p, pt, err, errlen) != 0) {
             rc = -1;
             break;
         }
@@ -548,23 +547,23 @@ static int evaluate(const scenario *sc, result *res, char *err)
                         worst[i].msg);
         }
     }
+    scenario_free(pt);
     free(pt);
     free(worst);
     return rc;
 }
 
-int scenario_validate(const scenario *sc, char err[SCENARIO_ERR])
+int scenario_validate(const scenario *sc, char *err, size_t errlen)
 {
-    if (check_shape(sc, err) != 0 || check_sweep_size(sc, err) != 0)
+    if (check_shape(sc, err, errlen) != 0 || check_sweep_size(sc, err, errlen) != 0)
         return -1;
     result *res = calloc(NCHECKS, sizeof *res);
     if (res == NULL)
-        return scn_errf(err, "out of memory while checking the scenario");
-    int rc = evaluate(sc, res, err);
+        return scn_errf(err, errlen, "out of memory while checking the scenario");
+    int rc = evaluate(sc, res, err, errlen);
     for (size_t i = 0; i < NCHECKS && rc == 0; i++) {
         if (res[i].kind == RES_ERROR) {
-            scn_bprintf(err, SCENARIO_ERR, "%s", res[i].msg);
-            rc = -1;
+            rc = scn_errf(err, errlen, "%s", res[i].msg);
         }
     }
     free(res);
@@ -576,10 +575,10 @@ int scenario_warnings(const scenario *sc, char *buf, size_t n)
     char err[SCENARIO_ERR];
     if (n > 0)
         buf[0] = '\0';
-    if (check_shape(sc, err) != 0 || check_sweep_size(sc, err) != 0)
+    if (check_shape(sc, err, sizeof err) != 0 || check_sweep_size(sc, err, sizeof err) != 0)
         return -1;
     result *res = calloc(NCHECKS, sizeof *res);
-    if (res == NULL || evaluate(sc, res, err) != 0) {
+    if (res == NULL || evaluate(sc, res, err, sizeof err) != 0) {
         free(res);
         return -1;
     }

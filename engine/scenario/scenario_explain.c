@@ -64,7 +64,7 @@ int scenario_explain(FILE *out, const char *key)
     if (strchr(key, '.') == NULL)
         return scn_known_section(key) ? explain_section(out, key) : -1;
     int ki = -1;
-    if (scn_find_dotted(key, &ki, NULL) != 0)
+    if (scn_find_dotted(key, &ki, NULL, 0) != 0)
         return -1;
     return explain_line(out, &scn_keys[ki]);
 }

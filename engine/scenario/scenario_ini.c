@@ -107,8 +107,9 @@ static void write_value(ini_text *b, const scenario *sc, const key_def *k)
     case K_LIST_I64: {
         int n;
         memcpy(&n, (const char *)sc + k->count_offset, sizeof n);
+        const char *items = scn_list_items(sc, k);
         for (int i = 0; i < n && i < k->max_count; i++) {
-            const char *e = src + (size_t)i * scn_elem_size(k->type);
+            const char *e = items + (size_t)i * scn_elem_size(k->type);
             if (k->type == K_LIST_DOUBLE) {
                 double v;
                 memcpy(&v, e, sizeof v);
@@ -176,7 +177,7 @@ char *scenario_to_ini(const scenario *sc)
         for (int a = 0; a < sc->nsweep && a < SCENARIO_MAX_SWEEP_KEYS; a++) {
             const sweep_axis *axis = &sc->sweep[a];
             int ki = -1;
-            bool list = scn_find_dotted(axis->key, &ki, NULL) == 0 && scn_is_list(&scn_keys[ki]);
+            bool list = scn_find_dotted(axis->key, &ki, NULL, 0) == 0 && scn_is_list(&scn_keys[ki]);
             sb_printf(&b, "%s = ", axis->key);
             for (int v = 0; v < axis->nvalues && v < SCENARIO_MAX_SWEEP_VALUES; v++)
                 sb_item(&b, v == 0, list ? '|' : ',', axis->values[v]);

@@ -15,8 +15,8 @@
 
 static const char *const backend_choices[] = {"auto", "cpu", "cuda", "sim", NULL};
 static const char *const ranks_choices[] = {"threads", "processes", NULL};
-static const char *const model_choices[] = {"mlp",  "resnet18", "resnet50", "bert-large",
-                                            "gpt2", "custom",   NULL};
+/* The one list of model presets: the key's choices, the zoo's names and its messages. */
+const char *const scenario_model_presets[] = {"mlp", "resnet18", "resnet50", "bert-large", "gpt2", "custom", NULL};
 static const char *const dtype_choices[] = {"fp32", NULL};
 static const char *const compute_choices[] = {"model", "real", NULL};
 static const char *const hook_choices[] = {"none", "fp16", "bf16", NULL};
@@ -44,9 +44,8 @@ static const struct {
 
 #define MEMBER_SIZE(m) sizeof(((scenario *)0)->m)
 #define AT(m) .offset = offsetof(scenario, m), .size = MEMBER_SIZE(m)
-#define LIST_AT(m, n)                                                                  \
-    AT(m), .count_offset = offsetof(scenario, n),                                      \
-           .max_count = (int)(MEMBER_SIZE(m) / sizeof(((scenario *)0)->m[0]))
+/* A list: m points to its n elements (the scenario's own, NULL when empty). */
+#define LIST_AT(m, n, max) AT(m), .count_offset = offsetof(scenario, n), .max_count = (max)
 
 const key_def scn_keys[] = {
     /* [run] */
@@ -84,7 +83,7 @@ const key_def scn_keys[] = {
      AT(equivalence), 0, 0},
 
     /* [model] */
-    {"model", "preset", K_ENUM_STR, 0, 0, model_choices, "resnet18",
+    {"model", "preset", K_ENUM_STR, 0, 0, scenario_model_presets, "resnet18",
      "model whose gradients are synchronised (custom: from model.params or model.params_file)",
      AT(preset), 0, 0},
     {"model", "layers", K_INT, 0, 1000, NULL, "0",
@@ -109,17 +108,17 @@ const key_def scn_keys[] = {
     {"model", "params", K_LIST_I64, 1, 1099511627776.0 /* 2^40 */, NULL, "",
      "element counts of a custom model's parameters, in registration order (needs "
      "model.preset = custom)",
-     LIST_AT(custom_params, ncustom)},
+     LIST_AT(custom_params, ncustom, SCENARIO_MAX_CUSTOM_PARAMS)},
     {"model", "layer_forward_us", K_LIST_DOUBLE, 0, 1e9, NULL, "",
      "measured forward time of each layer in microseconds, registration order, one per layer "
      "of the model at speed 1 (a slower rank's skew.speed scales it); replaces the roofline "
      "of [device] (`ddpprof whatif` derives it from a run: the wall-clock time, idle gaps "
      "included); empty = modelled",
-     LIST_AT(layer_forward_us, nlayer_forward)},
+     LIST_AT(layer_forward_us, nlayer_forward, SCENARIO_MAX_CUSTOM_PARAMS)},
     {"model", "layer_backward_us", K_LIST_DOUBLE, 0, 1e9, NULL, "",
      "measured backward time of each layer in microseconds, like layer_forward_us: the time "
      "from the previous layer's gradients being ready to this layer's; empty = modelled",
-     LIST_AT(layer_backward_us, nlayer_backward)},
+     LIST_AT(layer_backward_us, nlayer_backward, SCENARIO_MAX_CUSTOM_PARAMS)},
     {"model", "forward_comm_us", K_DOUBLE, 0, 1e12, NULL, "0",
      "of layer_forward_us, the time collectives other than DDP's took (an embedding's "
      "all_to_all, an all_gather) in microseconds, at model.comm_ranks ranks: it scales with "
@@ -195,7 +194,7 @@ const key_def scn_keys[] = {
     {"skew", "speed", K_LIST_DOUBLE, 0.01, 100, NULL, "",
      "speed factor of each rank, one per rank (1.5 = 1.5x faster); one value = every rank's; "
      "empty = all 1",
-     LIST_AT(speed, nspeed)},
+     LIST_AT(speed, nspeed, SCENARIO_MAX_RANK_LIST)},
     {"skew", "speed_repeat", K_BOOL, 0, 0, NULL, "false",
      "skew.speed repeats over the ranks, whatever the world size: rank r takes the speed of "
      "rank r mod (its length), so measured speeds carry to more or fewer ranks (`ddpprof "
@@ -204,9 +203,9 @@ const key_def scn_keys[] = {
     {"skew", "rank_steps", K_LIST_INT, 1, 1100000, NULL, "",
      "uneven inputs: the steps of data each rank has (one per rank; empty = every step); "
      "needs ddp.join when they differ",
-     LIST_AT(rank_steps, nrank_steps)},
+     LIST_AT(rank_steps, nrank_steps, SCENARIO_MAX_RANK_LIST)},
     {"skew", "slow_ranks", K_LIST_INT, 0, SCENARIO_MAX_WORLD - 1, NULL, "",
-     "ranks whose compute is slowed down by skew.slowdown", LIST_AT(slow_ranks, nslow)},
+     "ranks whose compute is slowed down by skew.slowdown", LIST_AT(slow_ranks, nslow, SCENARIO_MAX_RANK_LIST)},
     {"skew", "slowdown", K_DOUBLE, 1, 100, NULL, "1",
      "the slow ranks' compute takes this many times longer", AT(slowdown), 0, 0},
     {"skew", "jitter", K_DOUBLE, 0, 0.5, NULL, "0",
@@ -238,14 +237,14 @@ const key_def scn_keys[] = {
      AT(algorithm), 0, 0},
     {"network", "measured_ranks", K_LIST_INT, 1, SCENARIO_MAX_WORLD, NULL, "",
      "algorithm = measured: the world size of each measured allreduce",
-     LIST_AT(measured_ranks, nmeasured_ranks)},
+     LIST_AT(measured_ranks, nmeasured_ranks, SCENARIO_MAX_MEASURED)},
     {"network", "measured_bytes", K_LIST_I64, 1, 1e15, NULL, "",
      "algorithm = measured: the bytes per rank of each measured allreduce",
-     LIST_AT(measured_bytes, nmeasured_bytes)},
+     LIST_AT(measured_bytes, nmeasured_bytes, SCENARIO_MAX_MEASURED)},
     {"network", "measured_us", K_LIST_DOUBLE, 0.001, 1e12, NULL, "",
      "algorithm = measured: the time in microseconds of each measured allreduce (from the "
      "last rank's arrival to its end)",
-     LIST_AT(measured_us, nmeasured_us)},
+     LIST_AT(measured_us, nmeasured_us, SCENARIO_MAX_MEASURED)},
     {"network", "pace", K_BOOL, 0, 0, NULL, "false",
      "hold each allreduce to the modelled link time, so measured overlap matches the network",
      AT(pace), 0, 0},
@@ -611,6 +610,22 @@ const char *const scn_sections[] = {"run",     "model",  "ddp",   "skew",
                                        "network", "device", "host",  "fault", "record", "sweep"};
 const size_t scn_nsections = sizeof scn_sections / sizeof scn_sections[0];
 
+const void *scn_list_items(const scenario *sc, const key_def *k)
+{
+    const void *items;
+    memcpy(&items, (const char *)sc + k->offset, sizeof items);
+    return items;
+}
+
+void scn_list_replace(scenario *sc, const key_def *k, void *items, int count)
+{
+    void *old;
+    memcpy(&old, (char *)sc + k->offset, sizeof old);
+    free(old);
+    memcpy((char *)sc + k->offset, &items, sizeof items);
+    memcpy((char *)sc + k->count_offset, &count, sizeof count);
+}
+
 bool scn_is_list(const key_def *k)
 {
     return k->type == K_LIST_DOUBLE || k->type == K_LIST_INT || k->type == K_LIST_I64;
@@ -646,41 +661,41 @@ static void section_keys(const char *section, char *buf, size_t n)
             pos += scn_bprintf(buf + pos, n - pos, "%s%s", pos ? ", " : "", scn_keys[i].name);
 }
 
-int scn_unknown_key_msg(const char *section, const char *name, char *err)
+int scn_unknown_key_msg(const char *section, const char *name, char *err, size_t errlen)
 {
     /* The terms of a host's shared cores were [device] keys before [host] held them: name
      * the new key to a file or an override written before. */
     if (strcmp(section, "device") == 0 && scn_find_key("host", name) >= 0)
-        return scn_errf(err,
+        return scn_errf(err, errlen,
                         "device.%s is now host.%s: move it under [host] (the model of ranks that "
                         "share one host's cores; `ddpprof explain host`)",
                         name, name);
     char list[400];
     section_keys(section, list, sizeof list);
-    return scn_errf(err, "unknown key \"%s\" in [%s] (keys: %s)", name, section, list);
+    return scn_errf(err, errlen, "unknown key \"%s\" in [%s] (keys: %s)", name, section, list);
 }
 
 /* Resolves "section.key" to a table index, with a message saying what is allowed. */
-int scn_find_dotted(const char *dotted, int *index, char *err)
+int scn_find_dotted(const char *dotted, int *index, char *err, size_t errlen)
 {
     const char *dot = strchr(dotted, '.');
     if (dot == NULL || dot == dotted || dot[1] == '\0')
-        return scn_errf(err, "\"%s\" is not a section.key name (e.g. ddp.bucket_cap_mb)", dotted);
+        return scn_errf(err, errlen, "\"%s\" is not a section.key name (e.g. ddp.bucket_cap_mb)", dotted);
     char section[64];
     size_t len = (size_t)(dot - dotted);
     if (len >= sizeof section)
-        return scn_errf(err, "unknown section in \"%s\" (sections: %s)", dotted, SCN_SECTION_LIST);
+        return scn_errf(err, errlen, "unknown section in \"%s\" (sections: %s)", dotted, SCN_SECTION_LIST);
     memcpy(section, dotted, len);
     section[len] = '\0';
     if (strcmp(section, "sweep") == 0)
-        return scn_errf(err,
+        return scn_errf(err, errlen,
                         "\"%s\": sweep axes can only be given in the [sweep] section of a file",
                         dotted);
     if (!scn_known_section(section))
-        return scn_errf(err, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
+        return scn_errf(err, errlen, "unknown section [%s] (sections: %s)", section, SCN_SECTION_LIST);
     int i = scn_find_key(section, dot + 1);
     if (i < 0)
-        return scn_unknown_key_msg(section, dot + 1, err);
+        return scn_unknown_key_msg(section, dot + 1, err, errlen);
     *index = i;
     return 0;
 }

@@ -36,9 +36,9 @@ typedef struct {
     const char *def;            /* default, as the text a file would hold */
     const char *meaning;
     size_t offset;
-    size_t size;         /* capacity of strings; bytes of the array for lists */
+    size_t size;         /* capacity of strings; lists: the size of the pointer */
     size_t count_offset; /* lists: the int holding the element count */
-    int max_count;       /* lists */
+    int max_count;       /* lists: elements allowed */
 } key_def;
 
 extern const key_def scn_keys[];
@@ -56,13 +56,18 @@ int scn_key_index(const char *section, const char *name);
 bool scn_known_section(const char *section);
 
 /* Resolves "section.key" to a table index; -1 with a message saying what is allowed. */
-int scn_find_dotted(const char *dotted, int *index, char *err);
+int scn_find_dotted(const char *dotted, int *index, char *err, size_t errlen);
 
 /* "unknown key "x" in [s] (keys: ...)"; returns -1. */
-int scn_unknown_key_msg(const char *section, const char *name, char *err);
+int scn_unknown_key_msg(const char *section, const char *name, char *err, size_t errlen);
 
 void scn_dotted_name(const key_def *k, char *buf, size_t n);
 bool scn_is_list(const key_def *k);
+/* The elements of list key k in sc (NULL when the list is empty). */
+const void *scn_list_items(const scenario *sc, const key_def *k);
+/* Frees list k's elements and gives sc `items` (malloc'ed, owned by sc from now on; NULL
+ * when count is 0) in their place. */
+void scn_list_replace(scenario *sc, const key_def *k, void *items, int count);
 size_t scn_elem_size(key_type t);
 
 /* Shortest %g text that reads back as exactly v. */

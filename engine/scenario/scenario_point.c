@@ -12,13 +12,13 @@
 
 #include <string.h>
 
-int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char err[SCENARIO_ERR])
+int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char *err, size_t errlen)
 {
-    if (scn_sweep_shape(sc, err) != 0)
+    if (scn_sweep_shape(sc, err, errlen) != 0)
         return -1;
     size_t count = scenario_sweep_count(sc);
     if (index >= count)
-        return scn_errf(err, "sweep point %zu does not exist (%zu points)", index, count);
+        return scn_errf(err, errlen, "sweep point %zu does not exist (%zu points)", index, count);
 
     /* Taken before *out is written: out may be sc itself. */
     char base[sizeof sc->name];
@@ -41,9 +41,12 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
     }
     int naxes = sc->nsweep;
 
-    if (out != sc)
-        *out = *sc;
-    if (scn_sweep_apply(sc, index, out, err) != 0)
+    if (out != sc) {
+        scenario_free(out);
+        if (scenario_copy(out, sc, err, errlen) != 0)
+            return -1;
+    }
+    if (scn_sweep_apply(sc, index, out, err, errlen) != 0)
         return -1;
     if (naxes > 0) {
         size_t room = sizeof out->name - 1;
@@ -57,12 +60,12 @@ int scenario_sweep_point(const scenario *sc, size_t index, scenario *out, char e
             scn_bprintf(out->name, sizeof out->name, "%.*s%s", (int)keep, base, tag);
         }
     }
-    memset(out->sweep, 0, sizeof out->sweep);
-    out->nsweep = 0;
+    scn_sweep_clear(out);
 
-    if (scenario_validate(out, err) != 0) {
-        size_t len = strlen(err);
-        scn_bprintf(err + len, SCENARIO_ERR - len, " (sweep point \"%s\")", out->name);
+    if (scenario_validate(out, err, errlen) != 0) {
+        size_t len = err != NULL && errlen > 0 ? strlen(err) : 0;
+        if (len + 1 < errlen)
+            scn_bprintf(err + len, errlen - len, " (sweep point \"%s\")", out->name);
         return -1;
     }
     return 0;

@@ -111,24 +111,24 @@ static const char *file_kind(mode_t mode)
 
 /* Reads the whole of `path` into a NUL-terminated buffer (the NUL is not part of *len;
  * the text may hold NUL bytes of its own, which the line reader reports). */
-static int read_whole(const char *path, char **out, size_t *len, open_file *id, char *err)
+static int read_whole(const char *path, char **out, size_t *len, open_file *id, char *err, size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
-        return scn_errf(err, "%s: cannot open: %s", path, strerror(errno));
+        return scn_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0) {
         int e = errno;
         (void)close(fd);
-        return scn_errf(err, "%s: cannot stat: %s", path, strerror(e));
+        return scn_errf(err, errlen, "%s: cannot stat: %s", path, strerror(e));
     }
     if (!S_ISREG(sb.st_mode)) {
         (void)close(fd);
-        return scn_errf(err, "%s: is %s, not a scenario file", path, file_kind(sb.st_mode));
+        return scn_errf(err, errlen, "%s: is %s, not a scenario file", path, file_kind(sb.st_mode));
     }
     if (sb.st_size > SCENARIO_MAX_FILE_BYTES) {
         (void)close(fd);
-        return scn_errf(err, "%s: is %lld bytes; a scenario file is at most %d bytes (1 MiB)",
+        return scn_errf(err, errlen, "%s: is %lld bytes; a scenario file is at most %d bytes (1 MiB)",
                         path, (long long)sb.st_size, SCENARIO_MAX_FILE_BYTES);
     }
     id->dev = sb.st_dev;
@@ -137,7 +137,7 @@ static int read_whole(const char *path, char **out, size_t *len, open_file *id, 
     char *buf = malloc(cap);
     if (buf == NULL) {
         (void)close(fd);
-        return scn_errf(err, "%s: out of memory", path);
+        return scn_errf(err, errlen, "%s: out of memory", path);
     }
     int rc = 0;
     for (;;) {
@@ -147,14 +147,14 @@ static int read_whole(const char *path, char **out, size_t *len, open_file *id, 
                               ? (size_t)SCENARIO_MAX_FILE_BYTES + 2
                               : cap * 2;
             if (ncap <= cap) {
-                rc = scn_errf(err, "%s: is more than %d bytes; a scenario file is at most %d "
+                rc = scn_errf(err, errlen, "%s: is more than %d bytes; a scenario file is at most %d "
                                    "bytes (1 MiB)",
                               path, SCENARIO_MAX_FILE_BYTES, SCENARIO_MAX_FILE_BYTES);
                 break;
             }
             char *nbuf = realloc(buf, ncap);
             if (nbuf == NULL) {
-                rc = scn_errf(err, "%s: out of memory", path);
+                rc = scn_errf(err, errlen, "%s: out of memory", path);
                 break;
             }
             buf = nbuf;
@@ -164,21 +164,21 @@ static int read_whole(const char *path, char **out, size_t *len, open_file *id, 
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
-            rc = scn_errf(err, "%s: read error: %s", path, strerror(errno));
+            rc = scn_errf(err, errlen, "%s: read error: %s", path, strerror(errno));
             break;
         }
         if (r == 0)
             break;
         n += (size_t)r;
         if (n > SCENARIO_MAX_FILE_BYTES) {
-            rc = scn_errf(err, "%s: is more than %d bytes; a scenario file is at most %d bytes "
+            rc = scn_errf(err, errlen, "%s: is more than %d bytes; a scenario file is at most %d bytes "
                                "(1 MiB)",
                           path, SCENARIO_MAX_FILE_BYTES, SCENARIO_MAX_FILE_BYTES);
             break;
         }
     }
     if (close(fd) != 0 && rc == 0)
-        rc = scn_errf(err, "%s: %s", path, strerror(errno));
+        rc = scn_errf(err, errlen, "%s: %s", path, strerror(errno));
     if (rc != 0) {
         free(buf);
         return rc;
@@ -319,7 +319,7 @@ static int add_sweep_values(load_state *st, sweep_axis *axis, int ki, const char
         scenario_defaults(st->scratch);
     }
     char msg[SCENARIO_ERR];
-    if (scn_axis_add_values(axis, ki, value, continuation, st->scratch, msg) != 0)
+    if (scn_axis_add_values(axis, ki, value, continuation, st->scratch, msg, sizeof msg) != 0)
         return fail_at(st, "%s", msg);
     int over = 0;
     if (st->sweep_over_line == 0 && scn_sweep_over_limit(st->sc, msg, sizeof msg, &over) != 0)
@@ -333,7 +333,7 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
     if (continuation) {
         int a = scn_find_axis(sc, name);
         int ki = -1;
-        if (a < 0 || scn_find_dotted(name, &ki, NULL) != 0)
+        if (a < 0 || scn_find_dotted(name, &ki, NULL, 0) != 0)
             return fail_at(st, "[sweep] %s: continuation of an unknown axis", name);
         char *text = strdup(value);
         if (text == NULL)
@@ -345,7 +345,7 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
     }
     int ki = -1;
     char msg[SCENARIO_ERR];
-    if (scn_find_dotted(name, &ki, msg) != 0)
+    if (scn_find_dotted(name, &ki, msg, sizeof msg) != 0)
         return fail_at(st, "[sweep] %s (sweep keys are section.key names of other sections)",
                        msg);
     char dotted[64];
@@ -357,18 +357,16 @@ static int on_sweep(load_state *st, const char *name, const char *value, bool co
     if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS)
         return fail_at(st, "[sweep] %s: more than %d sweep axes", dotted,
                        SCENARIO_MAX_SWEEP_KEYS);
-    sweep_axis *axis = &sc->sweep[sc->nsweep];
-    memset(axis, 0, sizeof *axis);
-    memcpy(axis->key, dotted, strlen(dotted) + 1);
-    axis->line = st->line;
-    sc->nsweep++;
-    return add_sweep_values(st, axis, ki, value, false);
+    a = scn_sweep_append(sc, dotted, st->line);
+    if (a < 0)
+        return fail_at(st, "out of memory");
+    return add_sweep_values(st, &sc->sweep[a], ki, value, false);
 }
 
 /* ---------------------------------------------------------------- include */
 
 static int parse_file(const char *path, scenario *sc, open_file *chain, int depth, int inc_index,
-                      char err[SCENARIO_ERR]);
+                      char *err, size_t errlen);
 
 /* `value` relative to the directory of the including file, unless absolute. */
 static int resolve(const char *including, const char *value, char *out, size_t n)
@@ -391,7 +389,7 @@ static int on_include(load_state *st, const char *section, const char *value, bo
         return fail_at(st, "include goes before the first [section]");
     if (value[0] == '\0')
         return fail_at(st, "include needs a file name (include = network.ini)");
-    char path[sizeof sc->include_path[0]];
+    char path[sizeof sc->source];
     if (resolve(st->path, value, path, sizeof path) != 0)
         return fail_at(st, "include = %s: the path is longer than %zu bytes", value, sizeof path - 1);
     if (sc->ninclude >= SCENARIO_MAX_INCLUDES || st->depth + 1 >= SCENARIO_MAX_INCLUDES)
@@ -405,10 +403,15 @@ static int on_include(load_state *st, const char *section, const char *value, bo
             return fail_at(st, "include = %s: include loop: %s is already being read%s%s%s", value, path,
                            i == st->depth ? "" : " (it includes ", i == st->depth ? "" : st->chain[i + 1].path,
                            i == st->depth ? "" : ")");
+    char **grown = realloc(sc->include_path, (size_t)(sc->ninclude + 1) * sizeof *grown);
+    if (grown == NULL)
+        return fail_at(st, "out of memory");
+    sc->include_path = grown;
+    if ((sc->include_path[sc->ninclude] = strdup(path)) == NULL)
+        return fail_at(st, "out of memory");
     int index = ++sc->ninclude;
-    memcpy(sc->include_path[index - 1], path, strlen(path) + 1);
     char nested[SCENARIO_ERR];
-    if (parse_file(path, sc, st->chain, st->depth + 1, index, nested) != 0) {
+    if (parse_file(path, sc, st->chain, st->depth + 1, index, nested, sizeof nested) != 0) {
         fail_at(st, "%s", nested);
         st->msg_located = true; /* already "file:line: ..." of the included file */
         return 0;
@@ -447,7 +450,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     int ki = scn_find_key(section, name);
     if (ki < 0) {
         char msg[SCENARIO_ERR];
-        scn_unknown_key_msg(section, name, msg);
+        scn_unknown_key_msg(section, name, msg, sizeof msg);
         return fail_at(st, "%s", msg);
     }
     scenario *sc = st->sc;
@@ -463,7 +466,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
         if (text == NULL)
             return fail_at(st, "out of memory");
         scn_strip_inline_comment(text);
-        int rc = scn_set_key(sc, ki, text, true, msg);
+        int rc = scn_set_key(sc, ki, text, true, msg, sizeof msg);
         free(text);
         if (rc != 0)
             return fail_at(st, "%s", msg);
@@ -472,7 +475,7 @@ static int on_entry(void *user, const char *section, const char *name, const cha
     if (st->own[ki])
         return fail_at(st, "duplicate key %s.%s (first set on line %d)", section, name,
                        sc->key_line[ki]);
-    if (scn_set_key(sc, ki, value, false, msg) != 0)
+    if (scn_set_key(sc, ki, value, false, msg, sizeof msg) != 0)
         return fail_at(st, "%s", msg);
     sc->key_line[ki] = st->line;
     sc->key_include[ki] = (unsigned char)st->inc_index;
@@ -533,30 +536,30 @@ static void name_from_path(scenario *sc, const char *path)
 /* Reads `path` into sc on top of what is there (chain[0..depth-1] are the files
  * including it).  0, or -1 with err located in the file at fault. */
 static int parse_text(const char *path, char *text, size_t len, open_file self, scenario *sc, open_file *chain,
-                      int depth, int inc_index, char err[SCENARIO_ERR]);
+                      int depth, int inc_index, char *err, size_t errlen);
 
 static int parse_file(const char *path, scenario *sc, open_file *chain, int depth, int inc_index,
-                      char err[SCENARIO_ERR])
+                      char *err, size_t errlen)
 {
     char *text = NULL;
     size_t len = 0;
     open_file self = {.path = path};
-    if (read_whole(path, &text, &len, &self, err) != 0)
+    if (read_whole(path, &text, &len, &self, err, errlen) != 0)
         return -1;
-    return parse_text(path, text, len, self, sc, chain, depth, inc_index, err);
+    return parse_text(path, text, len, self, sc, chain, depth, inc_index, err, errlen);
 }
 
 /* Parses `text` (malloc'ed, freed here) as the file `path` (self: its identity, all zero
  * for text of no file). */
 static int parse_text(const char *path, char *text, size_t len, open_file self, scenario *sc, open_file *chain,
-                      int depth, int inc_index, char err[SCENARIO_ERR])
+                      int depth, int inc_index, char *err, size_t errlen)
 {
     for (int i = 0; i < depth; i++)
         if (chain[i].dev == self.dev && chain[i].ino == self.ino) {
             free(text);
             if (i == depth - 1)
-                return scn_errf(err, "%s: includes itself", chain[i].path);
-            return scn_errf(err, "%s: include loop: it is already being read (%s includes it, "
+                return scn_errf(err, errlen, "%s: includes itself", chain[i].path);
+            return scn_errf(err, errlen, "%s: include loop: it is already being read (%s includes it, "
                                  "directly or not)",
                             path, chain[i].path);
         }
@@ -565,7 +568,7 @@ static int parse_text(const char *path, char *text, size_t len, open_file self, 
     load_state *st = calloc(1, sizeof *st);
     if (st == NULL) {
         free(text);
-        return scn_errf(err, "%s: out of memory", path);
+        return scn_errf(err, errlen, "%s: out of memory", path);
     }
     *st = (load_state){.path = path, .text = text, .len = len, .sc = sc, .chain = chain,
                        .depth = depth, .inc_index = inc_index};
@@ -576,59 +579,66 @@ static int parse_text(const char *path, char *text, size_t len, open_file self, 
     int axis = 0;
     if (over > 0 && (st->err_line == 0 || st->err_line > over) && (ret <= 0 || ret > over) &&
         scn_sweep_over_limit(sc, msg, sizeof msg, &axis) != 0)
-        rc = scn_errf(err, "%s:%d: %s", path, over, msg);
+        rc = scn_errf(err, errlen, "%s:%d: %s", path, over, msg);
     else if (st->err_line > 0 && (ret <= 0 || ret >= st->err_line) && st->msg_located)
-        rc = scn_errf(err, "%s", st->msg);
+        rc = scn_errf(err, errlen, "%s", st->msg);
     else if (st->err_line > 0 && (ret <= 0 || ret >= st->err_line))
-        rc = scn_errf(err, "%s:%d: %s", path, st->err_line, st->msg);
+        rc = scn_errf(err, errlen, "%s:%d: %s", path, st->err_line, st->msg);
     else if (ret > 0 && ret == st->syntax_line)
-        rc = scn_errf(err, "%s:%d: %s", path, ret, st->syntax_msg);
+        rc = scn_errf(err, errlen, "%s:%d: %s", path, ret, st->syntax_msg);
     else if (ret > 0)
-        rc = scn_errf(err, "%s:%d: cannot read this line (expected key = value, [section] or a "
+        rc = scn_errf(err, errlen, "%s:%d: cannot read this line (expected key = value, [section] or a "
                            "; comment)",
                       path, ret);
     else if (ret < 0)
-        rc = scn_errf(err, "%s: out of memory while reading", path);
+        rc = scn_errf(err, errlen, "%s: out of memory while reading", path);
     else if (len == 0)
-        rc = scn_errf(err, "%s: is empty (a scenario file needs at least one [section]; an "
+        rc = scn_errf(err, errlen, "%s: is empty (a scenario file needs at least one [section]; an "
                            "empty [run] runs the defaults)",
                       path);
     else if (!st->any_section)
-        rc = scn_errf(err, "%s: has no [section] (a scenario file needs at least one; an empty "
+        rc = scn_errf(err, errlen, "%s: has no [section] (a scenario file needs at least one; an empty "
                            "[run] runs the defaults)",
                       path);
     free(text);
+    if (st->scratch != NULL)
+        scenario_free(st->scratch);
     free(st->scratch);
     free(st);
     return rc;
 }
 
-int scenario_load_file(const char *path, scenario *sc, char err[SCENARIO_ERR])
+int scenario_load_file(const char *path, scenario *sc, char *err, size_t errlen)
 {
     scenario_defaults(sc);
     open_file chain[SCENARIO_MAX_INCLUDES + 1];
-    int rc = parse_file(path, sc, chain, 0, 0, err);
+    int rc = parse_file(path, sc, chain, 0, 0, err, errlen);
+    if (rc == 0) {
+        sanitized_copy(sc->source, sizeof sc->source, path, strlen(path), false);
+        if (sc->key_line[scn_key_index("run", "name")] == 0)
+            name_from_path(sc, path);
+        rc = scenario_validate(sc, err, errlen);
+    }
     if (rc != 0)
-        return rc;
-
-    sanitized_copy(sc->source, sizeof sc->source, path, strlen(path), false);
-    if (sc->key_line[scn_key_index("run", "name")] == 0)
-        name_from_path(sc, path);
-    return scenario_validate(sc, err);
+        scenario_free(sc); /* a failed load holds nothing */
+    return rc;
 }
 
-int scenario_load_text(const char *text, const char *origin, scenario *sc, char err[SCENARIO_ERR])
+int scenario_load_text(const char *text, const char *origin, scenario *sc, char *err, size_t errlen)
 {
     scenario_defaults(sc);
     size_t len = strlen(text);
     char *copy = malloc(len + 1);
     if (!copy)
-        return scn_errf(err, "%s: out of memory", origin);
+        return scn_errf(err, errlen, "%s: out of memory", origin);
     memcpy(copy, text, len + 1);
     open_file chain[SCENARIO_MAX_INCLUDES + 1];
-    int rc = parse_text(origin, copy, len, (open_file){.path = origin}, sc, chain, 0, 0, err);
+    int rc = parse_text(origin, copy, len, (open_file){.path = origin}, sc, chain, 0, 0, err, errlen);
+    if (rc == 0) {
+        sanitized_copy(sc->source, sizeof sc->source, origin, strlen(origin), false);
+        rc = scenario_validate(sc, err, errlen);
+    }
     if (rc != 0)
-        return rc;
-    sanitized_copy(sc->source, sizeof sc->source, origin, strlen(origin), false);
-    return scenario_validate(sc, err);
+        scenario_free(sc); /* a failed load holds nothing */
+    return rc;
 }

@@ -12,19 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-int scn_sweep_shape(const scenario *sc, char *err)
+int scn_sweep_shape(const scenario *sc, char *err, size_t errlen)
 {
-    if (sc->nsweep < 0 || sc->nsweep > SCENARIO_MAX_SWEEP_KEYS)
-        return scn_errf(err, "corrupt scenario: %d sweep axes", sc->nsweep);
+    if (sc->nsweep < 0 || sc->nsweep > SCENARIO_MAX_SWEEP_KEYS || (sc->nsweep > 0 && sc->sweep == NULL))
+        return scn_errf(err, errlen, "corrupt scenario: %d sweep axes", sc->nsweep);
     for (int a = 0; a < sc->nsweep; a++) {
         int n = sc->sweep[a].nvalues;
-        if (n < 1 || n > SCENARIO_MAX_SWEEP_VALUES)
-            return scn_errf(err, "corrupt scenario: sweep axis %d has %d values", a + 1, n);
+        if (n < 1 || n > SCENARIO_MAX_SWEEP_VALUES || sc->sweep[a].values == NULL)
+            return scn_errf(err, errlen, "corrupt scenario: sweep axis %d has %d values", a + 1, n);
         if (memchr(sc->sweep[a].key, '\0', sizeof sc->sweep[a].key) == NULL)
-            return scn_errf(err, "corrupt scenario: sweep axis %d has no key", a + 1);
+            return scn_errf(err, errlen, "corrupt scenario: sweep axis %d has no key", a + 1);
         for (int v = 0; v < n; v++)
-            if (memchr(sc->sweep[a].values[v], '\0', SCENARIO_STR) == NULL)
-                return scn_errf(err, "corrupt scenario: sweep axis %d value %d", a + 1, v + 1);
+            if (sc->sweep[a].values[v] == NULL || strnlen(sc->sweep[a].values[v], SCENARIO_STR) == SCENARIO_STR)
+                return scn_errf(err, errlen, "corrupt scenario: sweep axis %d value %d", a + 1, v + 1);
     }
     return 0;
 }
@@ -84,7 +84,7 @@ size_t scenario_sweep_count(const scenario *sc)
     return scn_sweep_product(sc, sc->nsweep, &n) == 0 ? n : SIZE_MAX;
 }
 
-int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err)
+int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err, size_t errlen)
 {
     int choice[SCENARIO_MAX_SWEEP_KEYS];
     size_t rest = index;
@@ -104,14 +104,68 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
         const sweep_axis *axis = &base->sweep[a];
         int ki = -1;
         char msg[SCENARIO_ERR];
-        if (scn_find_dotted(axis->key, &ki, msg) != 0 ||
-            scn_set_key(out, ki, axis->values[choice[a]], false, msg) != 0)
-            return scn_errf(err, "%s:%d: [sweep] %s", src, axis->line, msg);
+        if (scn_find_dotted(axis->key, &ki, msg, sizeof msg) != 0 ||
+            scn_set_key(out, ki, axis->values[choice[a]], false, msg, sizeof msg) != 0)
+            return scn_errf(err, errlen, "%s:%d: [sweep] %s", src, axis->line, msg);
         out->key_line[ki] = axis->line > 0 ? axis->line : -1;
         out->key_include[ki] = 0;
         out->swept[ki] = true;
     }
     return 0;
+}
+
+void scn_axis_clear(sweep_axis *axis)
+{
+    for (int v = 0; v < axis->nvalues; v++)
+        free(axis->values[v]);
+    free(axis->values);
+    axis->values = NULL;
+    axis->nvalues = 0;
+}
+
+void scn_sweep_clear(scenario *sc)
+{
+    for (int a = 0; a < sc->nsweep; a++)
+        scn_axis_clear(&sc->sweep[a]);
+    free(sc->sweep);
+    sc->sweep = NULL;
+    sc->nsweep = 0;
+}
+
+int scn_sweep_append(scenario *sc, const char *key, int line)
+{
+    sweep_axis *grown = realloc(sc->sweep, (size_t)(sc->nsweep + 1) * sizeof *grown);
+    if (grown == NULL)
+        return -1;
+    sc->sweep = grown;
+    sweep_axis *axis = &sc->sweep[sc->nsweep];
+    memset(axis, 0, sizeof *axis);
+    scn_bprintf(axis->key, sizeof axis->key, "%s", key);
+    axis->line = line;
+    return sc->nsweep++;
+}
+
+int scn_sweep_copy(scenario *dst, const scenario *src)
+{
+    dst->sweep = NULL;
+    dst->nsweep = 0;
+    for (int a = 0; a < src->nsweep; a++) {
+        const sweep_axis *from = &src->sweep[a];
+        int at = scn_sweep_append(dst, from->key, from->line);
+        if (at < 0)
+            goto fail;
+        sweep_axis *to = &dst->sweep[at];
+        to->values = malloc((size_t)(from->nvalues > 0 ? from->nvalues : 1) * sizeof *to->values);
+        if (to->values == NULL)
+            goto fail;
+        for (; to->nvalues < from->nvalues; to->nvalues++)
+            if ((to->values[to->nvalues] = strdup(from->values[to->nvalues])) == NULL)
+                goto fail;
+    }
+    return 0;
+fail:
+    scn_sweep_clear(dst);
+    return -1;
 }
 
 int scn_find_axis(const scenario *sc, const char *key)
@@ -123,13 +177,13 @@ int scn_find_axis(const scenario *sc, const char *key)
 }
 
 int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool continuation, scenario *scratch,
-                        char msg[SCENARIO_ERR])
+                        char *err, size_t errlen)
 {
     const key_def *k = &scn_keys[ki];
     char sep = scn_is_list(k) ? '|' : ',';
     if (scn_is_list(k) && !continuation && strchr(value, '|') == NULL &&
         strchr(value, ',') != NULL)
-        return scn_errf(msg,
+        return scn_errf(err, errlen,
                         "[sweep] %s is a list key: separate its values with '|' (each value is a "
                        "comma-separated list), e.g. %s = 1, 2 | 3",
                        axis->key, axis->key);
@@ -139,26 +193,31 @@ int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool contin
     char item[SCENARIO_STR];
     int r;
     if (*value == '\0')
-        return scn_errf(msg, "[sweep] %s: no values (give 1 to %d values separated by '%c')",
+        return scn_errf(err, errlen, "[sweep] %s: no values (give 1 to %d values separated by '%c')",
                        axis->key, SCENARIO_MAX_SWEEP_VALUES, sep);
     while ((r = scn_next_item(&s, item, sizeof item)) != 0) {
         int vi = axis->nvalues + 1;
         if (r == -1)
-            return scn_errf(msg, "[sweep] %s: value %d is empty (values are separated by '%c')",
+            return scn_errf(err, errlen, "[sweep] %s: value %d is empty (values are separated by '%c')",
                            axis->key, vi, sep);
         if (r == -2)
-            return scn_errf(msg, "[sweep] %s: value %d is longer than %d characters", axis->key,
+            return scn_errf(err, errlen, "[sweep] %s: value %d is longer than %d characters", axis->key,
                            vi, SCENARIO_STR - 1);
         if (axis->nvalues >= SCENARIO_MAX_SWEEP_VALUES)
-            return scn_errf(msg, "[sweep] %s: more than %d values", axis->key,
+            return scn_errf(err, errlen, "[sweep] %s: more than %d values", axis->key,
                            SCENARIO_MAX_SWEEP_VALUES);
         for (int j = 0; j < axis->nvalues; j++)
             if (strcmp(axis->values[j], item) == 0)
-                return scn_errf(msg, "[sweep] %s: value \"%s\" is given twice", axis->key, item);
+                return scn_errf(err, errlen, "[sweep] %s: value \"%s\" is given twice", axis->key, item);
         char why[SCENARIO_ERR];
-        if (scn_set_key(scratch, ki, item, false, why) != 0)
-            return scn_errf(msg, "[sweep] %s", why);
-        memcpy(axis->values[axis->nvalues], item, strlen(item) + 1);
+        if (scn_set_key(scratch, ki, item, false, why, sizeof why) != 0)
+            return scn_errf(err, errlen, "[sweep] %s", why);
+        char **grown = realloc(axis->values, (size_t)(axis->nvalues + 1) * sizeof *grown);
+        if (grown == NULL)
+            return scn_errf(err, errlen, "[sweep] %s: out of memory", axis->key);
+        axis->values = grown;
+        if ((axis->values[axis->nvalues] = strdup(item)) == NULL)
+            return scn_errf(err, errlen, "[sweep] %s: out of memory", axis->key);
         axis->nvalues++;
     }
     return 0;
@@ -166,7 +225,7 @@ int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool contin
 
 /* The key an assignment "section.key=..." names, as the table spells it, and its index. */
 static int assignment_key(const char *assignment, char *dotted, size_t n, int *ki, const char **value,
-                          char err[SCENARIO_ERR])
+                          char *err, size_t errlen)
 {
     const char *eq = strchr(assignment, '=');
     char key[64];
@@ -176,11 +235,11 @@ static int assignment_key(const char *assignment, char *dotted, size_t n, int *k
     if (len == 0 || len >= sizeof key) {
         char shown[SCENARIO_ERR / 2];
         scn_escape(assignment, shown, sizeof shown);
-        return scn_errf(err, "\"%s\": expected section.key=value", shown);
+        return scn_errf(err, errlen, "\"%s\": expected section.key=value", shown);
     }
     memcpy(key, assignment, len);
     key[len] = '\0';
-    if (scn_find_dotted(key, ki, err) != 0)
+    if (scn_find_dotted(key, ki, err, errlen) != 0)
         return -1;
     scn_dotted_name(&scn_keys[*ki], dotted, n);
     *value = eq + 1;
@@ -209,7 +268,7 @@ int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n)
     int ki;
     const char *value;
     /* A malformed assignment sweeps nothing: scenario_override() says what is wrong. */
-    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, ignored) != 0)
+    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, ignored, sizeof ignored) != 0)
         return 0;
     int a = scn_find_axis(sc, dotted);
     if (a < 0)
@@ -219,33 +278,41 @@ int scenario_unsweep(scenario *sc, const char *assignment, char *was, size_t n)
         axis_text(&sc->sweep[a], ki, values, sizeof values);
         snprintf(was, n, "%s = %s", dotted, values);
     }
+    scn_axis_clear(&sc->sweep[a]);
     memmove(&sc->sweep[a], &sc->sweep[a + 1], (size_t)(sc->nsweep - a - 1) * sizeof sc->sweep[0]);
-    sc->nsweep--;
+    if (--sc->nsweep == 0) {
+        free(sc->sweep);
+        sc->sweep = NULL;
+    }
     return 1;
 }
 
-int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char err[SCENARIO_ERR])
+int scenario_sweep_override(scenario *sc, const char *assignment, char *was, size_t n, char *err,
+                            size_t errlen)
 {
     char dotted[64];
     int ki;
     const char *value;
-    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, err) != 0)
+    if (assignment_key(assignment, dotted, sizeof dotted, &ki, &value, err, errlen) != 0)
         return -1;
     if (strcmp(scn_keys[ki].section, "run") == 0 && strcmp(scn_keys[ki].name, "name") == 0)
-        return scn_errf(err, "--sweep %s: the run's name is made from the sweep's points; sweep another key", dotted);
+        return scn_errf(err, errlen, "--sweep %s: the run's name is made from the sweep's points; sweep another key", dotted);
     sweep_axis axis;
     memset(&axis, 0, sizeof axis);
     memcpy(axis.key, dotted, strlen(dotted) + 1);
     axis.line = -1;
     scenario *scratch = malloc(sizeof *scratch);
     if (scratch == NULL)
-        return scn_errf(err, "out of memory");
+        return scn_errf(err, errlen, "out of memory");
     scenario_defaults(scratch);
     char msg[SCENARIO_ERR];
-    int rc = scn_axis_add_values(&axis, ki, value, false, scratch, msg);
+    int rc = scn_axis_add_values(&axis, ki, value, false, scratch, msg, sizeof msg);
+    scenario_free(scratch);
     free(scratch);
-    if (rc != 0) /* msg says "[sweep] KEY: ...": this sweep is the command line's */
-        return scn_errf(err, "--sweep %s", strncmp(msg, "[sweep] ", 8) == 0 ? msg + 8 : msg);
+    if (rc != 0) { /* msg says "[sweep] KEY: ...": this sweep is the command line's */
+        scn_axis_clear(&axis);
+        return scn_errf(err, errlen, "--sweep %s", strncmp(msg, "[sweep] ", 8) == 0 ? msg + 8 : msg);
+    }
     int a = scn_find_axis(sc, dotted), replaced = a >= 0;
     if (replaced) {
         if (was && n > 0) {
@@ -253,14 +320,20 @@ int scenario_sweep_override(scenario *sc, const char *assignment, char *was, siz
             axis_text(&sc->sweep[a], ki, values, sizeof values);
             snprintf(was, n, "%s = %s", dotted, values);
         }
+        scn_axis_clear(&sc->sweep[a]);
     } else {
-        if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS)
-            return scn_errf(err, "--sweep %s: more than %d sweep axes", dotted, SCENARIO_MAX_SWEEP_KEYS);
-        a = sc->nsweep++;
+        if (sc->nsweep >= SCENARIO_MAX_SWEEP_KEYS) {
+            scn_axis_clear(&axis);
+            return scn_errf(err, errlen, "--sweep %s: more than %d sweep axes", dotted, SCENARIO_MAX_SWEEP_KEYS);
+        }
+        if ((a = scn_sweep_append(sc, dotted, -1)) < 0) {
+            scn_axis_clear(&axis);
+            return scn_errf(err, errlen, "out of memory");
+        }
     }
-    sc->sweep[a] = axis;
+    sc->sweep[a] = axis; /* the axis's values are sc's from here */
     int over = 0;
     if (scn_sweep_over_limit(sc, msg, sizeof msg, &over) != 0)
-        return scn_errf(err, "--sweep %s: %s", dotted, msg);
+        return scn_errf(err, errlen, "--sweep %s: %s", dotted, msg);
     return replaced;
 }

@@ -14,7 +14,7 @@
 #include <stddef.h>
 
 /* 0 when the axis and value counts are within their arrays; else -1 with err. */
-int scn_sweep_shape(const scenario *sc, char *err);
+int scn_sweep_shape(const scenario *sc, char *err, size_t errlen);
 
 /* Product of the first `naxes` axis lengths in *count; -1 when it overflows size_t. */
 int scn_sweep_product(const scenario *sc, int naxes, size_t *count);
@@ -27,15 +27,25 @@ int scn_sweep_over_limit(const scenario *sc, char *msg, size_t n, int *axis);
 /* Applies point `index` of `base` to `out`, which must already be a copy of base (or of
  * an earlier point of it): every swept key gets its value, key_line[] the axis line and
  * swept[] true; the axes themselves stay.  0 or -1 with err (with location). */
-int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err);
+int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err, size_t errlen);
+
+/* Axes own their values (scenario.h): scn_axis_clear() frees them, scn_sweep_clear()
+ * frees every axis and the array (sc has no sweep after it).  scn_sweep_append() adds an
+ * axis without values for `key`: its index, or -1 when out of memory (nothing changed).
+ * scn_sweep_copy() gives dst (whose own axes it overwrites, not frees) copies of src's
+ * axes: 0, or -1 when out of memory, with dst left without sweep. */
+void scn_axis_clear(sweep_axis *axis);
+void scn_sweep_clear(scenario *sc);
+int scn_sweep_append(scenario *sc, const char *key, int line);
+int scn_sweep_copy(scenario *dst, const scenario *src);
 
 /* Index of the axis that sweeps `key` (section.key as the table spells it), or -1. */
 int scn_find_axis(const scenario *sc, const char *key);
 
 /* Appends to `axis` (of key index ki) the values of `value`, separated by ',' or, for a
  * list key, by '|' (a continuation line may start with the separator), each tried on
- * `scratch`: 0, or -1 with msg ("[sweep] KEY: ...", no location). */
+ * `scratch`: 0, or -1 with err ("[sweep] KEY: ...", no location). */
 int scn_axis_add_values(sweep_axis *axis, int ki, const char *value, bool continuation, scenario *scratch,
-                        char msg[SCENARIO_ERR]);
+                        char *err, size_t errlen);
 
 #endif

@@ -108,14 +108,14 @@ static size_t fit_utf8(char *buf, size_t n, int r)
     return len;
 }
 
-int scn_errf(char *err, const char *fmt, ...)
+int scn_errf(char *err, size_t errlen, const char *fmt, ...)
 {
-    if (err != NULL) {
+    if (err != NULL && errlen > 0) {
         va_list ap;
         va_start(ap, fmt);
-        int r = vsnprintf(err, SCENARIO_ERR, fmt, ap);
+        int r = vsnprintf(err, errlen, fmt, ap);
         va_end(ap);
-        (void)fit_utf8(err, SCENARIO_ERR, r);
+        (void)fit_utf8(err, errlen, r);
     }
     return -1;
 }

@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* vsnprintf into err (SCENARIO_ERR bytes, NULL allowed); always returns -1, so that a
- * failing path can `return scn_errf(...)`. */
-int scn_errf(char *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* vsnprintf into err (errlen bytes; NULL or 0 allowed), cut back to a UTF-8 character
+ * boundary; always returns -1, so that a failing path can `return scn_errf(...)`. */
+int scn_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* snprintf that may truncate on purpose (labels, messages), backing off to a UTF-8
  * character boundary; returns the length written. */

@@ -76,7 +76,7 @@ static bool parse_bool(const char *s, bool *out)
 
 /* One element of a list or one scalar: checks type and range, writes *dst. */
 static int parse_number(const key_def *k, key_type t, const char *text, void *dst,
-                        const char *what, char *err)
+                        const char *what, char *err, size_t errlen)
 {
     char lo[32], hi[32];
     scn_fmt_double(k->min, lo, sizeof lo);
@@ -85,20 +85,20 @@ static int parse_number(const key_def *k, key_type t, const char *text, void *ds
         double v = 0;
         num_status st = parse_real(text, &v);
         if (st == NUM_BAD)
-            return scn_errf(err, "%s: \"%s\" is not a number", what, text);
+            return scn_errf(err, errlen, "%s: \"%s\" is not a number", what, text);
         if (st == NUM_NONFINITE)
-            return scn_errf(err, "%s: \"%s\" is not a finite number", what, text);
+            return scn_errf(err, errlen, "%s: \"%s\" is not a finite number", what, text);
         if (st == NUM_RANGE || v < k->min || v > k->max)
-            return scn_errf(err, "%s %s is out of range [%s, %s]", what, text, lo, hi);
+            return scn_errf(err, errlen, "%s %s is out of range [%s, %s]", what, text, lo, hi);
         memcpy(dst, &v, sizeof v);
         return 0;
     }
     long long v = 0;
     num_status st = parse_integer(text, &v);
     if (st == NUM_BAD)
-        return scn_errf(err, "%s: \"%s\" is not an integer", what, text);
+        return scn_errf(err, errlen, "%s: \"%s\" is not an integer", what, text);
     if (st == NUM_RANGE || v < (long long)k->min || v > (long long)k->max)
-        return scn_errf(err, "%s %s is out of range [%s, %s]", what, text, lo, hi);
+        return scn_errf(err, errlen, "%s %s is out of range [%s, %s]", what, text, lo, hi);
     if (t == K_INT) {
         int iv = (int)v;
         memcpy(dst, &iv, sizeof iv);
@@ -109,17 +109,26 @@ static int parse_number(const key_def *k, key_type t, const char *text, void *ds
     return 0;
 }
 
+/* The list is parsed into a new array, allocated to its length, which replaces the old one
+ * only when every element is good: a bad value leaves the key as it was. */
 static int set_list(scenario *sc, const key_def *k, const char *dotted, const char *text,
-                    bool append, char *err)
+                    bool append, char *err, size_t errlen)
 {
-    char *array = (char *)sc + k->offset;
     int count;
     memcpy(&count, (char *)sc + k->count_offset, sizeof count);
     if (count < 0 || count > k->max_count)
-        return scn_errf(err, "%s: corrupt scenario (%d elements)", dotted, count);
+        return scn_errf(err, errlen, "%s: corrupt scenario (%d elements)", dotted, count);
     int n = append ? count : 0;
     key_type et = k->type == K_LIST_DOUBLE ? K_DOUBLE : k->type == K_LIST_INT ? K_INT : K_LIST_I64;
     size_t es = scn_elem_size(k->type);
+    int cap = n;
+    char *array = NULL;
+    if (n > 0) {
+        array = malloc((size_t)n * es);
+        if (array == NULL)
+            return scn_errf(err, errlen, "%s: out of memory", dotted);
+        memcpy(array, scn_list_items(sc, k), (size_t)n * es);
+    }
 
     if (append && *text == ',')
         text++; /* a continuation line may start with the separator */
@@ -128,23 +137,45 @@ static int set_list(scenario *sc, const key_def *k, const char *dotted, const ch
         char item[64];
         int r;
         while ((r = scn_next_item(&s, item, sizeof item)) != 0) {
+            int rc = 0;
             if (r == -1)
-                return scn_errf(err, "%s: element %d is empty (elements are separated by commas)",
-                                dotted, n + 1);
-            if (r == -2)
-                return scn_errf(err, "%s: element %d is too long to be a number", dotted, n + 1);
-            if (n >= k->max_count)
-                return scn_errf(err, "%s: more than %d elements", dotted, k->max_count);
+                rc = scn_errf(err, errlen, "%s: element %d is empty (elements are separated by commas)",
+                              dotted, n + 1);
+            else if (r == -2)
+                rc = scn_errf(err, errlen, "%s: element %d is too long to be a number", dotted, n + 1);
+            else if (n >= k->max_count)
+                rc = scn_errf(err, errlen, "%s: more than %d elements", dotted, k->max_count);
+            if (rc == 0 && n == cap) {
+                int ncap = cap < 8 ? 8 : cap * 2 > k->max_count ? k->max_count : cap * 2;
+                char *grown = realloc(array, (size_t)ncap * es);
+                if (grown == NULL)
+                    rc = scn_errf(err, errlen, "%s: out of memory", dotted);
+                else {
+                    array = grown;
+                    cap = ncap;
+                }
+            }
             char what[128];
-            scn_bprintf(what, sizeof what, "%s element %d", dotted, n + 1);
-            if (parse_number(k, et, item, array + (size_t)n * es, what, err) != 0)
+            if (rc == 0) {
+                scn_bprintf(what, sizeof what, "%s element %d", dotted, n + 1);
+                rc = parse_number(k, et, item, array + (size_t)n * es, what, err, errlen);
+            }
+            if (rc != 0) {
+                free(array);
                 return -1;
+            }
             n++;
         }
     }
-    /* Zero the unused tail so that equal lists are equal bytes (round-trip tests). */
-    memset(array + (size_t)n * es, 0, (size_t)(k->max_count - n) * es);
-    memcpy((char *)sc + k->count_offset, &n, sizeof n);
+    if (n == 0) {
+        free(array);
+        array = NULL;
+    } else if (n < cap) {
+        char *fit = realloc(array, (size_t)n * es); /* to its length; keep it when that fails */
+        if (fit != NULL)
+            array = fit;
+    }
+    scn_list_replace(sc, k, array, n);
     return 0;
 }
 
@@ -186,45 +217,45 @@ static void apply_device_preset(scenario *sc)
 }
 
 /* Text fit for a name stored in SQLite and exported as JSON, and read back by inih. */
-static int check_string(const key_def *k, const char *dotted, const char *text, char *err)
+static int check_string(const key_def *k, const char *dotted, const char *text, char *err, size_t errlen)
 {
     size_t len = strlen(text);
     if (len >= k->size)
-        return scn_errf(err, "%s is longer than %zu bytes", dotted, k->size - 1);
+        return scn_errf(err, errlen, "%s is longer than %zu bytes", dotted, k->size - 1);
     const unsigned char *u = (const unsigned char *)text;
     for (size_t i = 0; i < len;) {
         uint32_t cp = 0;
         size_t c = scn_utf8_next(u + i, len - i, &cp);
         if (c == 0)
-            return scn_errf(err, "%s: byte %zu is not valid UTF-8", dotted, i + 1);
+            return scn_errf(err, errlen, "%s: byte %zu is not valid UTF-8", dotted, i + 1);
         if (scn_is_control(cp))
-            return scn_errf(err, "%s: control character U+%04" PRIX32 " at byte %zu is not allowed",
+            return scn_errf(err, errlen, "%s: control character U+%04" PRIX32 " at byte %zu is not allowed",
                             dotted, cp, i + 1);
         /* inih would cut the value at " ;" when it is read back. */
         if (cp == ';')
-            return scn_errf(err, "%s: ';' is not allowed (it starts an INI comment)", dotted);
+            return scn_errf(err, errlen, "%s: ';' is not allowed (it starts an INI comment)", dotted);
         i += c;
     }
     return 0;
 }
 
-static int no_value(const key_def *k, const char *dotted, char *err)
+static int no_value(const key_def *k, const char *dotted, char *err, size_t errlen)
 {
     char range[160];
     scn_describe_range(k, range, sizeof range);
     switch (k->type) {
     case K_INT:
     case K_U64:
-        return scn_errf(err, "%s: no value (expected an integer in %s)", dotted, range);
+        return scn_errf(err, errlen, "%s: no value (expected an integer in %s)", dotted, range);
     case K_DOUBLE:
-        return scn_errf(err, "%s: no value (expected a number in %s)", dotted, range);
+        return scn_errf(err, errlen, "%s: no value (expected a number in %s)", dotted, range);
     case K_BOOL:
-        return scn_errf(err, "%s: no value (expected true or false)", dotted);
+        return scn_errf(err, errlen, "%s: no value (expected true or false)", dotted);
     case K_ENUM_STR:
     case K_ENUM_INT:
-        return scn_errf(err, "%s: no value (expected one of: %s)", dotted, range);
+        return scn_errf(err, errlen, "%s: no value (expected one of: %s)", dotted, range);
     case K_STRING:
-        return scn_errf(err, "%s: no value (give a name, or leave the key out to use the file's "
+        return scn_errf(err, errlen, "%s: no value (give a name, or leave the key out to use the file's "
                              "name)",
                         dotted);
     default:
@@ -232,7 +263,7 @@ static int no_value(const key_def *k, const char *dotted, char *err)
     }
 }
 
-int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
+int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err, size_t errlen)
 {
     const key_def *k = &scn_keys[ki];
     char dotted[96];
@@ -242,22 +273,22 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
     /* Checked before any message quotes the text, so that messages stay valid UTF-8. */
     size_t bad = 0, len = strlen(text);
     if (scn_utf8_check(text, len, &bad) != 0)
-        return scn_errf(err, "%s: the value is not valid UTF-8 (byte %zu is 0x%02X)", dotted,
+        return scn_errf(err, errlen, "%s: the value is not valid UTF-8 (byte %zu is 0x%02X)", dotted,
                         bad + 1, (unsigned char)text[bad]);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)text[i];
         if ((c < 0x20 && c != '\t') || c == 0x7F)
-            return scn_errf(err, "%s: the value has control character 0x%02X at byte %zu", dotted,
+            return scn_errf(err, errlen, "%s: the value has control character 0x%02X at byte %zu", dotted,
                             c, i + 1);
     }
 
     if (*text == '\0' && (!scn_is_list(k) && !(k->type == K_STRING && k->min < 1)))
-        return no_value(k, dotted, err);
+        return no_value(k, dotted, err, errlen);
 
     switch (k->type) {
     case K_INT:
     case K_DOUBLE: {
-        int rc = parse_number(k, k->type, text, dst, dotted, err);
+        int rc = parse_number(k, k->type, text, dst, dotted, err, errlen);
         if (rc == 0 && strcmp(k->section, "network") == 0 &&
             (strcmp(k->name, "nodes") == 0 || strcmp(k->name, "gpus_per_node") == 0))
             apply_topology(sc);
@@ -269,9 +300,9 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
         unsigned long long v = strtoull(text, &end, 10);
         /* strtoull quietly negates "-1"; a seed given as negative is a mistake. */
         if (text[0] == '-' || end == text || *end != '\0')
-            return scn_errf(err, "%s: \"%s\" is not a non-negative integer", dotted, text);
+            return scn_errf(err, errlen, "%s: \"%s\" is not a non-negative integer", dotted, text);
         if (errno == ERANGE)
-            return scn_errf(err, "%s %s is out of range [0, 2^64-1]", dotted, text);
+            return scn_errf(err, errlen, "%s %s is out of range [0, 2^64-1]", dotted, text);
         uint64_t u = (uint64_t)v;
         memcpy(dst, &u, sizeof u);
         return 0;
@@ -279,14 +310,14 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
     case K_BOOL: {
         bool b;
         if (!parse_bool(text, &b))
-            return scn_errf(err,
+            return scn_errf(err, errlen,
                             "%s: \"%s\" is not a boolean (use true/false, yes/no, on/off, 1/0)",
                             dotted, text);
         memcpy(dst, &b, sizeof b);
         return 0;
     }
     case K_STRING: {
-        if (check_string(k, dotted, text, err) != 0)
+        if (check_string(k, dotted, text, err, errlen) != 0)
             return -1;
         memset(dst, 0, k->size);
         memcpy(dst, text, len);
@@ -315,14 +346,14 @@ int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err)
         for (int c = 0; k->choices[c] != NULL && pos < sizeof list; c++)
             pos += scn_bprintf(list + pos, sizeof list - pos, "%s%s", c ? ", " : "",
                                k->choices[c]);
-        return scn_errf(err, "%s \"%s\" is not one of: %s", dotted, text, list);
+        return scn_errf(err, errlen, "%s \"%s\" is not one of: %s", dotted, text, list);
     }
     case K_LIST_DOUBLE:
     case K_LIST_INT:
     case K_LIST_I64:
-        return set_list(sc, k, dotted, text, append, err);
+        return set_list(sc, k, dotted, text, append, err, errlen);
     }
-    return scn_errf(err, "%s: unsupported key type", dotted);
+    return scn_errf(err, errlen, "%s: unsupported key type", dotted);
 }
 
 bool scn_key_is_default(const scenario *sc, int ki)
@@ -427,10 +458,11 @@ void scn_value_text(const scenario *sc, int ki, char *buf, size_t n)
     case K_LIST_I64: {
         int count;
         memcpy(&count, (const char *)sc + k->count_offset, sizeof count);
+        const char *items = scn_list_items(sc, k);
         size_t pos = 0;
         for (int i = 0; i < count && i < k->max_count; i++) {
             char item[40];
-            const char *e = src + (size_t)i * scn_elem_size(k->type);
+            const char *e = items + (size_t)i * scn_elem_size(k->type);
             if (k->type == K_LIST_DOUBLE) {
                 double v;
                 memcpy(&v, e, sizeof v);

@@ -18,7 +18,7 @@
 
 /* Sets key `ki` from trimmed text exactly as a file line would.  `append` continues a
  * list from an indented continuation line.  Returns 0 or -1 with err. */
-int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err);
+int scn_set_key(scenario *sc, int ki, const char *text, bool append, char *err, size_t errlen);
 
 /* Whether key `ki` holds its default value (lists: are empty). */
 bool scn_key_is_default(const scenario *sc, int ki);

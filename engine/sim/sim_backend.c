@@ -344,6 +344,7 @@ static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, doub
     net_model nm;
     net_model_init(&nm, sc);
     *us_per_iter = net_allreduce_ns(&nm, (double)bytes) / 1e3;
+    scenario_free(sc);
     free(sc);
     return 0;
 }

@@ -443,9 +443,7 @@ static void custom_file_path(const scenario *sc, char *out, size_t n)
 
 /* ---- entry points ------------------------------------------------------------- */
 
-static const char *const preset_names[] = {"mlp", "resnet18", "resnet50", "bert-large", "gpt2", "custom", NULL};
-
-const char *const *model_preset_names(void) { return preset_names; }
+const char *const *model_preset_names(void) { return scenario_model_presets; }
 
 /* 0 means "the preset's default"; negative is an error the caller reports. */
 static int dim_or_default(builder *b, const char *key, int v, int def)
@@ -563,7 +561,12 @@ int model_build(const scenario *sc, model *m, char *err, size_t errlen)
             build_custom(&b, sc);
         }
     } else {
-        fail(&b, "model: unknown preset \"%s\" (expected one of: mlp, resnet18, resnet50, bert-large, gpt2, custom)", p);
+        char names[160];
+        size_t at = 0;
+        names[0] = '\0';
+        for (const char *const *n = scenario_model_presets; *n && at < sizeof names; n++)
+            at += (size_t)snprintf(names + at, sizeof names - at, "%s%s", at ? ", " : "", *n);
+        fail(&b, "model: unknown preset \"%s\" (expected one of: %s)", p, names);
     }
 
     if (!b.failed)

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char why[PROPS_WHY];
-    if (scenario_props_check(data, size, why) != 0) {
+    if (scenario_props_check(data, size, why, sizeof why) != 0) {
         fprintf(stderr, "scenario property failed: %s\n", why);
         abort();
     }
