@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 /* DDP's logger on both ranks: rebuilt_bucket_sizes "30904224, 15853824". */
 #define BUCKET0_BYTES 30904224
@@ -33,9 +37,9 @@ static char db[300];
 static int setup(void **state)
 {
     (void)state;
-    if (imp_setup("ddpprof-test-h200-") != 0)
+    if (scratch_setup("ddpprof-test-h200-") != 0)
         return -1;
-    imp_path(db, sizeof db, "h200.sqlite");
+    scratch_path(db, sizeof db, "h200.sqlite");
     char traces[400];
     repo_path(traces, sizeof traces, "tests/import/h200_resnet18");
     cmd_result r;
@@ -49,7 +53,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    return imp_teardown();
+    return scratch_teardown();
 }
 
 static void test_ranks_steps_and_warmup_kernels(void **state)

@@ -20,18 +20,22 @@
 
 #include <jansson.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 static int setup(void **state)
 {
     (void)state;
-    return imp_setup("ddpprof-test-import-torch-");
+    return scratch_setup("ddpprof-test-import-torch-");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    return imp_teardown();
+    return scratch_teardown();
 }
 
 /* A real 4-rank gloo job of 6 steps whose ranks `slow` (a list) sleep `ms` a step,
@@ -40,9 +44,9 @@ static int teardown(void **state)
 static void traced_job(const char *name, const char *slow, const char *ms, char *db, size_t n, cmd_result *r)
 {
     char dir[300], file[64];
-    imp_path(dir, sizeof dir, name);
+    scratch_path(dir, sizeof dir, name);
     snprintf(file, sizeof file, "%.40s.sqlite", name);
-    imp_path(db, n, file);
+    scratch_path(db, n, file);
     assert_int_equal(python_cmd(r, "ddp_trace.py", "--out", dir, "--world", "4", "--slow-rank", slow, "--slow-ms", ms,
                                 "--steps", "6", NULL),
                      0);
