@@ -82,9 +82,23 @@ int scratch_teardown(void)
 
 const char *scratch_dir(void) { return scratch; }
 
+int scratch_group_setup(void **state)
+{
+    (void)state;
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "ddpprof-test-%.60s-", program_invocation_short_name);
+    return scratch_setup(prefix);
+}
+
+int scratch_group_teardown(void **state)
+{
+    (void)state;
+    return scratch_teardown();
+}
+
 void scratch_path(char *out, size_t n, const char *name)
 {
-    snprintf(out, n, "%s/%.*s", scratch, (int)(n > 210 ? n - 210 : 1), name);
+    snprintf(out, n, "%s/%s", scratch, name);
 }
 
 void repo_path(char *out, size_t n, const char *rel)
@@ -139,6 +153,14 @@ void write_file(const char *path, const char *text)
         fail_msg("write_file: cannot create %s: %s", path, strerror(errno));
     assert_true(fputs(text, f) >= 0);
     assert_int_equal(fclose(f), 0);
+}
+
+void write_file_in(const char *dir, const char *name, const char *text, char *path, size_t pathlen)
+{
+    int n = snprintf(path, pathlen, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= pathlen)
+        fail_msg("write_file_in: %s/%s does not fit in %zu bytes", dir, name, pathlen);
+    write_file(path, text);
 }
 
 /* --- commands --------------------------------------------------------------------------- */

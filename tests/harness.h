@@ -7,8 +7,9 @@
  *    with mkdtemp; scratch_teardown() removes it and everything under it (nftw, no shell).
  *    scratch_dir() is its path ("" before setup), scratch_path() a name inside it.  Both
  *    return 0, or -1 with the reason on stderr, so that they can be a cmocka (group) setup's
- *    and teardown's result.  tmpdir_make()/tmpdir_remove() do the same for a directory of
- *    the caller's (a test's own, in a buffer it owns).
+ *    and teardown's result; scratch_group_setup/teardown are that setup and teardown (the
+ *    prefix "ddpprof-test-<program>-").  tmpdir_make()/tmpdir_remove() do the same for a
+ *    directory of the caller's (a test's own, in a buffer it owns).
  *  - Commands: run_cmd() runs argv[0] (a path, or a name looked up in PATH) with stdin
  *    /dev/null, stdout and stderr captured into the caller's cmd_result (fixed buffers,
  *    NUL-terminated, cut at their size: nothing to free), in files of its own that are gone
@@ -24,7 +25,8 @@
  *    "" when there is no row or the value is NULL.
  *  - Files: slurp_into() reads a file into the caller's buffer ("" when it cannot be read);
  *    slurp_file() returns the whole file malloc'd (the caller frees it), failing the test
- *    when it cannot be read; write_file() writes text, failing the test when it cannot.
+ *    when it cannot be read; write_file() writes text, failing the test when it cannot, and
+ *    write_file_in() the same in a directory, giving back the file's path.
  *
  * Needs DDPPROF (the binary) and SCENARIOS (the scenarios folder; the repository is its
  * parent) in the environment where it runs them, as `make test` sets them. */
@@ -39,6 +41,9 @@
 int scratch_setup(const char *prefix);
 int scratch_teardown(void);
 const char *scratch_dir(void);
+/* The same as a cmocka setup and teardown: /tmp/ddpprof-test-<program>-XXXXXX. */
+int scratch_group_setup(void **state);
+int scratch_group_teardown(void **state);
 /* <scratch dir>/<name> into out. */
 void scratch_path(char *out, size_t n, const char *name);
 
@@ -81,5 +86,7 @@ void db_text(const char *db_path, const char *sql, char *out, size_t n);
 void slurp_into(const char *path, char *buf, size_t len);
 char *slurp_file(const char *path, size_t *len);
 void write_file(const char *path, const char *text);
+/* write_file of <dir>/<name>, that path written into path. */
+void write_file_in(const char *dir, const char *name, const char *text, char *path, size_t pathlen);
 
 #endif
