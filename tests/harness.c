@@ -356,29 +356,33 @@ static sqlite3_stmt *query(const char *who, const char *db_path, const char *sql
     return s;
 }
 
-int64_t db_int(const char *db_path, const char *sql)
+/* The first column of the first row as an integer or a double; no row fails the test. */
+static void db_scalar(const char *who, const char *db_path, const char *sql, int64_t *iv, double *dv)
 {
     sqlite3 *db;
     int row;
-    sqlite3_stmt *s = query("db_int", db_path, sql, &db, &row);
-    int64_t v = row ? sqlite3_column_int64(s, 0) : 0;
+    sqlite3_stmt *s = query(who, db_path, sql, &db, &row);
+    if (row && iv)
+        *iv = sqlite3_column_int64(s, 0);
+    if (row && dv)
+        *dv = sqlite3_column_double(s, 0);
     sqlite3_finalize(s);
     sqlite3_close(db);
     if (!row)
-        fail_msg("db_int(%s): %s: no row", db_path, sql);
+        fail_msg("%s(%s): %s: no row", who, db_path, sql);
+}
+
+int64_t db_int(const char *db_path, const char *sql)
+{
+    int64_t v = 0;
+    db_scalar("db_int", db_path, sql, &v, NULL);
     return v;
 }
 
 double db_double(const char *db_path, const char *sql)
 {
-    sqlite3 *db;
-    int row;
-    sqlite3_stmt *s = query("db_double", db_path, sql, &db, &row);
-    double v = row ? sqlite3_column_double(s, 0) : 0;
-    sqlite3_finalize(s);
-    sqlite3_close(db);
-    if (!row)
-        fail_msg("db_double(%s): %s: no row", db_path, sql);
+    double v = 0;
+    db_scalar("db_double", db_path, sql, NULL, &v);
     return v;
 }
 

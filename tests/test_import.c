@@ -29,18 +29,6 @@
 
 #include "harness.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return scratch_setup("ddpprof-test-import-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 /* Writes a job into tmp/<dir> with kineto_gen.py and the extra arguments (NULL-ended). */
 static void gen(const char *dir, ...)
 {
@@ -406,11 +394,11 @@ static void test_subset_of_ranks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_float_timebase_ncclkernel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_int_timebase_devkernel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lowercase_without_args, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_metadata_names_and_gzip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_subset_of_ranks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_float_timebase_ncclkernel, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_int_timebase_devkernel, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_lowercase_without_args, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_no_metadata_names_and_gzip, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_subset_of_ranks, scratch_group_setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,12 +42,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 static void write_bytes(const char *path, const void *data, size_t n)
 {
     FILE *f = fopen(path, "wb");
@@ -280,5 +274,5 @@ int main(void)
         cmocka_unit_test(test_ranks_that_are_not_one_job),
         cmocka_unit_test(test_too_large),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_group_teardown);
 }

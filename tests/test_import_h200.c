@@ -50,12 +50,6 @@ static int setup(void **state)
     return 0;
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 static void test_ranks_steps_and_warmup_kernels(void **state)
 {
     (void)state;
@@ -131,5 +125,5 @@ int main(void)
         cmocka_unit_test(test_hta_figures),
         cmocka_unit_test(test_whatif_finds_the_model_and_replays),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_group_teardown);
 }

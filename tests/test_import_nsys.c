@@ -26,18 +26,6 @@
 
 #include "harness.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return scratch_setup("ddpprof-test-import-nsys-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 static void gen(const char *dir, const char *format, const char *world)
 {
     char out[300];
@@ -210,9 +198,9 @@ static void test_real_export_of_a_ddpprof_run(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_export_per_rank, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_export_of_all_ranks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_real_export_of_a_ddpprof_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_per_rank, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_one_export_of_all_ranks, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_real_export_of_a_ddpprof_run, scratch_group_setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

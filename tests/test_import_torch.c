@@ -26,18 +26,6 @@
 
 #include "harness.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return scratch_setup("ddpprof-test-import-torch-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 /* A real 4-rank gloo job of 6 steps whose ranks `slow` (a list) sleep `ms` a step,
  * traced into directory `name` and imported into db; r holds the import's output.
  * Skips where /usr/bin/python3 has no torch. */
@@ -129,8 +117,8 @@ static void test_two_slow_ranks_named(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_gloo_job_with_a_slow_rank, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_two_slow_ranks_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gloo_job_with_a_slow_rank, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_two_slow_ranks_named, scratch_group_setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

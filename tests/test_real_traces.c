@@ -56,12 +56,6 @@ static int setup(void **state)
     return scratch_setup("ddpprof-test-real-traces-");
 }
 
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 /* "rank 0: 22.45 / 2.73 / 30.11 / 67.16; rank 1: ..." (overlap may be "overlap none"). */
 static void parse_figures(const char *cell, trace_row *t)
 {
@@ -292,7 +286,7 @@ static void test_every_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_trace, setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

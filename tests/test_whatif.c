@@ -17,18 +17,6 @@
 
 #include "harness.h"
 
-static int setup(void **state)
-{
-    (void)state;
-    return scratch_setup("ddpprof-whatif");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return scratch_teardown();
-}
-
 /* The job step (mean over measured iterations of the slowest rank's) and DDP's overlap
  * (mean over ranks) of run `id`, from the iteration_stats view. */
 static double step_ms(const char *db, int64_t id)
@@ -270,5 +258,5 @@ int main(void)
         cmocka_unit_test(test_large_world_phase_detail),
         cmocka_unit_test(test_refusals),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, scratch_group_setup, scratch_group_teardown);
 }
