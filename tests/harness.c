@@ -198,6 +198,7 @@ static void read_capture(int fd, char *buf, size_t len)
 int run_cmd(cmd_result *r, const char *const *argv)
 {
     r->status = -1;
+    r->signal = 0;
     r->out[0] = r->err[0] = '\0';
     int out = capture_file(), err = out >= 0 ? capture_file() : -1;
     if (out < 0 || err < 0) {
@@ -220,8 +221,10 @@ int run_cmd(cmd_result *r, const char *const *argv)
                 }
                 if (w != pid)
                     rc = errno;
-                else
-                    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+                else {
+                    r->signal = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+                    r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + r->signal;
+                }
             }
         }
         posix_spawn_file_actions_destroy(&fa);
@@ -262,14 +265,10 @@ static const char **make_argv(const char *const *prefix, int nprefix, const char
     return argv;
 }
 
-int ddpprof_argv(cmd_result *r, const char *const *args)
+/* run_cmd of prefix then args or ap (make_argv's). */
+static int run_with(cmd_result *r, const char *const *prefix, int nprefix, const char *const *args, va_list *ap)
 {
-    const char *bin = getenv("DDPPROF");
-    if (!bin) {
-        fprintf(stderr, "ddpprof_argv: DDPPROF is not set\n");
-        return -1;
-    }
-    const char **argv = make_argv(&bin, 1, args, NULL);
+    const char **argv = make_argv(prefix, nprefix, args, ap);
     if (!argv)
         return -1;
     int rc = run_cmd(r, argv);
@@ -277,21 +276,30 @@ int ddpprof_argv(cmd_result *r, const char *const *args)
     return rc;
 }
 
-int ddpprof_cmd(cmd_result *r, ...)
+/* $DDPPROF, or NULL with the reason on stderr. */
+static const char *ddpprof_bin(const char *who)
 {
     const char *bin = getenv("DDPPROF");
-    if (!bin) {
-        fprintf(stderr, "ddpprof_cmd: DDPPROF is not set\n");
+    if (!bin)
+        fprintf(stderr, "%s: DDPPROF is not set\n", who);
+    return bin;
+}
+
+int ddpprof_argv(cmd_result *r, const char *const *args)
+{
+    const char *bin = ddpprof_bin("ddpprof_argv");
+    return bin ? run_with(r, &bin, 1, args, NULL) : -1;
+}
+
+int ddpprof_cmd(cmd_result *r, ...)
+{
+    const char *bin = ddpprof_bin("ddpprof_cmd");
+    if (!bin)
         return -1;
-    }
     va_list ap;
     va_start(ap, r);
-    const char **argv = make_argv(&bin, 1, NULL, &ap);
+    int rc = run_with(r, &bin, 1, NULL, &ap);
     va_end(ap);
-    if (!argv)
-        return -1;
-    int rc = run_cmd(r, argv);
-    free(argv);
     return rc;
 }
 
@@ -301,9 +309,9 @@ void ddpprof_run(cmd_result *r, const char *const *args)
         fail_msg("ddpprof_run: DDPPROF is not set");
     if (ddpprof_argv(r, args) != 0)
         fail_msg("ddpprof_run: could not start %s", getenv("DDPPROF"));
-    if (r->status > 128)
+    if (r->signal != 0)
         fail_msg("ddpprof_run: %s %s ... was killed by signal %d; stderr:\n%s", getenv("DDPPROF"),
-                 args[0] ? args[0] : "", r->status - 128, r->err);
+                 args[0] ? args[0] : "", r->signal, r->err);
 }
 
 int python_cmd(cmd_result *r, const char *script, ...)
@@ -314,12 +322,8 @@ int python_cmd(cmd_result *r, const char *script, ...)
     const char *prefix[2] = {"/usr/bin/python3", path};
     va_list ap;
     va_start(ap, script);
-    const char **argv = make_argv(prefix, 2, NULL, &ap);
+    int rc = run_with(r, prefix, 2, NULL, &ap);
     va_end(ap);
-    if (!argv)
-        return -1;
-    int rc = run_cmd(r, argv);
-    free(argv);
     return rc;
 }
 

@@ -13,7 +13,8 @@
  *  - Commands: run_cmd() runs argv[0] (a path, or a name looked up in PATH) with stdin
  *    /dev/null, stdout and stderr captured into the caller's cmd_result (fixed buffers,
  *    NUL-terminated, cut at their size: nothing to free), in files of its own that are gone
- *    before it returns.  status is the exit status, 128 + the signal when a signal ended it.
+ *    before it returns.  status is the exit status, 128 + the signal when a signal ended it
+ *    (then signal is that signal, else 0).
  *    It returns 0, or -1 when the command could not be started (the reason on stderr).
  *    ddpprof_cmd() / ddpprof_argv() run $DDPPROF; python_cmd() /usr/bin/python3 on a script
  *    of tests/import/.  ddpprof_run() is ddpprof_argv() that fails the test (cmocka) when
@@ -60,6 +61,7 @@ void repo_path(char *out, size_t n, const char *rel);
 
 typedef struct {
     int status; /* exit status; 128 + signal when killed */
+    int signal; /* the signal that ended it; 0 when it exited */
     char out[1 << 16];
     char err[1 << 14];
 } cmd_result;
