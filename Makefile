@@ -80,9 +80,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/%.c $(BUILD)/libddpprof.a
+# Every test binary is its file, the tests' shared harness (tests/harness.h) and the library.
+TEST_HARNESS := $(BUILD)/tests/harness.o
+$(BUILD)/tests/%: tests/%.c $(TEST_HARNESS) $(BUILD)/libddpprof.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(BUILD)/libddpprof.a $(LDLIBS) -lcmocka
+	$(CC) $(CPPFLAGS) $(CFLAGS) -Itests -o $@ $< $(TEST_HARNESS) $(BUILD)/libddpprof.a $(LDLIBS) -lcmocka
 
 # Installs the Debian packages that are missing (needs root or sudo), and Nsight Systems
 # (nsys and its NVTX3 headers) when no NVTX3 headers were found; if that install fails,
@@ -142,7 +144,7 @@ bench: all
 clean:
 	rm -rf build build-asan build-tsan ddpprof
 
--include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d
+-include $(LIB_OBJ:.o=.d) $(BUILD)/src/main.d $(TEST_HARNESS:.o=.d) $(TEST_BIN:=.d)
 
 # Fuzzing the scenario reader with libFuzzer (clang, and on Debian libclang-rt-dev):
 # `make fuzz` runs FUZZ_SECONDS, `make fuzz-short` 20 s.  New inputs collect in

@@ -11,14 +11,11 @@
 
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "reports/calib_report.h"
@@ -26,25 +23,7 @@
 #include "engine/backend.h"
 #include "engine/predict/fit_ring.h"
 #include "engine/scenario/scenario.h"
-
-extern char **environ;
-
-static char tmpdir[128];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_calibrate.XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+#include "harness.h"
 
 static const int worlds[] = {2, 3, 4, 8};
 static const int64_t sizes[] = {4096, 65536, 1 << 20, 16 << 20, 100 << 20};
@@ -247,14 +226,6 @@ static void test_dispatch_fit(void **state)
     free(d);
 }
 
-static void write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_true(fputs(text, f) >= 0);
-    assert_int_equal(fclose(f), 0);
-}
-
 static void test_fragment_loads_back_with_fitted_values(void **state)
 {
     (void)state;
@@ -276,8 +247,8 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     char *ini = calib_ini_text(&p, d, &f, "test machine");
     assert_non_null(ini);
     char frag[256], top[256];
-    snprintf(frag, sizeof frag, "%s/calibration.ini", tmpdir);
-    write_text(frag, ini);
+    snprintf(frag, sizeof frag, "%s/calibration.ini", scratch_dir());
+    write_file(frag, ini);
     free(ini);
 
     scenario *sc = calloc(1, sizeof *sc);
@@ -300,8 +271,8 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
         assert_true(fabs(sc->measured_us[i] - d->ar[i].us) <= 0.05 + 1e-9);
     }
     /* included by a scenario, which keeps the last word */
-    snprintf(top, sizeof top, "%s/uses.ini", tmpdir);
-    write_text(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");
+    snprintf(top, sizeof top, "%s/uses.ini", scratch_dir());
+    write_file(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");
     assert_int_equal(scenario_load_file(top, sc, err, sizeof err), 0);
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
@@ -311,51 +282,6 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     scenario_free(sc);
     free(sc);
     free(d);
-}
-
-typedef struct {
-    int status;
-    char out[16384], err[8192];
-} result;
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, len - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-static void ddpprof(result *r, const char *const *args)
-{
-    const char *bin = getenv("DDPPROF");
-    assert_non_null(bin);
-    enum { MAX_ARGS = 1024 };
-    const char *argv[MAX_ARGS];
-    int n = 0;
-    argv[n++] = bin;
-    for (int i = 0; args[i]; i++) {
-        assert_true(n < MAX_ARGS - 1);
-        argv[n++] = args[i];
-    }
-    argv[n] = NULL;
-    char out_path[200], err_path[200];
-    snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
-    snprintf(err_path, sizeof err_path, "%s/stderr", tmpdir);
-    posix_spawn_file_actions_t fa;
-    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    r->status = WEXITSTATUS(st);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
 }
 
 /* Replaces run `to`'s spans in the database at `db` by run `from`'s, their timeline
@@ -387,17 +313,17 @@ static void test_calibrate_from_a_run(void **state)
 {
     (void)state;
     char db[256], out[256];
-    snprintf(db, sizeof db, "%s/runs.sqlite", tmpdir);
-    snprintf(out, sizeof out, "%s/from.ini", tmpdir);
-    result *r = malloc(sizeof *r);
+    snprintf(db, sizeof db, "%s/runs.sqlite", scratch_dir());
+    snprintf(out, sizeof out, "%s/from.ini", scratch_dir());
+    cmd_result *r = malloc(sizeof *r);
     assert_non_null(r);
     const char *run[] = {"run", "scenarios/baseline.ini", "-q", "-o", db, "-s", "run.world_size=2", "-s",
                          "run.iterations=3", "-s", "run.warmup=1", "-s", "model.batch=8", NULL};
-    ddpprof(r, run);
+    ddpprof_run(r, run);
     if (r->status != 0)
         fail_msg("run exited %d: %s", r->status, r->err);
     const char *from[] = {"calibrate", "--from", db, "--run", "1", "-o", out, NULL};
-    ddpprof(r, from);
+    ddpprof_run(r, from);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
     scenario *sc = calloc(1, sizeof *sc);
@@ -425,7 +351,7 @@ static void test_calibrate_from_a_run(void **state)
     const char *many[] = {"calibrate", "--from", db, "--run", "1", "--run", "1", "--run", "1", "--run", "1",
                           "--run", "1", "--run", "1", "--run", "1", "--run", "1", "--run", "1", "--run", "1",
                           "--run", "1", "--run", "1", "--host-cores", "2", "-o", out, NULL};
-    ddpprof(r, many);
+    ddpprof_run(r, many);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
     if (scenario_load_file(out, sc, err, sizeof err) != 0)
@@ -451,7 +377,7 @@ static void test_calibrate_from_a_run(void **state)
     lots[n++] = "-o";
     lots[n++] = out;
     lots[n] = NULL;
-    ddpprof(r, lots);
+    ddpprof_run(r, lots);
     free(lots);
     if (r->status != 0)
         fail_msg("calibrate --from with %d runs exited %d: %s", MANY_RUNS, r->status, r->err);
@@ -461,11 +387,11 @@ static void test_calibrate_from_a_run(void **state)
      * the other runs alone give. */
     const char *again[] = {"run", "scenarios/baseline.ini", "-q", "-o", db, "-s", "run.world_size=2", "-s",
                            "run.iterations=3", "-s", "run.warmup=1", "-s", "model.batch=8", NULL};
-    ddpprof(r, again);
+    ddpprof_run(r, again);
     if (r->status != 0)
         fail_msg("run exited %d: %s", r->status, r->err);
     const char *three[] = {"calibrate", "--from", db, "--run", "1", "--run", "1", "--run", "1", "-o", out, NULL};
-    ddpprof(r, three);
+    ddpprof_run(r, three);
     assert_int_equal(r->status, 0);
     double wake_three = -1;
     assert_non_null(w = strstr(r->out, "op_wakeup"));
@@ -473,12 +399,12 @@ static void test_calibrate_from_a_run(void **state)
     const char *four[] = {"calibrate", "--from", db, "--run", "1", "--run", "1", "--run", "1", "--run", "2", "-o",
                           out, NULL};
     assert_int_equal(copy_run_stretched(db, 1, 2, 1.2), 0);
-    ddpprof(r, four);
+    ddpprof_run(r, four);
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "4 runs \"baseline\" (cpu, 2 ranks: 1 1 1 2)"));
     assert_null(strstr(r->out, "left out"));
     assert_int_equal(copy_run_stretched(db, 1, 2, 2.0), 0);
-    ddpprof(r, four);
+    ddpprof_run(r, four);
     assert_int_equal(r->status, 0);
     assert_non_null(strstr(r->out, "3 runs \"baseline\" (cpu, 2 ranks: 1 1 1)"));
     const char *left = strstr(r->out, "left out as disturbed");
@@ -493,22 +419,22 @@ static void test_calibrate_from_a_run(void **state)
     assert_int_equal(sscanf(w, "op_wakeup %lf", &wake_kept), 1);
     assert_true(wake_kept == wake_three);
     const char *cores_alone[] = {"calibrate", "--host-cores", "2", NULL};
-    ddpprof(r, cores_alone);
+    ddpprof_run(r, cores_alone);
     assert_int_equal(r->status, 2);
     const char *cache_alone[] = {"calibrate", "--cache-mb", "32", NULL};
-    ddpprof(r, cache_alone);
+    ddpprof_run(r, cache_alone);
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "--cache-mb need --from"));
     const char *bad_cache[] = {"calibrate", "--from", db, "--run", "1", "--cache-mb", "lots", NULL};
-    ddpprof(r, bad_cache);
+    ddpprof_run(r, bad_cache);
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "--cache-mb lots"));
     const char *missing[] = {"calibrate", "--from", db, "--run", "7", "-o", out, NULL};
-    ddpprof(r, missing);
+    ddpprof_run(r, missing);
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "no run 7"));
     const char *mixed[] = {"calibrate", "--from", db, "--run", "1", "--ranks", "2,4", NULL};
-    ddpprof(r, mixed);
+    ddpprof_run(r, mixed);
     assert_int_equal(r->status, 2);
     scenario_free(sc);
     free(sc);
@@ -519,12 +445,12 @@ static void test_calibrate_cpu_end_to_end(void **state)
 {
     (void)state;
     char out[256];
-    snprintf(out, sizeof out, "%s/cpu.ini", tmpdir);
-    result *r = malloc(sizeof *r);
+    snprintf(out, sizeof out, "%s/cpu.ini", scratch_dir());
+    cmd_result *r = malloc(sizeof *r);
     assert_non_null(r);
     const char *args[] = {"calibrate", "--backend", "cpu", "--ranks", "2,3", "--sizes", "64K,1M,4M",
                           "--copy-sizes", "256K,1M", "--iters", "3", "--warmup", "1", "--repeats", "3", "-o", out, NULL};
-    ddpprof(r, args);
+    ddpprof_run(r, args);
     if (r->status != 0)
         fail_msg("calibrate exited %d: %s", r->status, r->err);
     /* one line per measurement (2 world sizes x 3 sizes, 2 kinds x 2 copy sizes); sizes
@@ -567,23 +493,23 @@ static void test_calibrate_refuses_degenerate_plans(void **state)
 {
     (void)state;
     char out[256];
-    snprintf(out, sizeof out, "%s/never.ini", tmpdir);
-    result *r = malloc(sizeof *r);
+    snprintf(out, sizeof out, "%s/never.ini", scratch_dir());
+    cmd_result *r = malloc(sizeof *r);
     assert_non_null(r);
     const char *one_size[] = {"calibrate", "--ranks", "2,3", "--sizes", "64K", "--copy-sizes", "none",
                               "--iters", "1", "-o", out, NULL};
-    ddpprof(r, one_size);
+    ddpprof_run(r, one_size);
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "same size"));
     assert_int_equal(access(out, F_OK), -1); /* nothing written */
     const char *one_world[] = {"calibrate", "--ranks", "2", "--sizes", "4K,64K", "--copy-sizes", "none",
                                "--iters", "1", "-o", out, NULL};
-    ddpprof(r, one_world);
+    ddpprof_run(r, one_world);
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "same world size"));
     assert_int_equal(access(out, F_OK), -1);
     const char *bad_rank[] = {"calibrate", "--ranks", "1,2", "-o", out, NULL};
-    ddpprof(r, bad_rank);
+    ddpprof_run(r, bad_rank);
     assert_int_equal(r->status, 2);
     assert_non_null(strstr(r->err, "--ranks: '1'"));
     free(r);
@@ -602,5 +528,5 @@ int main(void)
         cmocka_unit_test(test_calibrate_cpu_end_to_end), cmocka_unit_test(test_calibrate_from_a_run),
         cmocka_unit_test(test_calibrate_refuses_degenerate_plans),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, scratch_group_setup, scratch_group_teardown);
 }

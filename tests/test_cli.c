@@ -2,9 +2,7 @@
  * errors that leave the database untouched, overrides, sweeps, reports (text and
  * JSON), explain, bench, and a failed run recorded as such.  Uses the binary named
  * by $DDPPROF and the scenarios in $SCENARIOS (set by `make test`). */
-#include <fcntl.h>
 #include <setjmp.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -13,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <math.h>
 
@@ -21,110 +18,26 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-extern char **environ;
-
-typedef struct {
-    int status;
-    char out[65536];
-    char err[8192];
-} result;
-
-static char tmpdir[256];
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    size_t n = fread(buf, 1, len - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
-/* Runs $DDPPROF with argv (NULL-terminated), capturing stdout and stderr. */
-static void ddpprof(result *r, const char *const *args)
-{
-    const char *bin = getenv("DDPPROF");
-    assert_non_null(bin);
-    const char *argv[64];
-    int n = 0;
-    argv[n++] = bin;
-    for (int i = 0; args[i]; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    char out_path[300], err_path[300];
-    snprintf(out_path, sizeof out_path, "%s/stdout", tmpdir);
-    snprintf(err_path, sizeof err_path, "%s/stderr", tmpdir);
-    posix_spawn_file_actions_t fa;
-    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644), 0);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    r->status = WEXITSTATUS(st);
-    slurp(out_path, r->out, sizeof r->out);
-    slurp(err_path, r->err, sizeof r->err);
-}
-
-static void path_in_tmp(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", tmpdir, name); }
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-}
+#include "harness.h"
 
 static const char *small_ini = "[run]\nname = small\nworld_size = 2\niterations = 2\nwarmup = 1\n"
                                "[model]\npreset = mlp\nlayers = 3\nhidden = 128\nbatch = 4\n"
                                "[ddp]\nbucket_cap_mb = 0.1\nfirst_bucket_mb = 0.05\n";
 
-static int64_t count_rows(const char *db_path, const char *sql)
-{
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ddpprof-test-cli-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static void test_version_and_help(void **state)
 {
     (void)state;
-    result r;
-    ddpprof(&r, (const char *[]){"--version", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"--version", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "ddpprof "));
     const char *cmds[] = {"run", "report", "explain", "bench"};
     for (int i = 0; i < 4; i++) {
-        ddpprof(&r, (const char *[]){cmds[i], "--help", NULL});
+        ddpprof_run(&r, (const char *[]){cmds[i], "--help", NULL});
         assert_int_equal(r.status, 0);
         assert_non_null(strstr(r.out, "usage: ddpprof"));
     }
-    ddpprof(&r, (const char *[]){"frobnicate", NULL});
+    ddpprof_run(&r, (const char *[]){"frobnicate", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "unknown command"));
 }
@@ -135,15 +48,15 @@ static void test_version_and_help(void **state)
 static void test_backends(void **state)
 {
     (void)state;
-    result r;
-    ddpprof(&r, (const char *[]){"--version", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"--version", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "backends built in: cpu"));
     bool cuda_built = strstr(r.out, "cuda") != NULL;
     char db[300], scen[300];
-    path_in_tmp(db, sizeof db, "backend.sqlite");
+    scratch_path(db, sizeof db, "backend.sqlite");
     snprintf(scen, sizeof scen, "%s/baseline.ini", getenv("SCENARIOS"));
-    ddpprof(&r, (const char *[]){"run", scen, "-o", db, "-q", "--backend", "cuda", "-s", "run.iterations=1", "-s",
+    ddpprof_run(&r, (const char *[]){"run", scen, "-o", db, "-q", "--backend", "cuda", "-s", "run.iterations=1", "-s",
                                   "model.preset=mlp", NULL});
     if (!cuda_built) {
         assert_int_equal(r.status, 2);
@@ -158,7 +71,7 @@ static void test_backends(void **state)
         fail_msg("--backend cuda exited %d: %s", r.status, r.err);
     }
     assert_int_equal(access(db, F_OK), -1);
-    ddpprof(&r, (const char *[]){"run", scen, "-o", db, "--backend", "auto", "-s", "run.iterations=1", "-s",
+    ddpprof_run(&r, (const char *[]){"run", scen, "-o", db, "--backend", "auto", "-s", "run.iterations=1", "-s",
                                   "model.preset=mlp", NULL});
     assert_int_equal(r.status, 0);
     if (strstr(r.out, "backend     cuda")) {
@@ -180,12 +93,12 @@ static void test_bad_scenario_changes_nothing(void **state)
 {
     (void)state;
     char ini[300], db[300];
-    path_in_tmp(ini, sizeof ini, "bad.ini");
-    path_in_tmp(db, sizeof db, "untouched.sqlite");
+    scratch_path(ini, sizeof ini, "bad.ini");
+    scratch_path(db, sizeof db, "untouched.sqlite");
     unlink(db);
     write_file(ini, "[run]\nworld_size = 4\n\n[ddp]\nbucket_cap = 25\n");
-    result r;
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, NULL});
     assert_int_equal(r.status, 2);
     char want[400];
     snprintf(want, sizeof want, "%s:5:", ini);
@@ -197,44 +110,44 @@ static void test_bad_scenario_changes_nothing(void **state)
 
     /* An existing database keeps exactly its runs. */
     write_file(ini, small_ini);
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", NULL});
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-q", NULL});
     assert_int_equal(r.status, 0);
-    int64_t before = count_rows(db, "select count(*) from run");
+    int64_t before = db_int(db, "select count(*) from run");
     write_file(ini, "[run]\nworld_size = 0\n");
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, NULL});
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, ":2:"));
     assert_non_null(strstr(r.err, "out of range"));
     write_file(ini, "[run]\nworld_size = 2\n[sweep]\nddp.bucket_cap_mb = 1, lots\n");
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, NULL});
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, ":4:"));
     write_file(ini, small_ini);
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-s", "ddp.bucket_cap_mb=huge", NULL});
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-s", "ddp.bucket_cap_mb=huge", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "-s ddp.bucket_cap_mb=huge"));
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "--backend", "tpu", NULL});
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "--backend", "tpu", NULL});
     assert_int_equal(r.status, 2);
-    assert_int_equal(count_rows(db, "select count(*) from run"), before);
+    assert_int_equal(db_int(db, "select count(*) from run"), before);
 }
 
 static void test_run_report_json(void **state)
 {
     (void)state;
     char ini[300], db[300];
-    path_in_tmp(ini, sizeof ini, "small.ini");
-    path_in_tmp(db, sizeof db, "runs.sqlite");
+    scratch_path(ini, sizeof ini, "small.ini");
+    scratch_path(db, sizeof db, "runs.sqlite");
     unlink(db);
     write_file(ini, small_ini);
-    result r;
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-s", "run.world_size=3", "-s", "skew.speed=2,1,1", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-s", "run.world_size=3", "-s", "skew.speed=2,1,1", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "per rank"));
     assert_non_null(strstr(r.out, "per bucket"));
-    assert_int_equal(count_rows(db, "select world_size from run where id = 1"), 3);
-    assert_int_equal(count_rows(db, "select count(distinct rank) from span where run_id = 1"), 3);
+    assert_int_equal(db_int(db, "select world_size from run where id = 1"), 3);
+    assert_int_equal(db_int(db, "select count(distinct rank) from span where run_id = 1"), 3);
 
-    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--json", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--run", "1", "--json", NULL});
     assert_int_equal(r.status, 0);
     json_error_t jerr;
     json_t *root = json_loads(r.out, 0, &jerr);
@@ -255,10 +168,10 @@ static void test_run_report_json(void **state)
     json_decref(root);
 
     /* A well-formed id that is not in the database is a usage error, never clamped. */
-    ddpprof(&r, (const char *[]){"report", db, "--run", "99", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--run", "99", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "99"));
-    ddpprof(&r, (const char *[]){"report", "/nonexistent/x.sqlite", NULL});
+    ddpprof_run(&r, (const char *[]){"report", "/nonexistent/x.sqlite", NULL});
     assert_int_equal(r.status, 2);
 }
 
@@ -266,25 +179,25 @@ static void test_sweep_runs_each_point(void **state)
 {
     (void)state;
     char ini[300], db[300];
-    path_in_tmp(ini, sizeof ini, "sweep.ini");
-    path_in_tmp(db, sizeof db, "sweep.sqlite");
+    scratch_path(ini, sizeof ini, "sweep.ini");
+    scratch_path(db, sizeof db, "sweep.sqlite");
     unlink(db);
     char text[1024];
     snprintf(text, sizeof text, "%s[sweep]\nddp.bucket_cap_mb = 0.05, 0.5\nrun.world_size = 2, 3\n", small_ini);
     write_file(ini, text);
-    result r;
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-q", NULL});
     assert_int_equal(r.status, 0);
-    assert_int_equal(count_rows(db, "select count(*) from run where status = 'complete'"), 4);
-    assert_int_equal(count_rows(db, "select count(distinct bucket_cap_mb) from run"), 2);
-    assert_int_equal(count_rows(db, "select count(*) from run where name like '%bucket_cap_mb 0.05%'"), 2);
+    assert_int_equal(db_int(db, "select count(*) from run where status = 'complete'"), 4);
+    assert_int_equal(db_int(db, "select count(distinct bucket_cap_mb) from run"), 2);
+    assert_int_equal(db_int(db, "select count(*) from run where name like '%bucket_cap_mb 0.05%'"), 2);
     /* Each point records its values and its sweep; `report` prints the summary that -q
      * left out. */
-    assert_int_equal(count_rows(db, "select count(*) from run where sweep = 1"), 4);
-    assert_int_equal(count_rows(db, "select count(*) from run where overrides ="
+    assert_int_equal(db_int(db, "select count(*) from run where sweep = 1"), 4);
+    assert_int_equal(db_int(db, "select count(*) from run where overrides ="
                                     " '{\"ddp.bucket_cap_mb\":\"0.5\",\"run.world_size\":\"3\"}'"),
                      1);
-    ddpprof(&r, (const char *[]){"report", db, NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, NULL});
     assert_int_equal(r.status, 0);
     const char *summary = strstr(r.out, "sweep from run 1:");
     assert_non_null(summary);
@@ -304,24 +217,24 @@ static void test_what_was_run(void **state)
 {
     (void)state;
     char ini[300], db[300], html[300];
-    path_in_tmp(ini, sizeof ini, "what.ini");
-    path_in_tmp(db, sizeof db, "what.sqlite");
-    path_in_tmp(html, sizeof html, "what.html");
+    scratch_path(ini, sizeof ini, "what.ini");
+    scratch_path(db, sizeof db, "what.sqlite");
+    scratch_path(html, sizeof html, "what.html");
     unlink(db);
     write_file(ini, small_ini);
-    result r;
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", "--verify", "-s", "run.iterations=3", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-q", "--verify", "-s", "run.iterations=3", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.err, "verify: every synchronised step checked"));
-    assert_int_equal(count_rows(db, "select count(*) from run where id = 1 and verified = 1 and sweep is null"
+    assert_int_equal(db_int(db, "select count(*) from run where id = 1 and verified = 1 and sweep is null"
                                     " and overrides = '{\"run.iterations\":\"3\"}'"),
                      1);
-    ddpprof(&r, (const char *[]){"report", db, NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "  overrides   run.iterations=3\n"));
     assert_non_null(strstr(r.out, "  verified    yes"));
     assert_null(strstr(r.out, "sweep from run"));
-    ddpprof(&r, (const char *[]){"report", db, "--json", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--json", NULL});
     assert_int_equal(r.status, 0);
     json_error_t je;
     json_t *j = json_loads(r.out, 0, &je);
@@ -333,10 +246,10 @@ static void test_what_was_run(void **state)
     json_decref(j);
 
     /* The same scenario predicted at another bucket size: not silently paired. */
-    ddpprof(&r, (const char *[]){"predict", ini, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=0.5", NULL});
+    ddpprof_run(&r, (const char *[]){"predict", ini, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=0.5", NULL});
     assert_int_equal(r.status, 0);
-    assert_int_equal(count_rows(db, "select count(*) from run where id = 2 and verified is null"), 1);
-    ddpprof(&r, (const char *[]){"report", db, "--html", "-o", html, NULL});
+    assert_int_equal(db_int(db, "select count(*) from run where id = 2 and verified is null"), 1);
+    ddpprof_run(&r, (const char *[]){"report", db, "--html", "-o", html, NULL});
     assert_int_equal(r.status, 0);
     char page[1 << 16];
     FILE *f = fopen(html, "r");
@@ -355,18 +268,18 @@ static void test_failed_run_is_recorded(void **state)
 {
     (void)state;
     char ini[300], db[300];
-    path_in_tmp(ini, sizeof ini, "fail.ini");
-    path_in_tmp(db, sizeof db, "fail.sqlite");
+    scratch_path(ini, sizeof ini, "fail.ini");
+    scratch_path(db, sizeof db, "fail.sqlite");
     unlink(db);
     write_file(ini, small_ini);
-    result r;
-    ddpprof(&r, (const char *[]){"run", ini, "-o", db, "-q", "-s", "fault.rank=1", "-s", "fault.iter=1", "-s",
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-q", "-s", "fault.rank=1", "-s", "fault.iter=1", "-s",
                                  "fault.mode=exit", NULL});
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "rank 1 exited at iteration 1"));
-    assert_int_equal(count_rows(db, "select count(*) from run where status = 'failed' and error like '%rank 1%'"), 1);
-    assert_true(count_rows(db, "select count(*) from span where iter = 0") > 0);
-    ddpprof(&r, (const char *[]){"report", db, NULL});
+    assert_int_equal(db_int(db, "select count(*) from run where status = 'failed' and error like '%rank 1%'"), 1);
+    assert_true(db_int(db, "select count(*) from span where iter = 0") > 0);
+    ddpprof_run(&r, (const char *[]){"report", db, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "failed"));
 }
@@ -374,17 +287,17 @@ static void test_failed_run_is_recorded(void **state)
 static void test_explain(void **state)
 {
     (void)state;
-    result r;
-    ddpprof(&r, (const char *[]){"explain", "ddp.bucket_cap_mb", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"explain", "ddp.bucket_cap_mb", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "25"));
     assert_non_null(strstr(r.out, "MiB"));
-    ddpprof(&r, (const char *[]){"explain", NULL});
+    ddpprof_run(&r, (const char *[]){"explain", NULL});
     assert_int_equal(r.status, 0);
     const char *sections[] = {"run.", "model.", "ddp.", "skew.", "network.", "device."};
     for (int i = 0; i < 6; i++)
         assert_non_null(strstr(r.out, sections[i]));
-    ddpprof(&r, (const char *[]){"explain", "ddp.nope", NULL});
+    ddpprof_run(&r, (const char *[]){"explain", "ddp.nope", NULL});
     assert_int_equal(r.status, 2);
 }
 
@@ -395,11 +308,11 @@ static void test_explain(void **state)
 static void test_predict(void **state)
 {
     (void)state;
-    result r;
+    cmd_result r;
     char db[300], scen[300];
-    path_in_tmp(db, sizeof db, "predict.sqlite");
+    scratch_path(db, sizeof db, "predict.sqlite");
     snprintf(scen, sizeof scen, "%s/baseline.ini", getenv("SCENARIOS"));
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=2000", "-s", "run.iterations=2",
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=2000", "-s", "run.iterations=2",
                                   "-s", "record.detail=phase", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "backend     sim, world size 2000"));
@@ -421,13 +334,13 @@ static void test_predict(void **state)
     snprintf(named, sizeof named, "spans       stored for %d of 2000 ranks", with_spans);
     assert_non_null(strstr(r.out, named));
     sqlite3_close(h);
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "--verify", NULL});
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "--verify", NULL});
     assert_int_equal(r.status, 2);
-    ddpprof(&r, (const char *[]){"run", scen, "-o", db, "--backend", "sim", "--verify", NULL});
+    ddpprof_run(&r, (const char *[]){"run", scen, "-o", db, "--backend", "sim", "--verify", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "only models time"));
     /* A scenario of ranks as processes is predicted in this one process, as such. */
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.ranks=processes", "-s", "run.iterations=2",
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.ranks=processes", "-s", "run.iterations=2",
                                   NULL});
     assert_int_equal(r.status, 0);
     assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
@@ -447,18 +360,18 @@ static void test_predict(void **state)
 static void test_runs_listed(void **state)
 {
     (void)state;
-    result r;
+    cmd_result r;
     char db[300], scen[300], trace[300];
-    path_in_tmp(db, sizeof db, "runs.sqlite");
-    path_in_tmp(trace, sizeof trace, "runs.json");
+    scratch_path(db, sizeof db, "runs.sqlite");
+    scratch_path(trace, sizeof trace, "runs.json");
     snprintf(scen, sizeof scen, "%s/skewed.ini", getenv("SCENARIOS"));
     unlink(db);
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.iterations=2", NULL});
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.iterations=2", NULL});
     assert_int_equal(r.status, 0);
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.iterations=2", "-s", "run.name=second",
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "run.iterations=2", "-s", "run.name=second",
                                   NULL});
     assert_int_equal(r.status, 0);
-    ddpprof(&r, (const char *[]){"runs", db, NULL});
+    ddpprof_run(&r, (const char *[]){"runs", db, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "step ms"));
     /* The name last and whole; every line fits a 100-column terminal. */
@@ -467,7 +380,7 @@ static void test_runs_listed(void **state)
     assert_non_null(strstr(r.out, "  second\n"));
     for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         assert_true(strlen(line) <= 100);
-    ddpprof(&r, (const char *[]){"runs", db, "--json", NULL});
+    ddpprof_run(&r, (const char *[]){"runs", db, "--json", NULL});
     assert_int_equal(r.status, 0);
     json_error_t je;
     json_t *doc = json_loads(r.out, 0, &je);
@@ -480,7 +393,7 @@ static void test_runs_listed(void **state)
     assert_int_equal(json_integer_value(json_object_get(second, "world_size")), 4);
     double step = json_real_value(json_object_get(second, "step_ms"));
     json_decref(doc);
-    ddpprof(&r, (const char *[]){"report", db, "--run", "2", "--json", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--run", "2", "--json", NULL});
     assert_int_equal(r.status, 0);
     doc = json_loads(r.out, 0, &je);
     assert_non_null(doc);
@@ -488,19 +401,19 @@ static void test_runs_listed(void **state)
     double mean = json_real_value(json_object_get(run, "step_ms_mean"));
     assert_true(step > 0 && fabs(step - mean) < 1e-6 * mean);
     json_decref(doc);
-    ddpprof(&r, (const char *[]){"export", db, "-o", trace, NULL});
+    ddpprof_run(&r, (const char *[]){"export", db, "-o", trace, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.err, "exporting run 2 (second, sim), the last in"));
-    ddpprof(&r, (const char *[]){"runs", "/nonexistent/none.sqlite", NULL});
+    ddpprof_run(&r, (const char *[]){"runs", "/nonexistent/none.sqlite", NULL});
     assert_int_equal(r.status, 2);
     /* A scenario where a database goes is bad usage, as a missing database is. */
-    ddpprof(&r, (const char *[]){"report", scen, NULL});
+    ddpprof_run(&r, (const char *[]){"report", scen, NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "not an SQLite database"));
-    ddpprof(&r, (const char *[]){"runs", scen, NULL});
+    ddpprof_run(&r, (const char *[]){"runs", scen, NULL});
     assert_int_equal(r.status, 2);
     /* A bad override is named once, whether or not the file sweeps its key. */
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=abc", NULL});
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-q", "-s", "ddp.bucket_cap_mb=abc", NULL});
     assert_int_equal(r.status, 2);
     assert_string_equal(r.err, "-s ddp.bucket_cap_mb=abc: ddp.bucket_cap_mb: \"abc\" is not a number\n");
 }
@@ -520,20 +433,20 @@ static int count_lines(const char *text)
 static void test_scale_and_sweeps_as_a_user(void **state)
 {
     (void)state;
-    result r;
+    cmd_result r;
     char db[300], scen[300], w65[300];
-    path_in_tmp(db, sizeof db, "user.sqlite");
-    path_in_tmp(w65, sizeof w65, "w65.ini");
+    scratch_path(db, sizeof db, "user.sqlite");
+    scratch_path(w65, sizeof w65, "w65.ini");
     snprintf(scen, sizeof scen, "%s/skewed.ini", getenv("SCENARIOS"));
     unlink(db);
 
     /* The file's per-rank speeds do not fit 64 ranks: the message names the ways out. */
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=64", NULL});
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=64", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "skewed.ini:18: skew.speed has 4 values but run.world_size is 64"));
     assert_non_null(strstr(r.err, "-s skew.speed_repeat=true"));
     /* Ranks 2 and 3 slow at 64 ranks: the file's list is dropped (said), both named. */
-    ddpprof(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=64", "-s", "skew.slow_ranks=2,3",
+    ddpprof_run(&r, (const char *[]){"predict", scen, "-o", db, "-s", "run.world_size=64", "-s", "skew.slow_ranks=2,3",
                                   "-s", "skew.slowdown=1.5", "-s", "run.iterations=2", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.err, "describes the skew anew"));
@@ -545,19 +458,19 @@ static void test_scale_and_sweeps_as_a_user(void **state)
     assert_non_null(strstr(r.out, "  fastest 0 "));
     assert_null(strstr(r.out, "\n    63 "));
     assert_true(count_lines(r.out) < 80);
-    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--ranks", "all", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--run", "1", "--ranks", "all", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "\n    63 "));
     assert_true(count_lines(r.out) > 3 * 64);
-    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--ranks", "3,60-61", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--run", "1", "--ranks", "3,60-61", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "\n     3 "));
     assert_non_null(strstr(r.out, "\n    61 "));
     assert_null(strstr(r.out, "\n     2 "));
-    ddpprof(&r, (const char *[]){"report", db, "--ranks", "2-", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--ranks", "2-", NULL});
     assert_int_equal(r.status, 2);
     /* JSON stays complete. */
-    ddpprof(&r, (const char *[]){"report", db, "--run", "1", "--json", NULL});
+    ddpprof_run(&r, (const char *[]){"report", db, "--run", "1", "--json", NULL});
     assert_int_equal(r.status, 0);
     json_error_t je;
     json_t *doc = json_loads(r.out, 0, &je);
@@ -575,19 +488,19 @@ static void test_scale_and_sweeps_as_a_user(void **state)
              "select cast(round(avg(busbw_gbps) * 1e6) as integer) from collective where run_id = 1"
              " and bucket_version = 1 and not warmup and bucket = %lld",
              (long long)json_integer_value(json_object_get(b0, "idx")));
-    assert_int_equal(count_rows(db, sql), (int64_t)llround(busbw * 1e6));
+    assert_int_equal(db_int(db, sql), (int64_t)llround(busbw * 1e6));
     json_decref(doc);
 
     /* whatif: a typo'd key is all it says; each sweep line carries its point. */
-    ddpprof(&r, (const char *[]){"whatif", db, "--run", "1", "-s", "ddp.bucket_cap=5", "-q", NULL});
+    ddpprof_run(&r, (const char *[]){"whatif", db, "--run", "1", "-s", "ddp.bucket_cap=5", "-q", NULL});
     assert_int_equal(r.status, 2);
     assert_string_equal(r.out, "");
     assert_non_null(strstr(r.err, "unknown key \"bucket_cap\""));
-    ddpprof(&r, (const char *[]){"whatif", db, "--run", "1", "--sweep", "ddp.bucket_cap_mb=5,100", "-q", NULL});
+    ddpprof_run(&r, (const char *[]){"whatif", db, "--run", "1", "--sweep", "ddp.bucket_cap_mb=5,100", "-q", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "== run 1 (source) beside run 2 (prediction): bucket_cap_mb 5\n"));
     assert_non_null(strstr(r.out, "== run 1 (source) beside run 3 (prediction): bucket_cap_mb 100\n"));
-    ddpprof(&r, (const char *[]){"runs", db, NULL});
+    ddpprof_run(&r, (const char *[]){"runs", db, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "  whatif of run 1 [bucket_cap_mb 100]\n"));
     for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -595,7 +508,7 @@ static void test_scale_and_sweeps_as_a_user(void **state)
 
     /* The cpu backend's limit names the line that set the world size. */
     write_file(w65, "[run]\nname = w65\n\nworld_size = 65\n");
-    ddpprof(&r, (const char *[]){"run", w65, "-o", db, "--backend", "cpu", "-q", NULL});
+    ddpprof_run(&r, (const char *[]){"run", w65, "-o", db, "--backend", "cpu", "-q", NULL});
     assert_int_equal(r.status, 2);
     char want[400];
     snprintf(want, sizeof want, "%s:4: run.world_size 65 is more than the cpu backend runs", w65);
@@ -605,8 +518,8 @@ static void test_scale_and_sweeps_as_a_user(void **state)
 static void test_bench_allreduce(void **state)
 {
     (void)state;
-    result r;
-    ddpprof(&r, (const char *[]){"bench", "allreduce", "--ranks", "2", "--sizes", "64K,1M", "--iters", "3", NULL});
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"bench", "allreduce", "--ranks", "2", "--sizes", "64K,1M", "--iters", "3", NULL});
     assert_int_equal(r.status, 0);
     int lines = 0;
     for (char *save, *line = strtok_r(r.out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -623,7 +536,7 @@ static void test_bench_allreduce(void **state)
         lines++;
     }
     assert_int_equal(lines, 2);
-    ddpprof(&r, (const char *[]){"bench", "allreduce", "--sizes", "big", NULL});
+    ddpprof_run(&r, (const char *[]){"bench", "allreduce", "--sizes", "big", NULL});
     assert_int_equal(r.status, 2);
 }
 
@@ -636,10 +549,10 @@ static void test_shipped_scenarios_load(void **state)
     for (int i = 0; i < 5; i++) {
         char path[400], db[300];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        path_in_tmp(db, sizeof db, "shipped.sqlite");
-        result r;
+        scratch_path(db, sizeof db, "shipped.sqlite");
+        cmd_result r;
         /* One short iteration of each, smaller batch: the files parse and run. */
-        ddpprof(&r, (const char *[]){"run", path, "-o", db, "-q", "-s", "run.iterations=1", "-s", "run.warmup=1", "-s",
+        ddpprof_run(&r, (const char *[]){"run", path, "-o", db, "-q", "-s", "run.iterations=1", "-s", "run.warmup=1", "-s",
                                      "model.batch=2", "-s", "run.world_size=2", "-s", "skew.speed=", NULL});
         if (r.status != 0)
             fail_msg("%s: exit %d: %s", names[i], r.status, r.err);
@@ -663,5 +576,5 @@ int main(void)
         cmocka_unit_test(test_bench_allreduce),
         cmocka_unit_test(test_shipped_scenarios_load),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, scratch_group_setup, scratch_group_teardown);
 }

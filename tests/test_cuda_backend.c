@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -19,6 +18,7 @@
 #include "engine/backend.h"
 #include "engine/cuda/cuda_blas.h"
 #include "engine/cuda/nccl_id.h"
+#include "harness.h"
 
 static const backend_ops *cuda_or_skip(void)
 {
@@ -110,11 +110,11 @@ static void test_bench_refuses(void **state)
     const char *bin = getenv("DDPPROF");
     if (!bin)
         skip();
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "'%s' bench allreduce --backend cuda --sizes 1M >/dev/null 2>&1", bin);
-    int st = system(cmd);
-    assert_true(WIFEXITED(st));
-    assert_int_equal(WEXITSTATUS(st), 1);
+    cmd_result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(ddpprof_cmd(r, "bench", "allreduce", "--backend", "cuda", "--sizes", "1M", NULL), 0);
+    assert_int_equal(r->status, 1);
+    free(r);
 }
 
 /* cuBLAS is loaded by a rank, not linked: the library and the four calls are found
@@ -139,15 +139,6 @@ static void test_cublas_loads(void **state)
     assert_string_equal(cuda_blas_status(&b, CUBLAS_STATUS_NOT_INITIALIZED), "cuBLAS error");
 }
 
-static void slurp_cmd(const char *cmd, char *out, size_t len)
-{
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = '\0';
-    assert_int_equal(pclose(p), 0);
-}
-
 /* A run whose ranks shared a GPU says so in its record (run.ranks), and the reports show
  * it: the text report under the backend line, the JSON report as "placement".  The record
  * is written here as the coordinator writes it, on a cpu run (no GPU needed). */
@@ -157,19 +148,22 @@ static void test_report_says_ranks_share_a_gpu(void **state)
     const char *bin = getenv("DDPPROF"), *scen = getenv("SCENARIOS");
     if (!bin || !scen)
         skip();
-    char dir[] = "/tmp/ddpprof-test-cuda-share-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    char db[128], cmd[1024], out[65536];
+    char dir[64];
+    assert_int_equal(tmpdir_make(dir, sizeof dir, "ddpprof-test-cuda-share-"), 0);
+    char db[128], ini[512];
     snprintf(db, sizeof db, "%s/share.sqlite", dir);
-    snprintf(cmd, sizeof cmd,
-             "'%s' run '%s/baseline.ini' --backend cpu -o '%s' -q -s run.world_size=2 -s run.iterations=1 -s "
-             "run.warmup=0 -s model.preset=mlp -s run.ranks=processes",
-             bin, scen, db);
-    assert_int_equal(system(cmd), 0);
+    snprintf(ini, sizeof ini, "%s/baseline.ini", scen);
+    cmd_result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(ddpprof_cmd(r, "run", ini, "--backend", "cpu", "-o", db, "-q", "-s", "run.world_size=2", "-s",
+                                 "run.iterations=1", "-s", "run.warmup=0", "-s", "model.preset=mlp", "-s",
+                                 "run.ranks=processes", NULL),
+                     0);
+    assert_int_equal(r->status, 0);
     /* Plain "processes" says nothing worth a line. */
-    snprintf(cmd, sizeof cmd, "'%s' report '%s'", bin, db);
-    slurp_cmd(cmd, out, sizeof out);
-    assert_null(strstr(out, "  ranks       "));
+    assert_int_equal(ddpprof_cmd(r, "report", db, NULL), 0);
+    assert_int_equal(r->status, 0);
+    assert_null(strstr(r->out, "  ranks       "));
     sqlite3 *h;
     assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
     const char *note = "processes; 2 ranks share 1 GPU (up to 2 a GPU): they time-slice it, NCCL over loopback sockets";
@@ -177,16 +171,17 @@ static void test_report_says_ranks_share_a_gpu(void **state)
     snprintf(sql, sizeof sql, "UPDATE run SET ranks = '%s'", note);
     assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(h);
-    slurp_cmd(cmd, out, sizeof out);
+    assert_int_equal(ddpprof_cmd(r, "report", db, NULL), 0);
+    assert_int_equal(r->status, 0);
     char want[300];
     snprintf(want, sizeof want, "  ranks       %s\n", note);
-    assert_non_null(strstr(out, want));
-    snprintf(cmd, sizeof cmd, "'%s' report '%s' --json", bin, db);
-    slurp_cmd(cmd, out, sizeof out);
+    assert_non_null(strstr(r->out, want));
+    assert_int_equal(ddpprof_cmd(r, "report", db, "--json", NULL), 0);
+    assert_int_equal(r->status, 0);
     snprintf(want, sizeof want, "\"placement\": \"%s\"", note);
-    assert_non_null(strstr(out, want));
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_non_null(strstr(r->out, want));
+    free(r);
+    assert_int_equal(tmpdir_remove(dir), 0);
 }
 
 int main(void)

@@ -23,6 +23,7 @@
 #include "engine/cuda/cuda_device.h"
 #include "engine/cuda/cuda_kernels.h"
 #include "engine/cuda/cupti_collect.h"
+#include "harness.h"
 
 static int gpus(void)
 {
@@ -140,23 +141,6 @@ static void test_cupti_clock_against_events(void **state)
     CHECK(cudaStreamDestroy(s));
 }
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ddpprof-test-cuda-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 /* ddpprof run SCENARIO --backend cuda -o DB EXTRA..., bounded; its stdout and stderr in
  * DB.out / DB.err.  Returns the exit status (-1: did not exit). */
 static int run_cuda(const char *scenario, const char *db, const char *extra)
@@ -168,28 +152,11 @@ static int run_cuda(const char *scenario, const char *db, const char *extra)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-}
-
 static int64_t count_spans(const char *db, const char *where)
 {
-    sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     char sql[256];
     snprintf(sql, sizeof sql, "SELECT count(*) FROM span WHERE %s", where);
-    sqlite3_stmt *s;
-    assert_int_equal(sqlite3_prepare_v2(h, sql, -1, &s, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(s), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(s, 0);
-    sqlite3_finalize(s);
-    sqlite3_close(h);
-    return n;
+    return db_int(db, sql);
 }
 
 static void test_runs_with_verify(void **state)
@@ -199,13 +166,13 @@ static void test_runs_with_verify(void **state)
     int ngpus = gpus();
     for (int ws = 1; ws <= 2; ws++) {
         char db[320], extra[256], path[340], out[16384], err[16384];
-        snprintf(db, sizeof db, "%s/verify-%d.sqlite", tmpdir, ws);
+        snprintf(db, sizeof db, "%s/verify-%d.sqlite", scratch_dir(), ws);
         snprintf(extra, sizeof extra, "--verify -s run.world_size=%d -s run.iterations=3 -s run.warmup=1", ws);
         int rc = run_cuda("baseline.ini", db, extra);
         snprintf(path, sizeof path, "%s.out", db);
-        slurp(path, out, sizeof out);
+        slurp_into(path, out, sizeof out);
         snprintf(path, sizeof path, "%s.err", db);
-        slurp(path, err, sizeof err);
+        slurp_into(path, err, sizeof err);
         if (rc != 0)
             print_message("world_size %d: exit %d\n%s\n%s\n", ws, rc, out, err);
         assert_int_equal(rc, 0);
@@ -222,14 +189,14 @@ static void test_hung_rank_named(void **state)
     (void)state;
     skip_without_gpu();
     char db[320], path[340], out[16384], err[16384];
-    snprintf(db, sizeof db, "%s/hung.sqlite", tmpdir);
+    snprintf(db, sizeof db, "%s/hung.sqlite", scratch_dir());
     int rc = run_cuda("baseline.ini", db,
                       "-s run.world_size=2 -s run.iterations=4 -s run.warmup=1 -s fault.rank=1 -s fault.iter=2 "
                       "-s fault.mode=hang -s run.timeout_s=5");
     snprintf(path, sizeof path, "%s.out", db);
-    slurp(path, out, sizeof out);
+    slurp_into(path, out, sizeof out);
     snprintf(path, sizeof path, "%s.err", db);
-    slurp(path, err, sizeof err);
+    slurp_into(path, err, sizeof err);
     print_message("hung rank: exit %d\n%s\n", rc, err);
     assert_int_equal(rc, 1);
     assert_true(strstr(err, "did not complete within") || strstr(out, "did not complete within") ||
@@ -244,5 +211,5 @@ int main(void)
         cmocka_unit_test(test_runs_with_verify),
         cmocka_unit_test(test_hung_rank_named),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, scratch_group_setup, scratch_group_teardown);
 }

@@ -37,6 +37,7 @@
 #include "profiler/recorder.h"
 #include "reports/report.h"
 #include "profiler/store.h"
+#include "harness.h"
 #include "tmp_store.h"
 
 /* The exit status a child uses to say "this check cannot run here" (cmocka skip). */
@@ -54,8 +55,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof *f);
     if (!f)
         return -1;
-    snprintf(f->dir, sizeof f->dir, "/tmp/ddpprof_test_db_XXXXXX");
-    if (!mkdtemp(f->dir)) {
+    if (tmpdir_make(f->dir, sizeof f->dir, "ddpprof_test_db_") != 0) {
         free(f);
         return -1;
     }
@@ -68,19 +68,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
     chmod(f->dir, 0700);
-    DIR *d = opendir(f->dir);
-    if (d) {
-        struct dirent *e;
-        char p[512];
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-            unlink(p);
-        }
-        closedir(d);
-    }
-    rmdir(f->dir);
+    tmpdir_remove(f->dir);
     free(f);
     return 0;
 }
@@ -112,31 +100,6 @@ static int count_dir_entries(const char *dir)
         n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return n;
-}
-
-/* The whole file, for byte-for-byte comparison; *len gets its size. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *in = fopen(path, "rb");
-    assert_non_null(in);
-    assert_int_equal(fseek(in, 0, SEEK_END), 0);
-    long n = ftell(in);
-    assert_true(n >= 0);
-    rewind(in);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)n, in), (size_t)n);
-    fclose(in);
-    *len = (size_t)n;
-    return buf;
-}
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *out = fopen(path, "w");
-    assert_non_null(out);
-    assert_true(fputs(text, out) >= 0);
-    assert_int_equal(fclose(out), 0);
 }
 
 static int64_t begin_run(store *st, const char *name, char *err, size_t errlen)
@@ -291,10 +254,10 @@ static void test_report_leaves_no_side_files(void **state)
     fixture *f = *state;
     make_db(f, 6);
     size_t n0, n1;
-    char *before = slurp(f->path, &n0);
+    char *before = slurp_file(f->path, &n0);
     assert_int_equal(check_report_readonly(f), 0);
     assert_no_side_files(f->path);
-    char *after = slurp(f->path, &n1);
+    char *after = slurp_file(f->path, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0);
     free(before);
@@ -410,7 +373,7 @@ static void test_wal_without_shm_in_readonly_directory(void **state)
 static void assert_refused_untouched(fixture *f, const char *want)
 {
     size_t n0, n1;
-    char *before = slurp(f->path, &n0);
+    char *before = slurp_file(f->path, &n0);
     int entries = count_dir_entries(f->dir);
     store *st = NULL;
     f->err[0] = '\0';
@@ -422,7 +385,7 @@ static void assert_refused_untouched(fixture *f, const char *want)
     assert_int_equal(store_open_readonly(f->path, &st, f->err, sizeof f->err), -1);
     if (!strstr(f->err, want))
         fail_msg("store_open_readonly: '%s' lacks '%s'", f->err, want);
-    char *after = slurp(f->path, &n1);
+    char *after = slurp_file(f->path, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0);
     free(before);
@@ -478,10 +441,10 @@ static void test_refuses_foreign_wal_content_untouched(void **state)
     char wal[256];
     snprintf(wal, sizeof wal, "%s-wal", f->path);
     size_t n0, n1;
-    char *before = slurp(wal, &n0);
+    char *before = slurp_file(wal, &n0);
     assert_true(n0 > 0);
     assert_refused_untouched(f, "not a ddpprof database (it holds table 'foo'");
-    char *after = slurp(wal, &n1);
+    char *after = slurp_file(wal, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0);
     free(before);
@@ -503,7 +466,7 @@ static void test_refuses_other_meta_table_untouched(void **state)
 static void test_refuses_text_file_untouched(void **state)
 {
     fixture *f = *state;
-    write_text(f->path, "rank,iter,ms\n0,0,12.5\n1,0,13.0\n");
+    write_file(f->path, "rank,iter,ms\n0,0,12.5\n1,0,13.0\n");
     assert_refused_untouched(f, "not an SQLite database");
 }
 
@@ -524,7 +487,7 @@ static void test_creates_absent_and_empty_files(void **state)
                      STORE_SCHEMA_VERSION);
     store_close(st);
     remove_db(f->path);
-    write_text(f->path, "");
+    write_file(f->path, "");
     assert_int_equal(store_open(f->path, &st, f->err, sizeof f->err), 0);
     assert_int_equal(scalar(store_db(st), "PRAGMA application_id"), 0x64647070);
     store_close(st);
@@ -574,7 +537,7 @@ static void test_schema1_read_then_upgraded(void **state)
 
     /* Read as it is, untouched, its open run's writer unknown. */
     size_t n0, n1;
-    char *before = slurp(f->path, &n0);
+    char *before = slurp_file(f->path, &n0);
     assert_int_equal(store_open_readonly(f->path, &st, f->err, sizeof f->err), 0);
     store_liveness state_of = STORE_WRITER_ALIVE;
     char detail[256];
@@ -587,7 +550,7 @@ static void test_schema1_read_then_upgraded(void **state)
                                         f->err, sizeof f->err),
                      -1);
     store_close(st);
-    char *after = slurp(f->path, &n1);
+    char *after = slurp_file(f->path, &n1);
     assert_int_equal(n0, n1);
     assert_memory_equal(before, after, n0);
     free(before);

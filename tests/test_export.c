@@ -20,25 +20,21 @@
 
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <math.h>
 #include <regex.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
 
 #include "profiler/store.h"
+#include "harness.h"
 #include "tmp_store.h"
 #include "reports/trace_export.h"
-
-extern char **environ;
 
 #define WORLD 3
 #define ITERS 3
@@ -513,23 +509,17 @@ static void test_kineto_rank_files(void **state)
 
 static int run_export(const char *const *args)
 {
-    const char *bin = getenv("DDPPROF");
-    assert_non_null(bin);
-    const char *argv[16] = {bin, "export"};
-    int n = 2;
+    const char *argv[16] = {"export"};
+    int n = 1;
     for (int i = 0; args[i]; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-    assert_int_equal(posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0), 0);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    cmd_result *r = malloc(sizeof *r);
+    assert_non_null(r);
+    ddpprof_run(r, argv);
+    int status = r->status;
+    free(r);
+    return status;
 }
 
 static void test_command(void **state)

@@ -37,6 +37,8 @@
 #include <png.h>
 #include <sqlite3.h>
 
+#include "harness.h"
+
 extern char **environ;
 
 typedef struct {
@@ -65,28 +67,6 @@ static int run(fixture *f, const char *const *argv, const char *out_path)
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    char *buf = NULL;
-    size_t cap = 0, n = 0, got;
-    do {
-        if (n + 65536 > cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            buf = realloc(buf, cap + 1);
-            assert_non_null(buf);
-        }
-        got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-    } while (got > 0);
-    fclose(fp);
-    buf[n] = '\0';
-    if (len)
-        *len = n;
-    return buf;
 }
 
 static bool on_path(const char *name)
@@ -123,9 +103,10 @@ static bool have_chromium(fixture *f)
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
-    snprintf(f->dir, sizeof f->dir, "/tmp/ddpprof_test_htmlXXXXXX");
-    if (!mkdtemp(f->dir))
+    if (!f || tmpdir_make(f->dir, sizeof f->dir, "ddpprof_test_html") != 0) {
+        free(f);
         return -1;
+    }
     snprintf(f->db, sizeof f->db, "%s/runs.sqlite", f->dir);
     snprintf(f->json, sizeof f->json, "%s/report.json", f->dir);
     snprintf(f->html, sizeof f->html, "%s/report.html", f->dir);
@@ -139,9 +120,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", f->dir);
-    if (system(cmd) != 0)
+    if (tmpdir_remove(f->dir) != 0)
         fprintf(stderr, "could not remove %s\n", f->dir);
     free(f);
     return 0;
@@ -320,7 +299,7 @@ static void test_html_report_in_chromium(void **state)
     assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--json", NULL}, f->json), 0);
     assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--html", "-o", f->html, NULL}, NULL), 0);
 
-    char *page = slurp(f->html, NULL);
+    char *page = slurp_file(f->html, NULL);
     static const char *const fetches[] = {"src=", "href=", "url(", "@import", "<link", "<script src"};
     for (size_t i = 0; i < sizeof fetches / sizeof *fetches; i++)
         if (strstr(page, fetches[i]))
@@ -350,7 +329,7 @@ static void test_html_report_in_chromium(void **state)
     json_t *doc = json_load_file(f->json, 0, &je);
     assert_non_null(doc);
     assert_int_equal(json_array_size(json_object_get(doc, "runs")), 4);
-    char *dom = slurp(f->dom, NULL);
+    char *dom = slurp_file(f->dom, NULL);
     assert_non_null(strstr(dom, "</svg>")); /* rendered, not an error page */
     json_t *seen = json_object();
     size_t n = check_figures(dom, doc, seen);
@@ -386,7 +365,7 @@ static void test_html_usage(void **state)
     assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--html", "-o", bad, NULL}, NULL), 1);
     assert_int_equal(access(bad, F_OK), -1);
     assert_int_equal(run(f, (const char *[]){ddpprof, "report", f->db, "--html", "-o", f->html, NULL}, NULL), 0);
-    char *page = slurp(f->html, NULL);
+    char *page = slurp_file(f->html, NULL);
     assert_non_null(strstr(page, "</html>"));
     assert_non_null(strstr(page, "class=\"timeline\""));
     free(page);

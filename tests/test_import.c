@@ -23,25 +23,17 @@
 #include <jansson.h>
 #include <openssl/evp.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static int setup(void **state)
-{
-    (void)state;
-    return imp_setup("ddpprof-test-import-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
-}
+#include "harness.h"
 
 /* Writes a job into tmp/<dir> with kineto_gen.py and the extra arguments (NULL-ended). */
 static void gen(const char *dir, ...)
 {
     char out[512], script[512];
-    imp_path(out, sizeof out, dir);
+    scratch_path(out, sizeof out, dir);
     repo_path(script, sizeof script, "tests/import/kineto_gen.py");
     const char *argv[40] = {"/usr/bin/python3", script, "--out", out};
     int n = 4;
@@ -62,7 +54,7 @@ static json_t *expected(const char *dir)
 {
     char p[512], rel[300];
     snprintf(rel, sizeof rel, "%.200s/expected.txt", dir);
-    imp_path(p, sizeof p, rel);
+    scratch_path(p, sizeof p, rel);
     json_error_t e;
     json_t *j = json_load_file(p, 0, &e);
     if (!j)
@@ -73,7 +65,7 @@ static json_t *expected(const char *dir)
 static void import_ok(const char *db, const char *what, const char *extra)
 {
     char in[512];
-    imp_path(in, sizeof in, what);
+    scratch_path(in, sizeof in, what);
     cmd_result r;
     assert_int_equal(extra ? ddpprof_cmd(&r, "import", in, "-o", db, extra, NULL)
                            : ddpprof_cmd(&r, "import", in, "-o", db, NULL),
@@ -156,24 +148,24 @@ static void reports_work(const char *db)
     if (!j)
         fail_msg("report --json: %s", e.text);
     json_decref(j);
-    imp_path(out, sizeof out, "report.html");
+    scratch_path(out, sizeof out, "report.html");
     assert_int_equal(ddpprof_cmd(&r, "report", db, "--html", "-o", out, NULL), 0);
     assert_int_equal(r.status, 0);
     char html[1 << 16];
-    imp_slurp(out, html, sizeof html);
+    slurp_into(out, html, sizeof html);
     assert_non_null(strstr(html, "comm_<wbr>overlap_<wbr>pct (HTA)"));
     assert_non_null(strstr(html, "straggler: rank 1"));
-    imp_path(out, sizeof out, "trace.json");
+    scratch_path(out, sizeof out, "trace.json");
     assert_int_equal(ddpprof_cmd(&r, "export", db, "--run", "1", "-o", out, NULL), 0);
     if (r.status != 0)
         fail_msg("export: %s", r.err);
-    imp_path(dir, sizeof dir, "per-rank");
+    scratch_path(dir, sizeof dir, "per-rank");
     assert_int_equal(ddpprof_cmd(&r, "export", db, "--run", "1", "--per-rank", dir, NULL), 0);
     if (r.status != 0)
         fail_msg("export --per-rank: %s", r.err);
     /* The export reads back as a trace: the run's own spans again. */
     char db2[512];
-    imp_path(db2, sizeof db2, "reimported.sqlite");
+    scratch_path(db2, sizeof db2, "reimported.sqlite");
     assert_int_equal(ddpprof_cmd(&r, "import", dir, "-o", db2, NULL), 0);
     if (r.status != 0)
         fail_msg("import of the export: %s", r.err);
@@ -186,7 +178,7 @@ static void test_float_timebase_ncclkernel(void **state)
     (void)state;
     gen("job", "--world", "2", "--slow-rank", "1", "--orphans", "2", NULL);
     char db[512];
-    imp_path(db, sizeof db, "a.sqlite");
+    scratch_path(db, sizeof db, "a.sqlite");
     import_ok(db, "job", NULL);
     json_t *exp = expected("job");
     char text[512];
@@ -198,7 +190,7 @@ static void test_float_timebase_ncclkernel(void **state)
                            " AND rank_from = 'distributedInfo'"),
                      2);
     char path[512], sha[65], stored[128];
-    imp_path(path, sizeof path, "job/rank1.json");
+    scratch_path(path, sizeof path, "job/rank1.json");
     sha256_hex(path, sha);
     db_text(db, "SELECT sha256 FROM source_file WHERE rank = 1", stored, sizeof stored);
     assert_string_equal(stored, sha);
@@ -247,7 +239,7 @@ static void test_int_timebase_devkernel(void **state)
     (void)state;
     gen("job3", "--world", "3", "--timebase", "int", "--scheme", "devkernel", "--slow-rank", "0", NULL);
     char db[512];
-    imp_path(db, sizeof db, "b.sqlite");
+    scratch_path(db, sizeof db, "b.sqlite");
     import_ok(db, "job3", NULL);
     json_t *exp = expected("job3");
     check_hta(db, exp);
@@ -267,7 +259,7 @@ static void test_lowercase_without_args(void **state)
     (void)state;
     gen("lower", "--scheme", "lower", "--no-args", "--world", "2", NULL);
     char db[512];
-    imp_path(db, sizeof db, "c.sqlite");
+    scratch_path(db, sizeof db, "c.sqlite");
     import_ok(db, "lower", NULL);
     assert_int_equal(q(db, "SELECT COUNT(*) FROM span WHERE kind = 'allreduce' AND bytes IS NULL"), 2 * 4 * 2);
     assert_int_equal(q(db, "SELECT COUNT(*) FROM span WHERE kind = 'broadcast'"), 2 * 4);
@@ -284,11 +276,11 @@ static void test_no_metadata_names_and_gzip(void **state)
     (void)state;
     gen("named", "--no-metadata", "--name-fmt", "worker{r}.pt.trace.json", "--gz", "--world", "2", NULL);
     char db[512];
-    imp_path(db, sizeof db, "d.sqlite");
+    scratch_path(db, sizeof db, "d.sqlite");
     import_ok(db, "named", NULL);
     assert_int_equal(q(db, "SELECT COUNT(*) FROM source_file WHERE rank_from = 'file name'"), 2);
     char path[512];
-    imp_path(path, sizeof path, "named/worker1.pt.trace.json.gz");
+    scratch_path(path, sizeof path, "named/worker1.pt.trace.json.gz");
     struct stat sb;
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(q(db, "SELECT bytes FROM source_file WHERE rank = 1"), (int64_t)sb.st_size);
@@ -297,9 +289,9 @@ static void test_no_metadata_names_and_gzip(void **state)
     /* One such file whose name says nothing: rank 0 of a world of 1, said in a note;
      * --rank says otherwise. */
     char one[512], db2[512];
-    imp_path(one, sizeof one, "named/trace.json.gz");
+    scratch_path(one, sizeof one, "named/trace.json.gz");
     assert_int_equal(rename(path, one), 0);
-    imp_path(db2, sizeof db2, "e.sqlite");
+    scratch_path(db2, sizeof db2, "e.sqlite");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "import", one, "-o", db2, NULL), 0);
     if (r.status != 0)
@@ -314,8 +306,8 @@ static void test_no_metadata_names_and_gzip(void **state)
     assert_int_equal(q(db2, "SELECT COUNT(*) FROM source_file WHERE rank = 1 AND rank_from = '--rank'"), 1);
     /* Two files naming no rank are one job's only with their ranks said. */
     char other[512];
-    imp_path(other, sizeof other, "named/other.json.gz");
-    imp_path(path, sizeof path, "named/worker0.pt.trace.json.gz");
+    scratch_path(other, sizeof other, "named/other.json.gz");
+    scratch_path(path, sizeof path, "named/worker0.pt.trace.json.gz");
     assert_int_equal(rename(path, other), 0);
     assert_int_equal(ddpprof_cmd(&r, "import", one, other, "-o", db2, NULL), 0);
     assert_int_equal(r.status, 2);
@@ -332,18 +324,18 @@ static void test_subset_of_ranks(void **state)
     (void)state;
     gen("job", "--world", "3", "--steps", "5", "--layers", "6", NULL);
     char sub[512], from[512], to[512];
-    imp_path(sub, sizeof sub, "sub");
+    scratch_path(sub, sizeof sub, "sub");
     assert_int_equal(mkdir(sub, 0700), 0);
     for (int r = 0; r <= 2; r += 2) {
         char rel[64];
         snprintf(rel, sizeof rel, "job/rank%d.json", r);
-        imp_path(from, sizeof from, rel);
+        scratch_path(from, sizeof from, rel);
         snprintf(rel, sizeof rel, "sub/rank%d.json", r);
-        imp_path(to, sizeof to, rel);
+        scratch_path(to, sizeof to, rel);
         assert_int_equal(link(from, to), 0);
     }
     char db[512];
-    imp_path(db, sizeof db, "s.sqlite");
+    scratch_path(db, sizeof db, "s.sqlite");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "import", sub, "-o", db, NULL), 0);
     if (r.status != 0)
@@ -402,11 +394,11 @@ static void test_subset_of_ranks(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_float_timebase_ncclkernel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_int_timebase_devkernel, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_lowercase_without_args, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_metadata_names_and_gzip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_subset_of_ranks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_float_timebase_ncclkernel, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_int_timebase_devkernel, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_lowercase_without_args, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_no_metadata_names_and_gzip, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_subset_of_ranks, scratch_group_setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,19 +16,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 static char db[300];
 
 static int setup(void **state)
 {
     (void)state;
-    if (imp_setup("ddpprof-test-import-bad-") < 0)
+    if (scratch_setup("ddpprof-test-import-bad-") < 0)
         return -1;
-    imp_path(db, sizeof db, "db.sqlite");
+    scratch_path(db, sizeof db, "db.sqlite");
     /* One good job, imported first: whatever fails later must leave it alone. */
     char out[300], script[512];
-    imp_path(out, sizeof out, "good");
+    scratch_path(out, sizeof out, "good");
     repo_path(script, sizeof script, "tests/import/kineto_gen.py");
     const char *argv[] = {"/usr/bin/python3", script, "--out", out, "--world", "3", "--steps", "2", NULL};
     cmd_result r;
@@ -37,12 +40,6 @@ static int setup(void **state)
     if (ddpprof_cmd(&r, "import", out, "-o", db, NULL) < 0 || r.status != 0)
         return -1;
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
 }
 
 static void write_bytes(const char *path, const void *data, size_t n)
@@ -98,19 +95,19 @@ static void test_not_a_trace(void **state)
 {
     (void)state;
     char p[300];
-    imp_path(p, sizeof p, "notes.json");
+    scratch_path(p, sizeof p, "notes.json");
     write_bytes(p, "hello, world\n", 13);
     refused("not a trace", p, NULL);
-    imp_path(p, sizeof p, "empty.json");
+    scratch_path(p, sizeof p, "empty.json");
     write_bytes(p, "", 0);
     refused("empty", p, NULL);
-    imp_path(p, sizeof p, "object.json");
+    scratch_path(p, sizeof p, "object.json");
     write_bytes(p, "{\"schemaVersion\": 1}\n", 21);
     refused("without \"traceEvents\"", p, NULL);
-    imp_path(p, sizeof p, "scalar.json");
+    scratch_path(p, sizeof p, "scalar.json");
     write_bytes(p, "42\n", 3);
     refused("not a trace", p, NULL);
-    imp_path(p, sizeof p, "report.nsys-rep");
+    scratch_path(p, sizeof p, "report.nsys-rep");
     write_bytes(p, "\x01\x02NSYS", 6);
     refused("nsys export --type sqlite", p, NULL);
     /* A results database is not a trace either. */
@@ -121,10 +118,10 @@ static void test_truncated_and_corrupt(void **state)
 {
     (void)state;
     char src[300], p[300];
-    imp_path(src, sizeof src, "good/rank0.json");
+    scratch_path(src, sizeof src, "good/rank0.json");
     size_t n;
     char *text = read_all(src, &n);
-    imp_path(p, sizeof p, "rank0.json");
+    scratch_path(p, sizeof p, "rank0.json");
     write_bytes(p, text, n / 2);
     refused("truncated JSON", p, NULL);
     refused("rank0.json:", p, NULL); /* file:line */
@@ -143,7 +140,7 @@ static void test_truncated_and_corrupt(void **state)
     free(text);
 
     /* An event without its time. */
-    imp_path(p, sizeof p, "rank1.json");
+    scratch_path(p, sizeof p, "rank1.json");
     const char *no_ts = "{\"traceEvents\": [\n{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"dur\": 3}\n]}\n";
     write_bytes(p, no_ts, strlen(no_ts));
     refused("rank1.json:2: a complete event (\"ph\": \"X\") without \"ts\"", p, NULL);
@@ -151,13 +148,13 @@ static void test_truncated_and_corrupt(void **state)
     /* gzip: cut short, and corrupted. */
     cmd_result r;
     char gz[300];
-    imp_path(gz, sizeof gz, "good/rank2.json");
+    scratch_path(gz, sizeof gz, "good/rank2.json");
     const char *gzip_argv[] = {"/bin/gzip", "-k", "-f", gz, NULL};
     assert_int_equal(run_cmd(&r, gzip_argv), 0);
     assert_int_equal(r.status, 0);
-    imp_path(gz, sizeof gz, "good/rank2.json.gz");
+    scratch_path(gz, sizeof gz, "good/rank2.json.gz");
     char *z = read_all(gz, &n);
-    imp_path(p, sizeof p, "rank2.json.gz");
+    scratch_path(p, sizeof p, "rank2.json.gz");
     write_bytes(p, z, n * 2 / 3);
     refused("truncated gzip", p, NULL);
     for (size_t i = n / 3; i < n / 3 + 64 && i < n; i++)
@@ -172,12 +169,12 @@ static void test_nothing_to_analyse(void **state)
 {
     (void)state;
     char p[300];
-    imp_path(p, sizeof p, "cpu0.json");
+    scratch_path(p, sizeof p, "cpu0.json");
     const char *cpu = "[{\"name\": \"ProfilerStep#1\", \"ph\": \"X\", \"ts\": 1, \"dur\": 100, \"tid\": 1, \"pid\": 1},\n"
                       " {\"name\": \"aten::add\", \"ph\": \"X\", \"ts\": 2, \"dur\": 10, \"tid\": 1, \"pid\": 1}]\n";
     write_bytes(p, cpu, strlen(cpu));
     refused("no GPU events and no collectives", p, NULL);
-    imp_path(p, sizeof p, "meta0.json");
+    scratch_path(p, sizeof p, "meta0.json");
     const char *meta = "{\"traceEvents\": [{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 0, \"args\": {}}]}";
     write_bytes(p, meta, strlen(meta));
     refused("nothing to analyse", p, NULL);
@@ -205,10 +202,10 @@ static void test_ranks_that_are_not_one_job(void **state)
 {
     (void)state;
     char r0[300], r1[300], r2[300], dup[300];
-    imp_path(r0, sizeof r0, "good/rank0.json");
-    imp_path(r1, sizeof r1, "good/rank1.json");
-    imp_path(r2, sizeof r2, "good/rank2.json");
-    imp_path(dup, sizeof dup, "rank7.json");
+    scratch_path(r0, sizeof r0, "good/rank0.json");
+    scratch_path(r1, sizeof r1, "good/rank1.json");
+    scratch_path(r2, sizeof r2, "good/rank2.json");
+    scratch_path(dup, sizeof dup, "rank7.json");
     size_t n;
     char *text = read_all(r0, &n);
     /* Rank 1 of the job recorded a day later: its wall clock does not meet rank 0's. */
@@ -222,15 +219,15 @@ static void test_ranks_that_are_not_one_job(void **state)
     char *rk = strstr(later, "\"rank\": 0");
     assert_non_null(rk);
     rk[strlen("\"rank\": ")] = '1';
-    imp_path(dup, sizeof dup, "rank1.json");
+    scratch_path(dup, sizeof dup, "rank1.json");
     write_bytes(dup, later, n);
     refused("not one job's traces", r0, dup, NULL);
     /* The same job's process groups counted differently: rank 0 says 2, rank 1 says 1. */
     char pg0[300], pg1[300];
-    imp_path(pg0, sizeof pg0, "pg");
+    scratch_path(pg0, sizeof pg0, "pg");
     assert_int_equal(mkdir(pg0, 0700), 0);
-    imp_path(pg0, sizeof pg0, "pg/rank0.json");
-    imp_path(pg1, sizeof pg1, "pg/rank1.json");
+    scratch_path(pg0, sizeof pg0, "pg/rank0.json");
+    scratch_path(pg1, sizeof pg1, "pg/rank1.json");
     with_pg_count(text, n, '2', pg0);
     size_t n1;
     char *text1 = read_all(r1, &n1);
@@ -238,7 +235,7 @@ static void test_ranks_that_are_not_one_job(void **state)
     refused("process groups", pg0, pg1, NULL);
     free(text1);
     free(later);
-    imp_path(dup, sizeof dup, "rank7.json");
+    scratch_path(dup, sizeof dup, "rank7.json");
     write_bytes(dup, text, n);
     refused("both hold rank 0", r0, r1, r2, dup, NULL);
     char *w = strstr(text, "\"world_size\": 3");
@@ -255,7 +252,7 @@ static void test_too_large(void **state)
 {
     (void)state;
     char p[300];
-    imp_path(p, sizeof p, "huge.json");
+    scratch_path(p, sizeof p, "huge.json");
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     fputs("{\"traceEvents\": [", f);
@@ -263,7 +260,7 @@ static void test_too_large(void **state)
     assert_int_equal(truncate(p, 10LL * 1000 * 1000 * 1000), 0); /* sparse: no disk used */
     refused("larger than", p, NULL);
     char r0[300];
-    imp_path(r0, sizeof r0, "good/rank0.json");
+    scratch_path(r0, sizeof r0, "good/rank0.json");
     refused("more than 100 events", r0, "--max-events", "100", NULL);
     refused("larger than the 4096 bytes", r0, "--max-size", "4K", NULL);
 }
@@ -277,5 +274,5 @@ int main(void)
         cmocka_unit_test(test_ranks_that_are_not_one_job),
         cmocka_unit_test(test_too_large),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_group_teardown);
 }

@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 /* DDP's logger on both ranks: rebuilt_bucket_sizes "30904224, 15853824". */
 #define BUCKET0_BYTES 30904224
@@ -33,9 +37,9 @@ static char db[300];
 static int setup(void **state)
 {
     (void)state;
-    if (imp_setup("ddpprof-test-h200-") != 0)
+    if (scratch_setup("ddpprof-test-h200-") != 0)
         return -1;
-    imp_path(db, sizeof db, "h200.sqlite");
+    scratch_path(db, sizeof db, "h200.sqlite");
     char traces[400];
     repo_path(traces, sizeof traces, "tests/import/h200_resnet18");
     cmd_result r;
@@ -44,12 +48,6 @@ static int setup(void **state)
         return -1;
     }
     return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
 }
 
 static void test_ranks_steps_and_warmup_kernels(void **state)
@@ -127,5 +125,5 @@ int main(void)
         cmocka_unit_test(test_hta_figures),
         cmocka_unit_test(test_whatif_finds_the_model_and_replays),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_group_teardown);
 }

@@ -20,24 +20,16 @@
 
 #include <jansson.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static int setup(void **state)
-{
-    (void)state;
-    return imp_setup("ddpprof-test-import-nsys-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
-}
+#include "harness.h"
 
 static void gen(const char *dir, const char *format, const char *world)
 {
     char out[300];
-    imp_path(out, sizeof out, dir);
+    scratch_path(out, sizeof out, dir);
     cmd_result r;
     assert_int_equal(python_cmd(&r, "kineto_gen.py", "--out", out, "--format", format, "--world", world,
                                 "--slow-rank", "1", NULL),
@@ -50,7 +42,7 @@ static void check_hta(const char *db, const char *dir)
 {
     char p[400], rel[128];
     snprintf(rel, sizeof rel, "%.100s/expected.txt", dir);
-    imp_path(p, sizeof p, rel);
+    scratch_path(p, sizeof p, rel);
     json_error_t e;
     json_t *exp = json_load_file(p, 0, &e);
     assert_non_null(exp);
@@ -78,8 +70,8 @@ static void test_export_per_rank(void **state)
     (void)state;
     gen("ranks", "nsys", "2");
     char in[300], db[300];
-    imp_path(in, sizeof in, "ranks");
-    imp_path(db, sizeof db, "a.sqlite");
+    scratch_path(in, sizeof in, "ranks");
+    scratch_path(db, sizeof db, "a.sqlite");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "import", in, "-o", db, NULL), 0);
     if (r.status != 0)
@@ -109,8 +101,8 @@ static void test_one_export_of_all_ranks(void **state)
     (void)state;
     gen("one", "nsys-one", "3");
     char in[300], db[300];
-    imp_path(in, sizeof in, "one/job.sqlite");
-    imp_path(db, sizeof db, "b.sqlite");
+    scratch_path(in, sizeof in, "one/job.sqlite");
+    scratch_path(db, sizeof db, "b.sqlite");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "import", in, "-o", db, NULL), 0);
     if (r.status != 0)
@@ -155,12 +147,12 @@ static void test_real_export_of_a_ddpprof_run(void **state)
     }
     char scenario[400], base[300], rep[300], qd[300], exported[300], rundb[300], db[300];
     repo_path(scenario, sizeof scenario, "scenarios/nvtx_small.ini");
-    imp_path(base, sizeof base, "trace");
-    imp_path(rep, sizeof rep, "trace.nsys-rep");
-    imp_path(qd, sizeof qd, "trace.qdstrm");
-    imp_path(exported, sizeof exported, "trace.sqlite");
-    imp_path(rundb, sizeof rundb, "run.sqlite");
-    imp_path(db, sizeof db, "imported.sqlite");
+    scratch_path(base, sizeof base, "trace");
+    scratch_path(rep, sizeof rep, "trace.nsys-rep");
+    scratch_path(qd, sizeof qd, "trace.qdstrm");
+    scratch_path(exported, sizeof exported, "trace.sqlite");
+    scratch_path(rundb, sizeof rundb, "run.sqlite");
+    scratch_path(db, sizeof db, "imported.sqlite");
     const char *profile[] = {nsys, "profile", "-t", "nvtx", "-s", "none", "--cpuctxsw", "none", "-o", base,
                              "--force-overwrite", "true", getenv("DDPPROF"), "run", scenario, "-o", rundb, "-q", NULL};
     cmd_result r;
@@ -206,9 +198,9 @@ static void test_real_export_of_a_ddpprof_run(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_export_per_rank, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_export_of_all_ranks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_real_export_of_a_ddpprof_run, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_export_per_rank, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_one_export_of_all_ranks, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_real_export_of_a_ddpprof_run, scratch_group_setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

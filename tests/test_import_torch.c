@@ -20,19 +20,11 @@
 
 #include <jansson.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static int setup(void **state)
-{
-    (void)state;
-    return imp_setup("ddpprof-test-import-torch-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
-}
+#include "harness.h"
 
 /* A real 4-rank gloo job of 6 steps whose ranks `slow` (a list) sleep `ms` a step,
  * traced into directory `name` and imported into db; r holds the import's output.
@@ -40,9 +32,9 @@ static int teardown(void **state)
 static void traced_job(const char *name, const char *slow, const char *ms, char *db, size_t n, cmd_result *r)
 {
     char dir[300], file[64];
-    imp_path(dir, sizeof dir, name);
+    scratch_path(dir, sizeof dir, name);
     snprintf(file, sizeof file, "%.40s.sqlite", name);
-    imp_path(db, n, file);
+    scratch_path(db, n, file);
     assert_int_equal(python_cmd(r, "ddp_trace.py", "--out", dir, "--world", "4", "--slow-rank", slow, "--slow-ms", ms,
                                 "--steps", "6", NULL),
                      0);
@@ -125,8 +117,8 @@ static void test_two_slow_ranks_named(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_gloo_job_with_a_slow_rank, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_two_slow_ranks_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gloo_job_with_a_slow_rank, scratch_group_setup, scratch_group_teardown),
+        cmocka_unit_test_setup_teardown(test_two_slow_ranks_named, scratch_group_setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,7 +20,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <glob.h>
 #include <limits.h>
 #include <signal.h>
@@ -34,6 +33,8 @@
 #include <unistd.h>
 
 #include <sqlite3.h>
+
+#include "harness.h"
 
 extern char **environ;
 
@@ -114,7 +115,7 @@ static void print_log_tail(const char *log)
  * appended to log. The child gets a process group of its own so that a timeout kills
  * nsys together with the program it launched, not nsys alone. Returns the exit
  * status, or -1 (with why filled in) when it could not start, died or timed out. */
-static int run_cmd(char *const argv[], const char *log, int timeout_s, char *why, size_t whylen)
+static int run_logged(char *const argv[], const char *log, int timeout_s, char *why, size_t whylen)
 {
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
@@ -182,7 +183,7 @@ static int run_cmd(char *const argv[], const char *log, int timeout_s, char *why
 static void run_ok(char *const argv[], const char *log, int timeout_s)
 {
     char why[PATH_MAX + 128] = "";
-    if (run_cmd(argv, log, timeout_s, why, sizeof why) != 0) {
+    if (run_logged(argv, log, timeout_s, why, sizeof why) != 0) {
         print_log_tail(log);
         fail_msg("%s", why);
     }
@@ -223,16 +224,6 @@ static int find_importer(const char *nsys, char *out, size_t n)
     return -1;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)ftw;
-    if (remove(path) != 0 && errno != ENOENT)
-        fprintf(stderr, "test_nsys: cannot remove %s: %s\n", path, strerror(errno));
-    (void)flag;
-    return 0;
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof *f);
@@ -258,8 +249,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    if (nftw(f->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
-        fprintf(stderr, "test_nsys: cannot clean up %s: %s\n", f->dir, strerror(errno));
+    if (tmpdir_remove(f->dir) != 0)
+        fprintf(stderr, "test_nsys: cannot clean up %s\n", f->dir);
     free(f);
     return 0;
 }
@@ -352,7 +343,7 @@ static void test_nvtx_ranges_in_nsys_trace(void **state)
         fprintf(stderr, "test_nsys: nsys is not on PATH; running %s\n", script);
         char *argv[] = {"/bin/sh", script, NULL};
         char why[PATH_MAX + 128] = "";
-        int rc = run_cmd(argv, f->log, INSTALL_TIMEOUT_S, why, sizeof why);
+        int rc = run_logged(argv, f->log, INSTALL_TIMEOUT_S, why, sizeof why);
         if (rc != 0 || find_in_path("nsys", nsys, sizeof nsys) != 0) {
             print_log_tail(f->log);
             fprintf(stderr, "test_nsys: SKIPPED: nsys cannot be had here (%s)\n",

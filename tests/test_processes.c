@@ -31,6 +31,7 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "test_slowdown.h"
 #include <sqlite3.h>
 
@@ -41,8 +42,6 @@ extern char **environ;
 
 #define MAX_ARGS 64
 #define MAX_ENV 2048
-
-static char tmpdir[256];
 
 static double now_s(void)
 {
@@ -56,19 +55,6 @@ static void sleep_s(double s)
     struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
     }
-}
-
-static void path_in_tmp(char *out, size_t len, const char *name) { snprintf(out, len, "%s/%s", tmpdir, name); }
-
-static void slurp(const char *path, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    size_t n = fread(buf, 1, len - 1, f);
-    buf[n] = '\0';
-    fclose(f);
 }
 
 /* Reads a whole /proc file (NUL-separated strings) into buf; returns its length or -1. */
@@ -135,7 +121,7 @@ static void kill_everything(void)
 {
     pid_t pids[256];
     for (int round = 0; round < 20; round++) {
-        int n = find_marked(tmpdir, pids, 256, NULL, 0);
+        int n = find_marked(scratch_dir(), pids, 256, NULL, 0);
         for (int i = 0; i < n && i < 256; i++)
             kill(pids[i], SIGKILL);
         while (waitpid(-1, NULL, WNOHANG) > 0) {
@@ -161,7 +147,7 @@ static void assert_nothing_left(const char *when)
     int n = 0;
     /* /proc may lag a reaped process by a moment; a real leftover stays. */
     for (int i = 0; i < 15; i++) {
-        n = find_marked(tmpdir, NULL, 0, desc, sizeof desc);
+        n = find_marked(scratch_dir(), NULL, 0, desc, sizeof desc);
         if (n == 0)
             return;
         sleep_s(0.02);
@@ -210,7 +196,7 @@ static void proc_start(proc *p, const char *const *argv, const char *const *extr
     make_env(envp, extra_env);
     char name[64];
     snprintf(name, sizeof name, "%s.err", tag);
-    path_in_tmp(p->err_path, sizeof p->err_path, name);
+    scratch_path(p->err_path, sizeof p->err_path, name);
     posix_spawn_file_actions_t fa;
     assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
     assert_int_equal(posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0), 0);
@@ -230,7 +216,7 @@ static bool proc_wait_until(proc *p, double until)
         pid_t w = waitpid(p->pid, &p->status, WNOHANG);
         if (w == p->pid) {
             p->done = true;
-            slurp(p->err_path, p->err, sizeof p->err);
+            slurp_into(p->err_path, p->err, sizeof p->err);
             break;
         }
         if (w < 0 && errno != EINTR)
@@ -258,9 +244,9 @@ static void proc_finish(proc *p, double since, double limit_s, const char *what)
     if (proc_wait_until(p, since + limit_s))
         return;
     char desc[4096];
-    int n = find_marked(tmpdir, NULL, 0, desc, sizeof desc);
+    int n = find_marked(scratch_dir(), NULL, 0, desc, sizeof desc);
     kill_everything();
-    slurp(p->err_path, p->err, sizeof p->err);
+    slurp_into(p->err_path, p->err, sizeof p->err);
     fail_msg("%s: still running %.1f s later (%d processes of the run:%s)\nstderr: %s", what, limit_s, n, desc,
              p->err);
 }
@@ -300,7 +286,7 @@ static void args_add(args *a, const char *s)
 }
 
 /* Runs ddpprof to its end (bounded) and returns its exit code; stderr lands in p->err. */
-static int ddpprof_run(proc *p, args *a, const char *const *extra_env, const char *tag)
+static int ddpprof_proc(proc *p, args *a, const char *const *extra_env, const char *tag)
 {
     proc_start(p, a->v, extra_env, tag);
     proc_finish(p, p->t0, RUN_DEADLINE_S, tag);
@@ -308,43 +294,6 @@ static int ddpprof_run(proc *p, args *a, const char *const *extra_env, const cha
 }
 
 /* --- the database ------------------------------------------------------------------ */
-
-static sqlite3 *db_open(const char *path)
-{
-    sqlite3 *h = NULL;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-        fail_msg("cannot open %s: %s", path, h ? sqlite3_errmsg(h) : "out of memory");
-    sqlite3_busy_timeout(h, 2000);
-    return h;
-}
-
-static int64_t db_int(const char *path, const char *sql)
-{
-    sqlite3 *h = db_open(path);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(h, sql, -1, &q, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
-    if (sqlite3_step(q) != SQLITE_ROW)
-        fail_msg("%s: no row", sql);
-    int64_t v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    sqlite3_close(h);
-    return v;
-}
-
-/* The first column of the first row as text ("" when NULL or no row). */
-static void db_text(const char *path, const char *sql, char *out, size_t len)
-{
-    sqlite3 *h = db_open(path);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(h, sql, -1, &q, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(h));
-    out[0] = '\0';
-    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
-        snprintf(out, len, "%s", (const char *)sqlite3_column_text(q, 0));
-    sqlite3_finalize(q);
-    sqlite3_close(h);
-}
 
 /* The spans stored so far while the writer is still running; -1 when not readable yet. */
 static int64_t spans_so_far(const char *path)
@@ -464,20 +413,10 @@ static bool on_path(const char *prog, char *out, size_t len)
 
 /* --- fixtures ----------------------------------------------------------------------- */
 
-static int group_setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/ddpprof-test-processes-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
 static int group_teardown(void **state)
 {
-    (void)state;
     kill_everything();
-    char cmd[400];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return scratch_group_teardown(state);
 }
 
 /* After each test, pass or fail: nothing of it keeps running. */
@@ -499,20 +438,20 @@ static void test_processes_match_threads(void **state)
 {
     (void)state;
     char tdb[320], pdb[320], vdb[320];
-    path_in_tmp(tdb, sizeof tdb, "threads.sqlite");
-    path_in_tmp(pdb, sizeof pdb, "processes.sqlite");
-    path_in_tmp(vdb, sizeof vdb, "verify.sqlite");
+    scratch_path(tdb, sizeof tdb, "threads.sqlite");
+    scratch_path(pdb, sizeof pdb, "processes.sqlite");
+    scratch_path(vdb, sizeof vdb, "verify.sqlite");
     proc p;
     args a;
     ddpprof_args(&a, "baseline.ini", tdb, small);
     args_add(&a, "-s");
     args_add(&a, "run.ranks=threads");
-    if (ddpprof_run(&p, &a, NULL, "threads") != 0)
+    if (ddpprof_proc(&p, &a, NULL, "threads") != 0)
         fail_msg("threads run failed: %s", p.err);
     ddpprof_args(&a, "baseline.ini", pdb, small);
     args_add(&a, "-s");
     args_add(&a, "run.ranks=processes");
-    if (ddpprof_run(&p, &a, NULL, "processes") != 0)
+    if (ddpprof_proc(&p, &a, NULL, "processes") != 0)
         fail_msg("processes run failed: %s", p.err);
     assert_nothing_left("after a processes run");
 
@@ -556,7 +495,7 @@ static void test_processes_match_threads(void **state)
     args_add(&a, "-s");
     args_add(&a, "run.ranks=processes");
     args_add(&a, "--verify");
-    if (ddpprof_run(&p, &a, NULL, "verify") != 0)
+    if (ddpprof_proc(&p, &a, NULL, "verify") != 0)
         fail_msg("--verify with processes failed: %s", p.err);
     last_run(vdb, status, sizeof status, error, sizeof error);
     assert_string_equal(status, "complete");
@@ -576,7 +515,7 @@ static void test_rank_killed(void **state)
 {
     (void)state;
     char db[320];
-    path_in_tmp(db, sizeof db, "killed.sqlite");
+    scratch_path(db, sizeof db, "killed.sqlite");
     proc p;
     args a;
     ddpprof_args(&a, "baseline.ini", db, longer);
@@ -623,7 +562,7 @@ static void test_faults(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char db[320], tag[32];
         snprintf(tag, sizeof tag, "fault%zu", i);
-        snprintf(db, sizeof db, "%s/%s.sqlite", tmpdir, tag);
+        snprintf(db, sizeof db, "%s/%s.sqlite", scratch_dir(), tag);
         const char *const ov[] = {"run.world_size=3", "model.preset=mlp", "run.iterations=4", "run.warmup=1",
                                   "run.ranks=processes", "run.timeout_s=1", cases[i].mode, cases[i].rank,
                                   "fault.iter=1", NULL};
@@ -653,7 +592,7 @@ static void test_signals(void **state)
     for (int i = 0; i < 2; i++) {
         char db[320], tag[32];
         snprintf(tag, sizeof tag, "signal%d", sigs[i]);
-        snprintf(db, sizeof db, "%s/%s.sqlite", tmpdir, tag);
+        snprintf(db, sizeof db, "%s/%s.sqlite", scratch_dir(), tag);
         proc p;
         args a;
         ddpprof_args(&a, "baseline.ini", db, longer);
@@ -725,7 +664,7 @@ static void test_torchrun_environment(void **state)
 {
     (void)state;
     char db[320];
-    path_in_tmp(db, sizeof db, "torchrun.sqlite");
+    scratch_path(db, sizeof db, "torchrun.sqlite");
     proc ps[3];
     torchrun_shaped(ps, 3, db, small, -1, NULL);
     for (int r = 0; r < 3; r++)
@@ -734,7 +673,7 @@ static void test_torchrun_environment(void **state)
     assert_whole_run(db, 3);
 
     char bad[320];
-    path_in_tmp(bad, sizeof bad, "mismatch.sqlite");
+    scratch_path(bad, sizeof bad, "mismatch.sqlite");
     int port = free_port();
     char pv[32];
     snprintf(pv, sizeof pv, "MASTER_PORT=%d", port);
@@ -763,7 +702,7 @@ static void test_clock_skew_realigned(void **state)
 {
     (void)state;
     char db[320];
-    path_in_tmp(db, sizeof db, "skew.sqlite");
+    scratch_path(db, sizeof db, "skew.sqlite");
     proc ps[3];
     torchrun_shaped(ps, 3, db, small, 2, "5000000000");
     for (int r = 0; r < 3; r++)
@@ -815,7 +754,7 @@ static void test_real_mpirun(void **state)
         skip();
     }
     char db[320], port[48];
-    path_in_tmp(db, sizeof db, "mpirun.sqlite");
+    scratch_path(db, sizeof db, "mpirun.sqlite");
     snprintf(port, sizeof port, "MASTER_PORT=%d", free_port());
     const char *const ov[] = {"run.world_size=2", "model.preset=mlp", "run.iterations=3", "run.warmup=1", NULL};
     args inner;
@@ -862,7 +801,7 @@ static void test_real_torchrun(void **state)
         skip();
     }
     char db[320];
-    path_in_tmp(db, sizeof db, "torchrun-real.sqlite");
+    scratch_path(db, sizeof db, "torchrun-real.sqlite");
     const char *const ov[] = {"run.world_size=2", "model.preset=mlp", "run.iterations=3", "run.warmup=1", NULL};
     args inner;
     ddpprof_args(&inner, "baseline.ini", db, ov);
@@ -904,5 +843,5 @@ int main(void)
         cmocka_unit_test_teardown(test_real_mpirun, test_teardown),
         cmocka_unit_test_teardown(test_real_torchrun, test_teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, scratch_group_setup, group_teardown);
 }

@@ -24,7 +24,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
 
 #define MAX_RANKS_LISTED 8
 /* Half a point: HTA's own rounding and its reading of ProfilerStep are what differ. */
@@ -49,13 +53,7 @@ static int setup(void **state)
         snprintf(traces, sizeof traces, "%s", env);
     else
         repo_path(traces, sizeof traces, "../shared/traces");
-    return imp_setup("ddpprof-test-real-traces-");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
+    return scratch_setup("ddpprof-test-real-traces-");
 }
 
 /* "rank 0: 22.45 / 2.73 / 30.11 / 67.16; rank 1: ..." (overlap may be "overlap none"). */
@@ -233,7 +231,7 @@ static void test_every_trace(void **state)
         for (int f = 0; f < (t->one_job ? 1 : nf); f++) {
             char db[640], rel[200];
             snprintf(rel, sizeof rel, "%s-%d.sqlite", t->folder, f);
-            imp_path(db, sizeof db, rel);
+            scratch_path(db, sizeof db, rel);
             const char *argv[16] = {getenv("DDPPROF"), "import", "-o", db};
             int a = 4;
             for (int k = t->one_job ? 0 : f; k < (t->one_job ? nf : f + 1); k++)
@@ -269,12 +267,12 @@ static void test_every_trace(void **state)
                 /* The A100 job's all_to_all in the forward: measured, and scaling with the world. */
                 if (strstr(t->folder, "a100")) {
                     char ini[640];
-                    imp_path(ini, sizeof ini, "a100-derived.ini");
+                    scratch_path(ini, sizeof ini, "a100-derived.ini");
                     assert_int_equal(ddpprof_cmd(&r, "whatif", db, "--run", "1", "-q", "--scenario-out", ini, NULL), 0);
                     assert_int_equal(r.status, 0);
                     assert_non_null(strstr(r.out, "other collectives:"));
                     char text[1 << 15];
-                    imp_slurp(ini, text, sizeof text);
+                    slurp_into(ini, text, sizeof text);
                     assert_non_null(strstr(text, "comm_ranks = 16"));
                 }
             }
@@ -288,7 +286,7 @@ static void test_every_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_every_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_trace, setup, scratch_group_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 
 #include "common/strbuf.h"
 #include "engine/scenario/scenario.h"
+#include "harness.h"
 
 typedef struct {
     char dir[64];
@@ -30,8 +31,7 @@ static int group_setup(void **state)
     fixture *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/test_scenario.XXXXXX");
-    if (mkdtemp(fx->dir) == NULL) {
+    if (tmpdir_make(fx->dir, sizeof fx->dir, "test_scenario.") != 0) {
         free(fx);
         return -1;
     }
@@ -42,22 +42,15 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     fixture *fx = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-    int rc = system(cmd);
+    int rc = tmpdir_remove(fx->dir);
     free(fx);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 /* Writes `text` to <tmpdir>/<name> and returns its path in `path`. */
-static void write_file(void **state, const char *name, const char *text, char path[256])
+static void put(void **state, const char *name, const char *text, char path[256])
 {
-    fixture *fx = *state;
-    snprintf(path, 256, "%s/%s", fx->dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_int_equal(fputs(text, f) >= 0, 1);
-    assert_int_equal(fclose(f), 0);
+    write_file_in(((fixture *)*state)->dir, name, text, path, 256);
 }
 
 static scenario *new_scenario(void)
@@ -72,7 +65,7 @@ static void expect_load_error(void **state, const char *name, const char *text,
                               const char *suffix)
 {
     char path[256], want[SCENARIO_ERR + 256], err[SCENARIO_ERR] = "";
-    write_file(state, name, text, path);
+    put(state, name, text, path);
     scenario *sc = new_scenario();
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s:%s", path, suffix);
@@ -85,7 +78,7 @@ static void expect_load_error(void **state, const char *name, const char *text,
 static void load_ok(void **state, const char *name, const char *text, scenario *sc)
 {
     char path[256], err[SCENARIO_ERR] = "";
-    write_file(state, name, text, path);
+    put(state, name, text, path);
     scenario_free(sc);
     int rc = scenario_load_file(path, sc, err, sizeof err);
     if (rc != 0)
@@ -644,7 +637,7 @@ static void test_warnings_api(void **state)
 {
     scenario *sc = new_scenario();
     char buf[1024], path[256], want[1024];
-    write_file(state, "warn.ini", "[model]\nhidden = 1024\n[fault]\nrank = 1\nmode = none\n", path);
+    put(state, "warn.ini", "[model]\nhidden = 1024\n[fault]\nrank = 1\nmode = none\n", path);
     char err[SCENARIO_ERR] = "";
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), 0);
     assert_int_equal(scenario_warnings(sc, buf, sizeof buf), 2);
@@ -697,7 +690,7 @@ static void test_keys_without_effect_in_sweeps(void **state)
     assert_non_null(strstr(ini, "\n; d_model = 256   (no effect with model.preset = mlp)\n"));
     assert_non_null(strstr(ini, "\nlayers = 2\n"));
     char path[256];
-    write_file(state, "swctx-point.ini", ini, path);
+    put(state, "swctx-point.ini", ini, path);
     assert_int_equal(scenario_load_file(path, back, err, sizeof err), 0);
     assert_int_equal(scenario_warnings(back, buf, sizeof buf), 0);
     assert_int_equal(back->d_model, 0);
@@ -847,7 +840,7 @@ static void test_device_preset_vs_explicit_peak(void **state)
 
     /* A custom device must say what it is. */
     char path[256];
-    write_file(state, "dev5.ini", "[device]\n\npreset = custom\npeak_tflops = 10\n", path);
+    put(state, "dev5.ini", "[device]\n\npreset = custom\npeak_tflops = 10\n", path);
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     char want[SCENARIO_ERR];
     snprintf(want, sizeof want, "%s:3: device.preset = custom needs device.mem_bw_gbps, which is "
@@ -965,7 +958,7 @@ static void test_sweep_point_validation(void **state)
 {
     scenario *sc = new_scenario(), *pt = new_scenario();
     char err[SCENARIO_ERR] = "", path[256], want[SCENARIO_ERR + 300];
-    write_file(state, "swval.ini",
+    put(state, "swval.ini",
                "[run]\nname = v\nworld_size = 4\n[skew]\nslow_ranks = 3\nslowdown = 2\n[sweep]\n"
                "run.world_size = 4, 2\n",
                path);
@@ -991,7 +984,7 @@ static void test_sweep_point_validation(void **state)
 static void test_skew_at_other_world_sizes(void **state)
 {
     char path[256], err[SCENARIO_ERR] = "", was[SCENARIO_ERR];
-    write_file(state, "skew4.ini", "[run]\nworld_size = 4\n[skew]\nspeed = 1.5, 1.5, 1, 1\n", path);
+    put(state, "skew4.ini", "[run]\nworld_size = 4\n[skew]\nspeed = 1.5, 1.5, 1, 1\n", path);
     scenario *sc = new_scenario();
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), 0);
     assert_int_equal(scenario_override(sc, "run.world_size=1024", err, sizeof err), 0);
@@ -1189,7 +1182,7 @@ static void round_trip(void **state, const scenario *sc, const char *name)
     char *ini = scenario_to_ini(sc);
     assert_non_null(ini);
     char path[256], err[SCENARIO_ERR] = "";
-    write_file(state, name, ini, path);
+    put(state, name, ini, path);
     scenario *back = new_scenario();
     if (scenario_load_file(path, back, err, sizeof err) != 0)
         fail_msg("reloading the exported INI failed: %s\n%s", err, ini);
@@ -1215,7 +1208,7 @@ static void test_to_ini_wraps_hash_items_safely(void **state)
     char wrapped[128];
     snprintf(wrapped, sizeof wrapped, "\n    , %s\n", third);
     assert_non_null(strstr(ini, wrapped));
-    write_file(state, "hash-out.ini", ini, path);
+    put(state, "hash-out.ini", ini, path);
     assert_int_equal(scenario_load_file(path, back, err, sizeof err), 0);
     assert_int_equal(back->sweep[0].nvalues, 3);
     assert_string_equal(back->sweep[0].values[2], third);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "engine/scenario/scenario.h"
+#include "harness.h"
 
 typedef struct {
     char dir[64];
@@ -27,8 +28,7 @@ static int setup(void **state)
     fixture *fx = calloc(1, sizeof *fx);
     if (fx == NULL)
         return -1;
-    snprintf(fx->dir, sizeof fx->dir, "/tmp/test_include.XXXXXX");
-    if (mkdtemp(fx->dir) == NULL) {
+    if (tmpdir_make(fx->dir, sizeof fx->dir, "test_include.") != 0) {
         free(fx);
         return -1;
     }
@@ -45,21 +45,14 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *fx = *state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fx->dir);
-    int rc = system(cmd);
+    int rc = tmpdir_remove(fx->dir);
     free(fx);
-    return rc == 0 ? 0 : -1;
+    return rc;
 }
 
 static void put(void **state, const char *name, const char *text, char path[256])
 {
-    fixture *fx = *state;
-    snprintf(path, 256, "%s/%s", fx->dir, name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    assert_true(fputs(text, f) >= 0);
-    assert_int_equal(fclose(f), 0);
+    write_file_in(((fixture *)*state)->dir, name, text, path, 256);
 }
 
 static scenario *load(const char *path, int want_rc, char *err, size_t errlen)

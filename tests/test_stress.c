@@ -26,6 +26,7 @@
 
 #include <cmocka.h>
 
+#include "harness.h"
 #include "test_slowdown.h"
 #include <sqlite3.h>
 
@@ -148,17 +149,6 @@ typedef struct {
     char err[4096];
 } outcome;
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    size_t n = fread(buf, 1, len - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
 static void run_trial(const char *bin, const trial *t, const char *err_path, outcome *o)
 {
     char what[2048];
@@ -214,7 +204,7 @@ static void run_trial(const char *bin, const trial *t, const char *err_path, out
     }
     o->status = status;
     o->ended_after_signal_s = signalled ? now_s() - signal_time : 0.0;
-    slurp(err_path, o->err, sizeof o->err);
+    slurp_into(err_path, o->err, sizeof o->err);
 }
 
 /* The database's last run: its status and error. */

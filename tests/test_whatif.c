@@ -11,19 +11,11 @@
 
 #include <cmocka.h>
 
-#include "import_run.h"
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-static int setup(void **state)
-{
-    (void)state;
-    return imp_setup("ddpprof-whatif");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return imp_teardown();
-}
+#include "harness.h"
 
 /* The job step (mean over measured iterations of the slowest rank's) and DDP's overlap
  * (mean over ranks) of run `id`, from the iteration_stats view. */
@@ -63,8 +55,8 @@ static void test_replay_recorded(void **state)
 {
     (void)state;
     char db[300], scen[300], out[300];
-    imp_path(db, sizeof db, "recorded.sqlite");
-    imp_path(out, sizeof out, "derived.ini");
+    scratch_path(db, sizeof db, "recorded.sqlite");
+    scratch_path(out, sizeof out, "derived.ini");
     repo_path(scen, sizeof scen, "scenarios/skewed.ini");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.iterations=4", NULL), 0);
@@ -87,7 +79,7 @@ static void test_rebucketing_known_model(void **state)
 {
     (void)state;
     char db[300], scen[300];
-    imp_path(db, sizeof db, "rebucket.sqlite");
+    scratch_path(db, sizeof db, "rebucket.sqlite");
     repo_path(scen, sizeof scen, "scenarios/skewed.ini");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.iterations=3", NULL), 0);
@@ -109,7 +101,7 @@ static void test_world_size_moves_comm_only(void **state)
 {
     (void)state;
     char db[300], scen[300];
-    imp_path(db, sizeof db, "world.sqlite");
+    scratch_path(db, sizeof db, "world.sqlite");
     repo_path(scen, sizeof scen, "scenarios/skewed.ini");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.iterations=3", NULL), 0);
@@ -141,8 +133,8 @@ static void test_replay_imported(void **state)
 {
     (void)state;
     char dir[300], db[300];
-    imp_path(dir, sizeof dir, "kineto");
-    imp_path(db, sizeof db, "imported.sqlite");
+    scratch_path(dir, sizeof dir, "kineto");
+    scratch_path(db, sizeof db, "imported.sqlite");
     cmd_result r;
     assert_int_equal(python_cmd(&r, "kineto_gen.py", "--out", dir, "--world", "4", "--steps", "6", "--layers", "8",
                                 "--slow-rank", "2", "--slow", "1.5", NULL),
@@ -170,8 +162,8 @@ static void test_other_collectives_scale(void **state)
 {
     (void)state;
     char db[300], scen[300];
-    imp_path(db, sizeof db, "other.sqlite");
-    imp_path(scen, sizeof scen, "other.ini");
+    scratch_path(db, sizeof db, "other.sqlite");
+    scratch_path(scen, sizeof scen, "other.ini");
     FILE *f = fopen(scen, "w");
     assert_non_null(f);
     fputs("[run]\nbackend = sim\nworld_size = 2\niterations = 3\nwarmup = 1\n"
@@ -201,7 +193,7 @@ static void test_replay_chosen_spans(void **state)
 {
     (void)state;
     char db[300], scen[300];
-    imp_path(db, sizeof db, "chosen.sqlite");
+    scratch_path(db, sizeof db, "chosen.sqlite");
     repo_path(scen, sizeof scen, "scenarios/skewed.ini");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.world_size=96", "-s",
@@ -222,7 +214,7 @@ static void test_large_world_phase_detail(void **state)
 {
     (void)state;
     char db[300], scen[300];
-    imp_path(db, sizeof db, "large.sqlite");
+    scratch_path(db, sizeof db, "large.sqlite");
     repo_path(scen, sizeof scen, "scenarios/skewed.ini");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.iterations=3", NULL), 0);
@@ -241,7 +233,7 @@ static void test_refusals(void **state)
 {
     (void)state;
     char db[300], scen[300];
-    imp_path(db, sizeof db, "refuse.sqlite");
+    scratch_path(db, sizeof db, "refuse.sqlite");
     repo_path(scen, sizeof scen, "scenarios/skewed.ini");
     cmd_result r;
     assert_int_equal(ddpprof_cmd(&r, "predict", scen, "-o", db, "-q", "-s", "run.iterations=2", NULL), 0);
@@ -266,5 +258,5 @@ int main(void)
         cmocka_unit_test(test_large_world_phase_detail),
         cmocka_unit_test(test_refusals),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, scratch_group_setup, scratch_group_teardown);
 }
