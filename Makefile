@@ -154,7 +154,7 @@ FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 300
 FUZZ_DIR     := $(BUILD)/fuzz
 # The scenario check reads record.spans_ranks with profiler/span_select.c (libc only).
-FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c) profiler/span_select.c
+FUZZ_SRC     := tests/fuzz/fuzz_scenario.c $(wildcard engine/scenario/*.c) profiler/span_select.c $(wildcard common/*.c)
 FUZZ_FLAGS   := -std=c11 -D_GNU_SOURCE -g -O1 -Wall -Wextra -Werror -I. -Itests/fuzz \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
@@ -169,7 +169,7 @@ $(FUZZ_DIR)/fuzz_scenario: $(FUZZ_SRC) $(wildcard engine/scenario/*.h) tests/fuz
 # small job kineto_gen.py writes) and Nsight Systems SQLite (seeds: the same job as nsys
 # exports).  Crashes go to $(FUZZ_DIR)/import-.
 FUZZ_IMPORT_SRC := $(filter-out profiler/import/import_job.c profiler/import/import_files.c,$(wildcard profiler/import/*.c)) \
-                   profiler/strtab.c profiler/span.c common/errmsg.c
+                   profiler/strtab.c profiler/span.c $(wildcard common/*.c)
 $(FUZZ_DIR)/fuzz_trace_json $(FUZZ_DIR)/fuzz_nsys_sqlite: $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_IMPORT_SRC) \
     $(wildcard profiler/import/*.h) tests/fuzz/fuzz_import.h
 	@mkdir -p $(FUZZ_DIR)/corpus_$*
