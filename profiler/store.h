@@ -206,7 +206,7 @@ store_liveness store_writer_liveness(const store_writer *w, char *detail, size_t
 
 /* Reads run `run_id`'s writer (none in a schema-1 file: UNKNOWN) and judges it.
  * Returns 0, or -1 with err (no such run, SQLite error). */
-int store_run_liveness(struct sqlite3 *db, int64_t run_id, store_liveness *state, char *detail,
-                       size_t detaillen, char *err, size_t errlen);
+int store_run_liveness(store *st, int64_t run_id, store_liveness *state, char *detail, size_t detaillen, char *err,
+                       size_t errlen);
 
 #endif
