@@ -158,7 +158,8 @@ void store_set_live_stats(store *st, int64_t run_id, const struct stats_live *li
  * the WAL instead.  0 or -1 with err. */
 int store_set_page_cache_kib(store *st, int kib, char *err, size_t errlen);
 
-/* The underlying connection, for readers (reports) sharing the handle. */
+/* The underlying connection.  Readers outside profiler/ use the read API
+ * (store_read_*.h) instead; tests inspect or alter the file through it. */
 struct sqlite3 *store_db(store *st);
 
 /* Opens an existing database for reading only (reports): never creates, upgrades,

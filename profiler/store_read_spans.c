@@ -145,7 +145,8 @@ int store_read_span_kind_mean(store *st, int64_t run_id, const char *kind, int *
 {
     *count = 0;
     *mean_ns = NAN;
-    sqlite3_stmt *s = prepare_run(st, "SELECT AVG(end_ns - start_ns), COUNT(*) FROM span WHERE run_id = ?1 AND kind = ?2",
+    sqlite3_stmt *s = prepare_run(st,
+                                  "SELECT AVG(end_ns - start_ns), COUNT(*) FROM span WHERE run_id = ?1 AND kind = ?2",
                                   run_id, "reading the spans", err, errlen);
     if (!s)
         return -1;
@@ -215,8 +216,9 @@ int store_each_collective_arrival(store *st, int64_t run_id, store_collective_ar
 {
     char *sql = NULL;
     const char *view = store_view_select("collective_arrival", true);
-    if (!view || asprintf(&sql, "WITH ca AS (%s) SELECT seq, rank, arrival_ns FROM ca ORDER BY seq, arrival_ns DESC, rank",
-                          view) < 0) {
+    if (!view ||
+        asprintf(&sql, "WITH ca AS (%s) SELECT seq, rank, arrival_ns FROM ca ORDER BY seq, arrival_ns DESC, rank", view) <
+            0) {
         set_err(err, errlen, "reading collectives: out of memory");
         return -1;
     }
