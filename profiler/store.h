@@ -158,7 +158,8 @@ void store_set_live_stats(store *st, int64_t run_id, const struct stats_live *li
  * the WAL instead.  0 or -1 with err. */
 int store_set_page_cache_kib(store *st, int kib, char *err, size_t errlen);
 
-/* The underlying connection, for readers (reports) sharing the handle. */
+/* The underlying connection.  Readers outside profiler/ use the read API
+ * (store_read_*.h) instead; tests inspect or alter the file through it. */
 struct sqlite3 *store_db(store *st);
 
 /* Opens an existing database for reading only (reports): never creates, upgrades,
@@ -206,7 +207,7 @@ store_liveness store_writer_liveness(const store_writer *w, char *detail, size_t
 
 /* Reads run `run_id`'s writer (none in a schema-1 file: UNKNOWN) and judges it.
  * Returns 0, or -1 with err (no such run, SQLite error). */
-int store_run_liveness(struct sqlite3 *db, int64_t run_id, store_liveness *state, char *detail,
-                       size_t detaillen, char *err, size_t errlen);
+int store_run_liveness(store *st, int64_t run_id, store_liveness *state, char *detail, size_t detaillen, char *err,
+                       size_t errlen);
 
 #endif

@@ -7,8 +7,10 @@
  * store_open.c (opening read-write or read-only, the handle's life), store.c (the
  * writes of a run), store_liveness.c (who wrote a run, and whether it still lives),
  * store_sqlite.c (the SQLite wrappers they all use), store_read_run.c,
- * store_read_layout.c and store_read_spans.c (the read API: runs, ranks and buckets,
- * spans by iteration), store_equivalence.c (table equivalence).
+ * store_read_run_row.c, store_read_layout.c, store_read_spans.c,
+ * store_read_span_rows.c, store_read_stats.c and store_read_import.c (the read API:
+ * runs and their rows, ranks and buckets, spans by iteration and whole, statistics,
+ * an import's files and HTA figures), store_equivalence.c (table equivalence).
  * Every helper returns 0 or -1 with the reason in (err, errlen), like the public API.
  */
 #ifndef DDPPROF_STORE_INTERNAL_H

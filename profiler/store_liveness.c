@@ -182,9 +182,10 @@ static void copy_col(sqlite3_stmt *s, int col, char *dst, size_t cap)
     snprintf(dst, cap, "%s", v ? v : "");
 }
 
-int store_run_liveness(struct sqlite3 *db, int64_t run_id, store_liveness *state, char *detail,
-                       size_t detaillen, char *err, size_t errlen)
+int store_run_liveness(store *st, int64_t run_id, store_liveness *state, char *detail, size_t detaillen, char *err,
+                       size_t errlen)
 {
+    sqlite3 *db = st->db;
     /* Schema 1 has no writer columns; the question is then only whether the run exists. */
     sqlite3_stmt *s = NULL;
     if (sqlite3_prepare_v2(db,

@@ -26,6 +26,44 @@ int store_read_run_ids(store *st, store_run_ids *ids, char *err, size_t errlen)
     return 0;
 }
 
+int store_read_run_id_list(store *st, int64_t **ids, size_t *n, char *err, size_t errlen)
+{
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(st->db, "SELECT id FROM run ORDER BY id", -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return store_db_fail(st->db, err, errlen, "listing runs");
+    }
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 16;
+            int64_t *grown = realloc(*ids, cap * sizeof *grown);
+            if (!grown) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *ids = grown;
+        }
+        (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
+    }
+    if (rc != SQLITE_DONE) {
+        if (rc == SQLITE_NOMEM)
+            set_err(err, errlen, "listing runs: out of memory");
+        else
+            store_db_fail(st->db, err, errlen, "listing runs");
+        sqlite3_finalize(s);
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+        return -1;
+    }
+    sqlite3_finalize(s);
+    return 0;
+}
+
 int store_run_exists(store *st, int64_t run_id, bool *exists, char *err, size_t errlen)
 {
     *exists = false;
@@ -135,6 +173,36 @@ int store_each_run_from(store *st, int64_t first_id, store_run_overrides_fn fn, 
     return ret;
 }
 
+int store_each_sweep_point(store *st, store_sweep_point_fn fn, void *ctx, char *err, size_t errlen)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, "SELECT 1 FROM pragma_table_info('run') WHERE name = 'sweep'", -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    sqlite3_finalize(s);
+    s = NULL;
+    if (rc == SQLITE_DONE)
+        return 0; /* older than schema 7 */
+    if (rc != SQLITE_ROW ||
+        sqlite3_prepare_v2(st->db,
+                           "SELECT sweep, id FROM run WHERE sweep IS NOT NULL AND status = 'complete'"
+                           " AND sweep IN (SELECT sweep FROM run WHERE status = 'complete' AND sweep IS NOT NULL"
+                           "  GROUP BY sweep HAVING COUNT(*) > 1)"
+                           " ORDER BY sweep, id",
+                           -1, &s, NULL) != SQLITE_OK) {
+        sqlite3_finalize(s);
+        return store_db_fail(st->db, err, errlen, "reading sweeps");
+    }
+    int ret = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+        if ((ret = fn(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), ctx)) != 0)
+            break;
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = store_db_fail(st->db, err, errlen, "reading sweeps");
+    sqlite3_finalize(s);
+    return ret;
+}
+
 int store_begin_read(store *st, char *err, size_t errlen)
 {
     return store_exec(st->db, "BEGIN", "beginning a read", err, errlen);
@@ -145,4 +213,15 @@ int store_end_read(store *st, char *err, size_t errlen)
     if (sqlite3_get_autocommit(st->db))
         return 0; /* no transaction open */
     return store_exec(st->db, "COMMIT", "ending a read", err, errlen);
+}
+
+int store_begin_read_unless_open(store *st, bool *began, char *err, size_t errlen)
+{
+    *began = false;
+    if (!sqlite3_get_autocommit(st->db))
+        return 0; /* the caller's transaction */
+    if (store_begin_read(st, err, errlen) != 0)
+        return -1;
+    *began = true;
+    return 0;
 }

@@ -23,6 +23,10 @@ typedef struct {
 } store_run_ids;
 int store_read_run_ids(store *st, store_run_ids *ids, char *err, size_t errlen);
 
+/* The ids of every run the file holds, ascending, into a malloc'ed array the caller
+ * frees (*ids NULL and *n 0 when it holds none, or on failure). */
+int store_read_run_id_list(store *st, int64_t **ids, size_t *n, char *err, size_t errlen);
+
 /* Whether run `run_id` is in the file. */
 int store_run_exists(store *st, int64_t run_id, bool *exists, char *err, size_t errlen);
 
@@ -50,10 +54,20 @@ typedef int (*store_run_overrides_fn)(int64_t run_id, const char *overrides, voi
 int store_each_run_from(store *st, int64_t first_id, store_run_overrides_fn fn, void *ctx, char *err,
                         size_t errlen);
 
+/* Calls fn for each complete run of every sweep that has more than one complete run,
+ * ordered by sweep then id: `sweep` the id of the sweep's first run.  A file older than
+ * schema 7 (no run.sweep) has none. */
+typedef int (*store_sweep_point_fn)(int64_t sweep, int64_t run_id, void *ctx);
+int store_each_sweep_point(store *st, store_sweep_point_fn fn, void *ctx, char *err, size_t errlen);
+
 /* One read transaction, so that every read until store_end_read sees the same state of
  * the file (a writer may be adding runs meanwhile).  store_end_read ends it if one is
  * open (a read has nothing to lose, so it commits). */
 int store_begin_read(store *st, char *err, size_t errlen);
 int store_end_read(store *st, char *err, size_t errlen);
+/* store_begin_read unless a transaction is open already (the caller's own, which
+ * already gives one state of the file): *began says whether it began one, for the
+ * caller to end with store_end_read, and only then. */
+int store_begin_read_unless_open(store *st, bool *began, char *err, size_t errlen);
 
 #endif

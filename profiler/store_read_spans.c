@@ -2,7 +2,9 @@
  * (store_read_spans.h). */
 #include "profiler/store_read_spans.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common/errmsg.h"
 #include "profiler/store_internal.h"
@@ -115,6 +117,50 @@ int store_each_span_group(store *st, int64_t run_id, const store_span_groups *q,
     return ret;
 }
 
+int store_each_rank_iteration(store *st, int64_t run_id, int rank, store_span_group_fn fn, void *ctx, char *err,
+                              size_t errlen)
+{
+    sqlite3_stmt *s = prepare_run(st,
+                                  "SELECT iter, MIN(start_ns), MAX(end_ns) FROM span"
+                                  " WHERE run_id = ?1 AND rank = ?2 GROUP BY iter ORDER BY iter",
+                                  run_id, "reading iterations", err, errlen);
+    if (!s)
+        return -1;
+    int rc = SQLITE_ERROR, ret = 0;
+    bool bound = sqlite3_bind_int(s, 2, rank) == SQLITE_OK;
+    while (bound && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        store_span_group g = {rank, sqlite3_column_int(s, 0), -1, sqlite3_column_int64(s, 1),
+                              sqlite3_column_int64(s, 2)};
+        if ((ret = fn(&g, ctx)) != 0)
+            break;
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = store_db_fail(st->db, err, errlen, "reading iterations");
+    sqlite3_finalize(s);
+    return ret;
+}
+
+int store_read_span_kind_mean(store *st, int64_t run_id, const char *kind, int *count, double *mean_ns, char *err,
+                              size_t errlen)
+{
+    *count = 0;
+    *mean_ns = NAN;
+    sqlite3_stmt *s = prepare_run(st,
+                                  "SELECT AVG(end_ns - start_ns), COUNT(*) FROM span WHERE run_id = ?1 AND kind = ?2",
+                                  run_id, "reading the spans", err, errlen);
+    if (!s)
+        return -1;
+    if (sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+        sqlite3_finalize(s);
+        return store_db_fail(st->db, err, errlen, "reading the spans");
+    }
+    *count = sqlite3_column_int(s, 1);
+    if (*count > 0)
+        *mean_ns = sqlite3_column_double(s, 0);
+    sqlite3_finalize(s);
+    return 0;
+}
+
 int store_each_overlap_span(store *st, int64_t run_id, int rank, int iter_from, bool device_only,
                             store_overlap_span_fn fn, void *ctx, char *err, size_t errlen)
 {
@@ -161,6 +207,34 @@ int store_each_bucket_allreduce(store *st, int64_t run_id, int iter_from, store_
     }
     if (ret == 0 && rc != SQLITE_DONE)
         ret = store_db_fail(st->db, err, errlen, "reading the collectives");
+    sqlite3_finalize(s);
+    return ret;
+}
+
+int store_each_collective_arrival(store *st, int64_t run_id, store_collective_arrival_fn fn, void *ctx, char *err,
+                                  size_t errlen)
+{
+    char *sql = NULL;
+    const char *view = store_view_select("collective_arrival", true);
+    if (!view ||
+        asprintf(&sql, "WITH ca AS (%s) SELECT seq, rank, arrival_ns FROM ca ORDER BY seq, arrival_ns DESC, rank", view) <
+            0) {
+        set_err(err, errlen, "reading collectives: out of memory");
+        return -1;
+    }
+    sqlite3_stmt *s = prepare_run(st, sql, run_id, "reading collectives", err, errlen);
+    free(sql);
+    if (!s)
+        return -1;
+    int rc, ret = 0;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        store_collective_arrival a = {sqlite3_column_int64(s, 0), sqlite3_column_int(s, 1),
+                                      sqlite3_column_int64(s, 2)};
+        if ((ret = fn(&a, ctx)) != 0)
+            break;
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        ret = store_db_fail(st->db, err, errlen, "reading collectives");
     sqlite3_finalize(s);
     return ret;
 }

@@ -1,7 +1,9 @@
 /* store_read_spans.h — reading a run's spans back by rank and iteration: their range of
  * iterations, what kinds of timeline they hold, each (rank, iteration)'s bounds of chosen
- * kinds, a rank's spans that bear on how its collectives overlap compute, and the bucket
- * allreduces as the `collective` view gives them.
+ * kinds, a rank's iterations, a rank's spans that bear on how its collectives overlap
+ * compute, the mean span of a kind, the bucket allreduces as the `collective` view gives
+ * them and each rank's arrival at each collective as `collective_arrival` does.
+ * (Whole rows of spans: store_read_span_rows.h.)
  *
  * Contract: every function returns 0, or -1 with "what: SQLite's message" in (err,
  * errlen); a callback's nonzero return stops the iteration and is returned as it is (the
@@ -49,6 +51,15 @@ typedef int (*store_span_group_fn)(const store_span_group *g, void *ctx);
 int store_each_span_group(store *st, int64_t run_id, const store_span_groups *q, store_span_group_fn fn, void *ctx,
                           char *err, size_t errlen);
 
+/* Calls fn once per iteration of rank `rank`'s spans, ascending: the group of every
+ * kind (bucket -1), its first start and last end. */
+int store_each_rank_iteration(store *st, int64_t run_id, int rank, store_span_group_fn fn, void *ctx, char *err,
+                              size_t errlen);
+
+/* How many spans of kind `kind` the run has and their mean duration (NAN: none). */
+int store_read_span_kind_mean(store *st, int64_t run_id, const char *kind, int *count, double *mean_ns, char *err,
+                              size_t errlen);
+
 /* One span of a rank as store_each_overlap_span gives it. */
 typedef struct {
     int iter;
@@ -75,5 +86,18 @@ typedef int (*store_bucket_allreduce_fn)(const store_bucket_allreduce *c, void *
  * iteration then bucket. */
 int store_each_bucket_allreduce(store *st, int64_t run_id, int iter_from, store_bucket_allreduce_fn fn, void *ctx,
                                 char *err, size_t errlen);
+
+/* One rank's arrival at one collective (view collective_arrival). */
+typedef struct {
+    int64_t seq;
+    int rank;
+    int64_t arrival_ns;
+} store_collective_arrival;
+typedef int (*store_collective_arrival_fn)(const store_collective_arrival *a, void *ctx);
+
+/* Calls fn for each arrival of the run's collectives, ordered by collective (seq), then
+ * last arrival first, then rank. */
+int store_each_collective_arrival(store *st, int64_t run_id, store_collective_arrival_fn fn, void *ctx, char *err,
+                                  size_t errlen);
 
 #endif

@@ -1,10 +1,10 @@
 /* analysis.c — computes the report figures of analysis.h from a results database.
  *
  * Contract: see analysis.h.  All per-span arithmetic happens in the store's view SQL
- * (store_view_select, restricted to one run with ?1 so only that run's spans are
- * read); this file averages the per-rank-iteration rows and assembles the structs.
- * The iteration_stats rows of a run are read once and aggregated here, since the
- * step statistics and the per-rank means both need them.
+ * or the statistics stored at a run's end, both read through profiler/store_read_*.h;
+ * this file averages the per-rank-iteration rows and assembles the structs.  The
+ * iteration rows of a run are read once and aggregated here, since the step
+ * statistics and the per-rank means both need them.
  */
 #include "common/errmsg.h"
 #include "reports/analysis.h"
@@ -16,80 +16,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profiler/store.h"
+#include "profiler/store_read_import.h"
+#include "profiler/store_read_layout.h"
+#include "profiler/store_read_run.h"
+#include "profiler/store_read_run_row.h"
+#include "profiler/store_read_spans.h"
+#include "profiler/store_read_stats.h"
 
 #define NS_PER_MS 1e6
-
-
-static int db_fail(sqlite3 *db, char *err, size_t errlen, const char *what)
-{
-    set_err(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
-    return -1;
-}
-
-/* "WITH <name> AS (<view's one-run SELECT>) <tail>", the way every query here reads
- * a view: the filtered text keeps the read to one run's spans. */
-static char *with_view(const char *name, const char *tail)
-{
-    const char *body = store_view_select(name, true);
-    if (!body)
-        return NULL;
-    size_t n = strlen(name) + strlen(body) + strlen(tail) + 32;
-    char *sql = malloc(n);
-    if (sql)
-        snprintf(sql, n, "WITH %s AS (%s) %s", name, body, tail);
-    return sql;
-}
-
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **s, char *err, size_t errlen)
-{
-    if (!sql) {
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    if (sqlite3_prepare_v2(db, sql, -1, s, NULL) != SQLITE_OK)
-        return db_fail(db, err, errlen, "preparing report query");
-    return 0;
-}
-
-static int bind_run(sqlite3 *db, sqlite3_stmt *s, int64_t run_id, char *err, size_t errlen)
-{
-    if (sqlite3_bind_int64(s, 1, run_id) != SQLITE_OK)
-        return db_fail(db, err, errlen, "binding run id");
-    return 0;
-}
-
-/* A text column as a malloc'ed string; NULL stays NULL. */
-static int dup_col(sqlite3_stmt *s, int col, char **out, char *err, size_t errlen)
-{
-    const unsigned char *v = sqlite3_column_text(s, col);
-    *out = NULL;
-    if (!v)
-        return 0;
-    *out = strdup((const char *)v);
-    if (!*out) {
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    return 0;
-}
 
 static double ms(double ns)
 {
     return ns / NS_PER_MS;
 }
 
+/* A copy of s (NULL stays NULL) into *out; -1 with err when out of memory. */
+static int dup_text(const char *s, char **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!s)
+        return 0;
+    if (!(*out = strdup(s))) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- run header ------------------------------------------------------------------ */
 
 /* A run still 'running' in the file is running only while its writer lives: one whose
  * writer is gone is reported 'abandoned', so it is never read as a good run. */
-static int judge_running(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+static int judge_running(store *st, analysis_run *r, char *err, size_t errlen)
 {
     if (!r->status || strcmp(r->status, "running") != 0)
         return 0;
     store_liveness state;
     char detail[512];
-    if (store_run_liveness(db, r->id, &state, detail, sizeof detail, err, errlen) < 0)
+    if (store_run_liveness(st, r->id, &state, detail, sizeof detail, err, errlen) < 0)
         return -1;
     if (state == STORE_WRITER_GONE) {
         char *abandoned = strdup("abandoned");
@@ -108,107 +72,86 @@ static int judge_running(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
     return 0;
 }
 
-static int load_header(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
+/* Moves a text the row owns into the run. */
+static char *take(char **text)
 {
-    sqlite3_stmt *s = NULL;
-    if (prepare(db,
-                "SELECT name, status, error, backend, world_size, model, total_params,"
-                " iterations, warmup, bucket_cap_mb, source, started_at, finished_at, ranks,"
-                /* [record] detail as the stored scenario (scenario_to_ini) says it */
-                " instr(scenario, char(10) || 'detail = phase') > 0"
-                " FROM run WHERE id = ?1",
-                &s, err, errlen) < 0)
-        return -1;
-    int ret = -1;
-    if (bind_run(db, s, id, err, errlen) < 0)
-        goto out;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE) {
-        set_err(err, errlen, "no run with id %" PRId64, id);
-        goto out;
-    }
-    if (rc != SQLITE_ROW) {
-        db_fail(db, err, errlen, "reading run");
-        goto out;
-    }
-    r->id = id;
-    if (dup_col(s, 0, &r->name, err, errlen) < 0 || dup_col(s, 1, &r->status, err, errlen) < 0 ||
-        dup_col(s, 2, &r->error, err, errlen) < 0 || dup_col(s, 3, &r->backend, err, errlen) < 0 ||
-        dup_col(s, 5, &r->model, err, errlen) < 0 || dup_col(s, 10, &r->source, err, errlen) < 0 ||
-        dup_col(s, 11, &r->started_at, err, errlen) < 0 ||
-        dup_col(s, 12, &r->finished_at, err, errlen) < 0 || dup_col(s, 13, &r->placement, err, errlen) < 0)
-        goto out;
-    r->world_size = sqlite3_column_int(s, 4);
-    r->total_params = sqlite3_column_int64(s, 6);
-    r->iterations_planned = sqlite3_column_int(s, 7);
-    r->warmup_planned = sqlite3_column_int(s, 8);
-    r->bucket_cap_mb = sqlite3_column_double(s, 9);
-    r->phase_spans = sqlite3_column_int(s, 14) != 0;
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    return ret < 0 ? ret : judge_running(db, r, err, errlen);
+    char *t = *text;
+    *text = NULL;
+    return t;
 }
 
-static int load_bucket_counts(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+/* The run's row: what was run, how it ended, where it came from (an import's clock
+ * alignment and notes) and its provenance (overrides, --verify, sweep). */
+static int load_header(store *st, int64_t id, analysis_run *r, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = NULL;
-    if (prepare(db, "SELECT version, COUNT(*) FROM bucket WHERE run_id = ?1 GROUP BY version",
-                &s, err, errlen) < 0)
+    store_run_row row;
+    bool found;
+    if (store_read_run_row(st, id, &row, &found, err, errlen) < 0)
         return -1;
-    int ret = -1, rc;
+    if (!found) {
+        store_run_row_free(&row);
+        set_err(err, errlen, "no run with id %" PRId64, id);
+        return -1;
+    }
+    r->id = id;
+    r->name = take(&row.name);
+    r->status = take(&row.status);
+    r->error = take(&row.error);
+    r->backend = take(&row.backend);
+    r->model = take(&row.model);
+    r->source = take(&row.source);
+    r->started_at = take(&row.started_at);
+    r->finished_at = take(&row.finished_at);
+    r->placement = take(&row.placement);
+    r->clock_sync = take(&row.clock_sync);
+    r->notes = take(&row.notes);
+    r->overrides = take(&row.overrides);
+    r->scenario = take(&row.scenario);
+    r->world_size = row.world_size;
+    r->total_params = row.total_params;
+    r->iterations_planned = row.iterations;
+    r->warmup_planned = row.warmup;
+    r->bucket_cap_mb = isnan(row.bucket_cap_mb) ? 0 : row.bucket_cap_mb; /* an import's NULL reads as 0 */
+    r->verified = row.verified;
+    r->sweep = row.sweep;
+    /* [record] detail as the stored scenario (scenario_to_ini) says it */
+    r->phase_spans = r->scenario && strstr(r->scenario, "\ndetail = phase");
+    store_run_row_free(&row);
+    return judge_running(st, r, err, errlen);
+}
+
+static int count_version(int version, int nbuckets, void *ctx)
+{
+    analysis_run *r = ctx;
+    if (version == 0)
+        r->buckets_initial = nbuckets;
+    else if (version == 1)
+        r->buckets_rebuilt = nbuckets;
+    if (version > r->bucket_version)
+        r->bucket_version = version;
+    return 0;
+}
+
+static int load_bucket_counts(store *st, analysis_run *r, char *err, size_t errlen)
+{
     r->bucket_version = -1;
-    if (bind_run(db, s, r->id, err, errlen) < 0)
-        goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int version = sqlite3_column_int(s, 0), n = sqlite3_column_int(s, 1);
-        if (version == 0)
-            r->buckets_initial = n;
-        else if (version == 1)
-            r->buckets_rebuilt = n;
-        if (version > r->bucket_version)
-            r->bucket_version = version;
-    }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading buckets");
-        goto out;
-    }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    return ret;
+    return store_each_bucket_version(st, r->id, count_version, r, err, errlen);
 }
 
 /* Whether the run's statistics were stored when it ended (schema 4, store_stats.c):
  * then they are read instead of aggregating the spans through the views.  A run
  * still recording, or whose writer is gone, is always read from its spans. */
-static int stats_stored(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+static int stats_stored(store *st, analysis_run *r, char *err, size_t errlen)
 {
     r->stored_stats = false;
     if (!r->status || !strcmp(r->status, "running") || !strcmp(r->status, "abandoned"))
         return 0;
-    sqlite3_stmt *s = NULL;
-    if (prepare(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_stats'", &s,
-                err, errlen) < 0)
-        return -1;
-    int rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (rc == SQLITE_DONE)
-        return 0; /* an older schema, read as it is */
-    if (rc != SQLITE_ROW)
-        return db_fail(db, err, errlen, "reading schema");
-    if (prepare(db, "SELECT 1 FROM run_stats WHERE run_id = ?1", &s, err, errlen) < 0)
-        return -1;
-    if (bind_run(db, s, r->id, err, errlen) < 0) {
-        sqlite3_finalize(s);
-        return -1;
-    }
-    rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return db_fail(db, err, errlen, "reading run_stats");
-    r->stored_stats = rc == SQLITE_ROW;
-    return 0;
+    return store_run_has_stored_stats(st, r->id, &r->stored_stats, err, errlen);
+}
+
+static store_stats_from stats_from(const analysis_run *r)
+{
+    return r->stored_stats ? STORE_STATS_STORED : STORE_STATS_VIEWS;
 }
 
 /* ---- iterations and ranks ----------------------------------------------------------- */
@@ -219,64 +162,44 @@ typedef struct {
     int64_t step, compute, comm, overlap, exposed, wait, step_start;
 } its_row;
 
-#define ITS_COLUMNS                                                                  \
-    "SELECT rank, iter, warmup, step_ns, compute_ns, comm_ns, overlap_ns,"            \
-    " exposed_comm_ns, wait_ns, step_start_ns"
+typedef struct {
+    its_row *rows;
+    size_t n, cap;
+    char *err;
+    size_t errlen;
+} its_rows;
 
-static int load_its(sqlite3 *db, const analysis_run *r, its_row **rows, size_t *nrows,
-                    char *err, size_t errlen)
+static int add_its(const store_iteration_stat *w, void *ctx)
 {
-    int64_t id = r->id;
+    its_rows *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        its_row *grown = realloc(l->rows, cap * sizeof *grown);
+        if (!grown) {
+            set_err(l->err, l->errlen, "out of memory");
+            return -1;
+        }
+        l->rows = grown;
+        l->cap = cap;
+    }
+    l->rows[l->n++] = (its_row){w->rank,          w->iter,           w->warmup,          w->step_ns,
+                                w->compute_ns,    w->comm_ns,        w->overlap_ns,      w->exposed_comm_ns,
+                                w->wait_ns,       w->step_start_ns};
+    return 0;
+}
+
+static int load_its(store *st, const analysis_run *r, its_row **rows, size_t *nrows, char *err, size_t errlen)
+{
+    its_rows l = {.err = err, .errlen = errlen};
     *rows = NULL;
     *nrows = 0;
-    char *sql = r->stored_stats
-                    ? strdup(ITS_COLUMNS " FROM iteration_stat WHERE run_id = ?1 ORDER BY rank, iter")
-                    : with_view("iteration_stats", ITS_COLUMNS " FROM iteration_stats ORDER BY rank, iter");
-    sqlite3_stmt *s = NULL;
-    int ret = prepare(db, sql, &s, err, errlen);
-    free(sql);
-    if (ret < 0)
+    if (store_each_iteration_stat(st, r->id, stats_from(r), add_its, &l, err, errlen) != 0) {
+        free(l.rows);
         return -1;
-    ret = -1;
-    size_t cap = 0;
-    int rc;
-    if (bind_run(db, s, id, err, errlen) < 0)
-        goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*nrows == cap) {
-            cap = cap ? 2 * cap : 64;
-            its_row *grown = realloc(*rows, cap * sizeof **rows);
-            if (!grown) {
-                set_err(err, errlen, "out of memory");
-                goto out;
-            }
-            *rows = grown;
-        }
-        its_row *w = &(*rows)[(*nrows)++];
-        w->rank = sqlite3_column_int(s, 0);
-        w->iter = sqlite3_column_int(s, 1);
-        w->warmup = sqlite3_column_int(s, 2) != 0;
-        w->step = sqlite3_column_int64(s, 3);
-        w->compute = sqlite3_column_int64(s, 4);
-        w->comm = sqlite3_column_int64(s, 5);
-        w->overlap = sqlite3_column_int64(s, 6);
-        w->exposed = sqlite3_column_int64(s, 7);
-        w->wait = sqlite3_column_int64(s, 8);
-        w->step_start = sqlite3_column_int64(s, 9);
     }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading iteration_stats");
-        goto out;
-    }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    if (ret < 0) {
-        free(*rows);
-        *rows = NULL;
-        *nrows = 0;
-    }
-    return ret;
+    *rows = l.rows;
+    *nrows = l.n;
+    return 0;
 }
 
 static bool counted(const analysis_run *r, const its_row *w)
@@ -387,50 +310,43 @@ typedef struct {
     bool spans;
 } rank_speed;
 
-static int load_speeds(sqlite3 *db, int64_t id, rank_speed **out, size_t *n, char *err,
-                       size_t errlen)
+typedef struct {
+    rank_speed *v;
+    size_t n, cap;
+    char *err;
+    size_t errlen;
+} rank_speeds;
+
+static int add_speed(const store_rank_row *row, void *ctx)
 {
+    rank_speeds *l = ctx;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        rank_speed *grown = realloc(l->v, cap * sizeof *grown);
+        if (!grown) {
+            set_err(l->err, l->errlen, "out of memory");
+            return -1;
+        }
+        l->v = grown;
+        l->cap = cap;
+    }
+    /* rank.spans not recorded (-1, a file before schema 8): every rank's spans are stored */
+    l->v[l->n++] = (rank_speed){row->rank, row->speed, row->spans != 0};
+    return 0;
+}
+
+static int load_speeds(store *st, int64_t id, rank_speed **out, size_t *n, char *err, size_t errlen)
+{
+    rank_speeds l = {.err = err, .errlen = errlen};
     *out = NULL;
     *n = 0;
-    sqlite3_stmt *s = NULL;
-    /* rank.spans is schema 8's; in an older file every rank's spans are stored. */
-    if (sqlite3_prepare_v2(db, "SELECT rank, speed, spans FROM rank WHERE run_id = ?1 ORDER BY rank", -1, &s, NULL) !=
-            SQLITE_OK &&
-        prepare(db, "SELECT rank, speed, NULL FROM rank WHERE run_id = ?1 ORDER BY rank", &s, err, errlen) < 0)
+    if (store_each_rank(st, id, add_speed, &l, err, errlen) != 0) {
+        free(l.v);
         return -1;
-    int ret = -1, rc;
-    size_t cap = 0;
-    if (bind_run(db, s, id, err, errlen) < 0)
-        goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            rank_speed *grown = realloc(*out, cap * sizeof **out);
-            if (!grown) {
-                set_err(err, errlen, "out of memory");
-                goto out;
-            }
-            *out = grown;
-        }
-        (*out)[*n].rank = sqlite3_column_int(s, 0);
-        (*out)[*n].speed =
-            sqlite3_column_type(s, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 1);
-        (*out)[*n].spans = sqlite3_column_type(s, 2) == SQLITE_NULL || sqlite3_column_int(s, 2) != 0;
-        (*n)++;
     }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading ranks");
-        goto out;
-    }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    if (ret < 0) {
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    return ret;
+    *out = l.v;
+    *n = l.n;
+    return 0;
 }
 
 static void finish_rank(analysis_rank *k, const int64_t sums[7])
@@ -460,12 +376,12 @@ static void finish_rank(analysis_rank *k, const int64_t sums[7])
 
 /* Ranks are those of the rank table plus any that recorded spans without a row
  * there, so a malformed run still shows every rank it has data for. */
-static int rank_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t n, char *err,
+static int rank_stats(store *st, analysis_run *r, const its_row *rows, size_t n, char *err,
                       size_t errlen)
 {
     rank_speed *sp;
     size_t nsp;
-    if (load_speeds(db, r->id, &sp, &nsp, err, errlen) < 0)
+    if (load_speeds(st, r->id, &sp, &nsp, err, errlen) < 0)
         return -1;
     size_t cap = nsp + n;
     r->ranks = calloc(cap ? cap : 1, sizeof *r->ranks);
@@ -505,180 +421,82 @@ static int rank_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t 
 
 /* ---- imported runs, HTA's figures, the straggler ---------------------------------------- */
 
-static int has_schema_item(sqlite3 *db, const char *sql, const char *a, const char *b, bool *yes, char *err,
-                           size_t errlen)
-{
-    sqlite3_stmt *s = NULL;
-    if (prepare(db, sql, &s, err, errlen) < 0)
-        return -1;
-    if (sqlite3_bind_text(s, 1, a, -1, SQLITE_STATIC) != SQLITE_OK ||
-        (b && sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC) != SQLITE_OK)) {
-        sqlite3_finalize(s);
-        return db_fail(db, err, errlen, "binding schema query");
-    }
-    int rc = sqlite3_step(s);
-    *yes = rc == SQLITE_ROW;
-    sqlite3_finalize(s);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-        return db_fail(db, err, errlen, "reading schema");
-    return 0;
-}
-
-static int has_table(sqlite3 *db, const char *name, bool *yes, char *err, size_t errlen)
-{
-    return has_schema_item(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1", name, NULL, yes,
-                           err, errlen);
-}
-
 static double pct(int64_t part, int64_t whole)
 {
     return whole > 0 ? round(10000.0 * (double)part / (double)whole) / 100.0 : NAN;
 }
 
+typedef struct {
+    analysis_run *r;
+    char *err;
+    size_t errlen;
+} load_ctx;
+
 /* hta_stat (schema 5): HTA rounds its percentages to 2 decimals; so do we. */
-static int load_hta(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+static int add_hta(const store_hta_stat *h, void *ctx)
+{
+    load_ctx *c = ctx;
+    analysis_run *r = c->r;
+    if (!r->hta_steps && dup_text(h->steps, &r->hta_steps, c->err, c->errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < r->nranks; i++) {
+        analysis_rank *k = &r->ranks[i];
+        if (k->rank != h->rank)
+            continue;
+        k->idle_pct = pct(h->idle_us, h->kernel_us);
+        k->compute_pct = pct(h->compute_us, h->kernel_us);
+        k->non_compute_pct = pct(h->non_compute_us, h->kernel_us);
+        k->comm_overlap_pct = pct(h->comm_overlap_us, h->comm_us);
+    }
+    return 0;
+}
+
+static int load_hta(store *st, analysis_run *r, char *err, size_t errlen)
 {
     for (size_t i = 0; i < r->nranks; i++)
         r->ranks[i].comm_overlap_pct = r->ranks[i].idle_pct = r->ranks[i].compute_pct =
             r->ranks[i].non_compute_pct = NAN;
-    bool yes;
-    if (has_table(db, "hta_stat", &yes, err, errlen) < 0)
-        return -1;
-    if (!yes)
-        return 0;
-    sqlite3_stmt *s = NULL;
-    if (prepare(db,
-                "SELECT rank, steps, kernel_us, idle_us, compute_us, non_compute_us, comm_us, comm_overlap_us"
-                " FROM hta_stat WHERE run_id = ?1 ORDER BY rank",
-                &s, err, errlen) < 0)
-        return -1;
-    int ret = -1, rc;
-    if (bind_run(db, s, r->id, err, errlen) < 0)
-        goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int rank = sqlite3_column_int(s, 0);
-        if (!r->hta_steps && dup_col(s, 1, &r->hta_steps, err, errlen) < 0)
-            goto out;
-        int64_t kernel = sqlite3_column_int64(s, 2), comm = sqlite3_column_int64(s, 6);
-        for (size_t i = 0; i < r->nranks; i++) {
-            analysis_rank *k = &r->ranks[i];
-            if (k->rank != rank)
-                continue;
-            k->idle_pct = pct(sqlite3_column_int64(s, 3), kernel);
-            k->compute_pct = pct(sqlite3_column_int64(s, 4), kernel);
-            k->non_compute_pct = pct(sqlite3_column_int64(s, 5), kernel);
-            k->comm_overlap_pct = pct(sqlite3_column_int64(s, 7), comm);
-        }
-    }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading hta_stat");
-        goto out;
-    }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    return ret;
+    load_ctx c = {r, err, errlen};
+    return store_each_hta_stat(st, r->id, add_hta, &c, err, errlen);
 }
 
-/* run.overrides, verified and sweep (schema 7), and the scenario text. */
-static int load_provenance(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+static int add_source(const store_source_file *f, void *ctx)
 {
-    r->verified = -1;
-    r->sweep = -1;
-    bool v7;
-    if (has_schema_item(db, "SELECT 1 FROM pragma_table_info('run') WHERE name = ?1", "overrides", NULL, &v7, err,
-                        errlen) < 0)
-        return -1;
-    sqlite3_stmt *s = NULL;
-    if (prepare(db,
-                v7 ? "SELECT scenario, overrides, verified, sweep FROM run WHERE id = ?1"
-                   : "SELECT scenario, NULL, NULL, NULL FROM run WHERE id = ?1",
-                &s, err, errlen) < 0)
-        return -1;
-    int ret = -1, rc;
-    if (bind_run(db, s, r->id, err, errlen) < 0)
-        goto out;
-    if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (dup_col(s, 0, &r->scenario, err, errlen) < 0 || dup_col(s, 1, &r->overrides, err, errlen) < 0)
-            goto out;
-        if (sqlite3_column_type(s, 2) != SQLITE_NULL)
-            r->verified = sqlite3_column_int(s, 2) != 0;
-        if (sqlite3_column_type(s, 3) != SQLITE_NULL)
-            r->sweep = sqlite3_column_int64(s, 3);
-    } else if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading run");
-        goto out;
+    load_ctx *c = ctx;
+    analysis_run *r = c->r;
+    if (r->nsources % 8 == 0) {
+        analysis_source *g = realloc(r->sources, (r->nsources + 8) * sizeof *g);
+        if (!g) {
+            set_err(c->err, c->errlen, "out of memory");
+            return -1;
+        }
+        r->sources = g;
     }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    return ret;
+    analysis_source *s = &r->sources[r->nsources++];
+    memset(s, 0, sizeof *s);
+    s->bytes = f->bytes;
+    s->rank = f->rank;
+    return dup_text(f->path, &s->path, c->err, c->errlen) < 0 ||
+                   dup_text(f->sha256, &s->sha256, c->err, c->errlen) < 0 ||
+                   dup_text(f->format, &s->format, c->err, c->errlen) < 0 ||
+                   dup_text(f->rank_from, &s->rank_from, c->err, c->errlen) < 0
+               ? -1
+               : 0;
 }
 
-static int load_sources(sqlite3 *db, analysis_run *r, char *err, size_t errlen)
+/* The files an imported run was read from, and the host's ProfilerStep#N ranges. */
+static int load_sources(store *st, analysis_run *r, char *err, size_t errlen)
 {
-    bool yes;
-    if (has_table(db, "source_file", &yes, err, errlen) < 0)
+    load_ctx c = {r, err, errlen};
+    if (store_each_source_file(st, r->id, add_source, &c, err, errlen) != 0)
         return -1;
-    if (!yes)
+    if (r->nsources == 0)
         return 0;
-    sqlite3_stmt *s = NULL;
-    if (prepare(db, "SELECT clock_sync, notes FROM run WHERE id = ?1", &s, err, errlen) < 0)
+    double mean_ns;
+    if (store_read_span_kind_mean(st, r->id, "profiler_step", &r->host_steps, &mean_ns, err, errlen) != 0)
         return -1;
-    int ret = -1, rc;
-    if (bind_run(db, s, r->id, err, errlen) < 0)
-        goto out;
-    if ((rc = sqlite3_step(s)) == SQLITE_ROW &&
-        (dup_col(s, 0, &r->clock_sync, err, errlen) < 0 || dup_col(s, 1, &r->notes, err, errlen) < 0))
-        goto out;
-    sqlite3_finalize(s);
-    s = NULL;
-    if (prepare(db, "SELECT path, sha256, format, rank_from, bytes, rank FROM source_file WHERE run_id = ?1"
-                    " ORDER BY idx",
-                &s, err, errlen) < 0 ||
-        bind_run(db, s, r->id, err, errlen) < 0)
-        goto out;
-    size_t cap = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (r->nsources == cap) {
-            cap = cap ? 2 * cap : 8;
-            analysis_source *g = realloc(r->sources, cap * sizeof *g);
-            if (!g) {
-                set_err(err, errlen, "out of memory");
-                goto out;
-            }
-            r->sources = g;
-        }
-        analysis_source *f = &r->sources[r->nsources++];
-        memset(f, 0, sizeof *f);
-        if (dup_col(s, 0, &f->path, err, errlen) < 0 || dup_col(s, 1, &f->sha256, err, errlen) < 0 ||
-            dup_col(s, 2, &f->format, err, errlen) < 0 || dup_col(s, 3, &f->rank_from, err, errlen) < 0)
-            goto out;
-        f->bytes = sqlite3_column_int64(s, 4);
-        f->rank = sqlite3_column_type(s, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 5);
-    }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading source files");
-        goto out;
-    }
-    sqlite3_finalize(s);
-    s = NULL;
-    if (r->nsources > 0) {
-        if (prepare(db, "SELECT AVG(end_ns - start_ns), COUNT(*) FROM span WHERE run_id = ?1 AND kind = 'profiler_step'",
-                    &s, err, errlen) < 0 ||
-            bind_run(db, s, r->id, err, errlen) < 0)
-            goto out;
-        if ((rc = sqlite3_step(s)) != SQLITE_ROW) {
-            db_fail(db, err, errlen, "reading the host's steps");
-            goto out;
-        }
-        r->host_steps = sqlite3_column_int(s, 1);
-        r->host_step_ms_mean = r->host_steps > 0 ? ms(sqlite3_column_double(s, 0)) : NAN;
-    }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    return ret;
+    r->host_step_ms_mean = r->host_steps > 0 ? ms(mean_ns) : NAN;
+    return 0;
 }
 
 /* Every rank the others wait for (analysis.h): a rank whose wait is near the least is
@@ -773,11 +591,6 @@ static int cmp_bucket(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static double col_or_nan(sqlite3_stmt *s, int col)
-{
-    return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
-}
-
 /* rows are ordered by (rank, iter). */
 static const its_row *find_its(const its_row *rows, size_t n, int rank, int iter)
 {
@@ -795,139 +608,103 @@ static const its_row *find_its(const its_row *rows, size_t n, int rank, int iter
     return NULL;
 }
 
-static int bucket_stats(sqlite3 *db, analysis_run *r, const its_row *rows, size_t nrows,
-                        char *err, size_t errlen)
+
+typedef struct {
+    analysis_run *r;
+    size_t cap;
+    char *err;
+    size_t errlen;
+    /* store_each_bucket_ready's rows: the iteration rows, and the bucket being summed */
+    const its_row *rows;
+    size_t nrows;
+    analysis_bucket *b;
+    double ready_sum, delay_sum;
+    int delay_n;
+} bucket_ctx;
+
+static int add_bucket(const store_bucket_row *row, void *ctx)
 {
-    size_t cap = 0;
-    sqlite3_stmt *s = NULL;
-    int ret = -1, rc;
-    bool all = r->all_iterations;
-
-    /* The latest assignment, as the bucket table holds it. */
-    if (prepare(db, "SELECT idx, nbytes, nparams FROM bucket WHERE run_id = ?1 AND version = ?2",
-                &s, err, errlen) < 0)
+    bucket_ctx *c = ctx;
+    analysis_bucket *b = bucket_slot(c->r, &c->cap, row->idx, c->err, c->errlen);
+    if (!b)
         return -1;
-    if (bind_run(db, s, r->id, err, errlen) < 0 ||
-        (sqlite3_bind_int(s, 2, r->bucket_version) != SQLITE_OK &&
-         db_fail(db, err, errlen, "binding version")))
-        goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        analysis_bucket *b = bucket_slot(r, &cap, sqlite3_column_int(s, 0), err, errlen);
-        if (!b)
-            goto out;
-        b->bytes = sqlite3_column_int64(s, 1);
-        b->nparams = sqlite3_column_int(s, 2);
-    }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading buckets");
-        goto out;
-    }
-    sqlite3_finalize(s);
-    s = NULL;
+    b->bytes = row->nbytes;
+    b->nparams = row->nparams;
+    return 0;
+}
 
-    /* Collective timings of the counted iterations. */
-#define COLLECTIVE_QUERY(TABLE, RUN)                                                    \
-    "SELECT bucket, COUNT(*), AVG(arrival_skew_ns), AVG(transfer_ns), AVG(bytes), AVG(busbw_gbps) FROM " TABLE \
-    " WHERE " RUN "bucket IS NOT NULL AND (?2 OR iter >= ?3) GROUP BY bucket"
-    char *sql = r->stored_stats ? strdup(COLLECTIVE_QUERY("collective_stat", "run_id = ?1 AND "))
-                                : with_view("collective", COLLECTIVE_QUERY("collective", ""));
-#undef COLLECTIVE_QUERY
-    rc = prepare(db, sql, &s, err, errlen);
-    free(sql);
-    if (rc < 0)
-        goto out;
-    if (bind_run(db, s, r->id, err, errlen) < 0 ||
-        ((sqlite3_bind_int(s, 2, all) != SQLITE_OK ||
-          sqlite3_bind_int(s, 3, r->warmup_planned) != SQLITE_OK) &&
-         db_fail(db, err, errlen, "binding collective query")))
-        goto out;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        analysis_bucket *b = bucket_slot(r, &cap, sqlite3_column_int(s, 0), err, errlen);
-        if (!b)
-            goto out;
-        b->collectives = sqlite3_column_int(s, 1);
-        b->arrival_skew_ms = ms(col_or_nan(s, 2));
-        /* A few ranks of a job: the last arrival is not known. */
-        b->transfer_ms = analysis_is_subset(r) ? NAN : ms(col_or_nan(s, 3));
-        double bytes = col_or_nan(s, 4);
-        if (b->nparams == 0 && b->bytes == 0 && !isnan(bytes))
-            b->bytes = (int64_t)llround(bytes);
-        /* Each collective's bus bandwidth as the store computes it, averaged: the figure
-         * `select avg(busbw_gbps) from collective` gives, defined once. */
-        b->busbw_gbps = analysis_is_subset(r) ? NAN : col_or_nan(s, 5); /* a few ranks: no transfer known */
-    }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading collectives");
-        goto out;
-    }
-    sqlite3_finalize(s);
-    s = NULL;
+static int add_collectives(const store_bucket_collectives *m, void *ctx)
+{
+    bucket_ctx *c = ctx;
+    analysis_run *r = c->r;
+    analysis_bucket *b = bucket_slot(r, &c->cap, m->bucket, c->err, c->errlen);
+    if (!b)
+        return -1;
+    b->collectives = m->collectives;
+    b->arrival_skew_ms = ms(m->arrival_skew_ns);
+    /* A few ranks of a job: the last arrival is not known. */
+    b->transfer_ms = analysis_is_subset(r) ? NAN : ms(m->transfer_ns);
+    if (b->nparams == 0 && b->bytes == 0 && !isnan(m->bytes))
+        b->bytes = (int64_t)llround(m->bytes);
+    /* Each collective's bus bandwidth as the store computes it, averaged: the figure
+     * `select avg(busbw_gbps) from collective` gives, defined once. */
+    b->busbw_gbps = analysis_is_subset(r) ? NAN : m->busbw_gbps; /* a few ranks: no transfer known */
+    return 0;
+}
 
-    /* Ready and launch delay, per rank-iteration.  A bucket is ready when its last
-     * gradient has been copied in; the rank arrives at its allreduce after that.  The
-     * step start comes from the iteration_stats rows already read, rather than from a
-     * second evaluation of the view. */
-    sql = r->stored_stats
-              ? strdup("SELECT bucket, rank, iter, ready_ns, arrival_ns FROM bucket_ready_stat"
-                       " WHERE run_id = ?1 ORDER BY bucket")
-              : with_view("collective_arrival",
-                    ", x AS ("
-                    "  SELECT rank, iter, bucket, MAX(end_ns) AS ready_ns, NULL AS arrival_ns"
-                    "  FROM span WHERE run_id = ?1 AND kind = 'copy_in' AND bucket IS NOT NULL"
-                    "  GROUP BY rank, iter, bucket"
-                    "  UNION ALL SELECT rank, iter, bucket, NULL, MIN(arrival_ns)"
-                    "  FROM collective_arrival WHERE bucket IS NOT NULL"
-                    "  GROUP BY rank, iter, bucket)"
-                    " SELECT bucket, rank, iter, MAX(ready_ns), MIN(arrival_ns) FROM x"
-                    " GROUP BY bucket, rank, iter HAVING MAX(ready_ns) IS NOT NULL"
-                    " ORDER BY bucket");
-    rc = prepare(db, sql, &s, err, errlen);
-    free(sql);
-    if (rc < 0)
-        goto out;
-    if (bind_run(db, s, r->id, err, errlen) < 0)
-        goto out;
-    analysis_bucket *b = NULL;
-    double ready_sum = 0, delay_sum = 0;
-    int delay_n = 0;
-    for (;;) {
-        rc = sqlite3_step(s);
-        int idx = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : -1;
-        if (b && (rc != SQLITE_ROW || idx != b->idx)) { /* rows come grouped by bucket */
-            b->ready_ms = b->ready_samples ? ms(ready_sum / b->ready_samples) : NAN;
-            b->launch_delay_ms = delay_n ? ms(delay_sum / delay_n) : NAN;
-            b = NULL;
-        }
-        if (rc != SQLITE_ROW)
-            break;
-        const its_row *w = find_its(rows, nrows, sqlite3_column_int(s, 1), sqlite3_column_int(s, 2));
-        if (!w || !counted(r, w))
-            continue;
-        if (!b) {
-            if (!(b = bucket_slot(r, &cap, idx, err, errlen)))
-                goto out;
-            ready_sum = delay_sum = 0;
-            delay_n = 0;
-            b->ready_samples = 0;
-        }
-        int64_t ready = sqlite3_column_int64(s, 3);
-        ready_sum += (double)(ready - w->step_start);
-        b->ready_samples++;
-        if (sqlite3_column_type(s, 4) != SQLITE_NULL) {
-            delay_sum += (double)(sqlite3_column_int64(s, 4) - ready);
-            delay_n++;
-        }
+/* The bucket summed so far gets its means. */
+static void finish_ready(bucket_ctx *c)
+{
+    analysis_bucket *b = c->b;
+    if (!b)
+        return;
+    b->ready_ms = b->ready_samples ? ms(c->ready_sum / b->ready_samples) : NAN;
+    b->launch_delay_ms = c->delay_n ? ms(c->delay_sum / c->delay_n) : NAN;
+    c->b = NULL;
+}
+
+/* Rows come grouped by bucket: a bucket's means are taken when the next one starts. */
+static int add_ready(const store_bucket_ready *row, void *ctx)
+{
+    bucket_ctx *c = ctx;
+    if (c->b && row->bucket != c->b->idx)
+        finish_ready(c);
+    const its_row *w = find_its(c->rows, c->nrows, row->rank, row->iter);
+    if (!w || !counted(c->r, w))
+        return 0;
+    if (!c->b) {
+        if (!(c->b = bucket_slot(c->r, &c->cap, row->bucket, c->err, c->errlen)))
+            return -1;
+        c->ready_sum = c->delay_sum = 0;
+        c->delay_n = 0;
+        c->b->ready_samples = 0;
     }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "reading bucket ready times");
-        goto out;
+    c->ready_sum += (double)(row->ready_ns - w->step_start);
+    c->b->ready_samples++;
+    if (row->arrived) {
+        c->delay_sum += (double)(row->arrival_ns - row->ready_ns);
+        c->delay_n++;
     }
+    return 0;
+}
+
+static int bucket_stats(store *st, analysis_run *r, const its_row *rows, size_t nrows, char *err, size_t errlen)
+{
+    bucket_ctx c = {.r = r, .err = err, .errlen = errlen, .rows = rows, .nrows = nrows};
+    /* The latest assignment, as the bucket table holds it; then the collective timings
+     * of the counted iterations. */
+    if (store_each_bucket(st, r->id, r->bucket_version, add_bucket, &c, err, errlen) != 0 ||
+        store_each_bucket_collectives(st, r->id, stats_from(r), r->all_iterations ? -1 : r->warmup_planned,
+                                      add_collectives, &c, err, errlen) != 0)
+        return -1;
+    /* Ready and launch delay, per rank-iteration.  The step start comes from the
+     * iteration rows already read, rather than from a second evaluation of the view. */
+    if (store_each_bucket_ready(st, r->id, stats_from(r), add_ready, &c, err, errlen) != 0)
+        return -1;
+    finish_ready(&c);
     if (r->nbuckets > 1)
         qsort(r->buckets, r->nbuckets, sizeof *r->buckets, cmp_bucket);
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    return ret;
+    return 0;
 }
 
 /* ---- entry points --------------------------------------------------------------------- */
@@ -961,17 +738,19 @@ static void free_run(analysis_run *r)
     free(r->sources);
 }
 
-static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t errlen)
+
+static int load_run(store *st, int64_t id, analysis_run *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->step_ms_mean = r->step_ms_min = r->step_ms_max = r->host_step_ms_mean = NAN;
     r->representative_iter = -1;
     its_row *rows = NULL;
     size_t n = 0;
-    if (load_header(db, id, r, err, errlen) < 0 || load_bucket_counts(db, r, err, errlen) < 0 ||
-        stats_stored(db, r, err, errlen) < 0 || load_its(db, r, &rows, &n, err, errlen) < 0 || step_stats(r, rows, n, err, errlen) < 0 ||
-        rank_stats(db, r, rows, n, err, errlen) < 0 || load_hta(db, r, err, errlen) < 0 ||
-        load_sources(db, r, err, errlen) < 0 || load_provenance(db, r, err, errlen) < 0 || bucket_stats(db, r, rows, n, err, errlen) < 0) {
+    if (load_header(st, id, r, err, errlen) < 0 || load_bucket_counts(st, r, err, errlen) < 0 ||
+        stats_stored(st, r, err, errlen) < 0 || load_its(st, r, &rows, &n, err, errlen) < 0 ||
+        step_stats(r, rows, n, err, errlen) < 0 || rank_stats(st, r, rows, n, err, errlen) < 0 ||
+        load_hta(st, r, err, errlen) < 0 || load_sources(st, r, err, errlen) < 0 ||
+        bucket_stats(st, r, rows, n, err, errlen) < 0) {
         free(rows);
         free_run(r);
         memset(r, 0, sizeof *r);
@@ -986,59 +765,29 @@ static int load_run(sqlite3 *db, int64_t id, analysis_run *r, char *err, size_t 
     return 0;
 }
 
-static int run_ids(sqlite3 *db, int64_t run_id, int64_t **ids, size_t *n, char *err,
-                   size_t errlen)
+/* The ids asked for: run_id, or every run's (-1). */
+static int run_ids(store *st, int64_t run_id, int64_t **ids, size_t *n, char *err, size_t errlen)
 {
-    *ids = NULL;
-    *n = 0;
-    if (run_id != -1) {
-        *ids = malloc(sizeof **ids);
-        if (!*ids) {
-            set_err(err, errlen, "out of memory");
+    if (run_id == -1) {
+        if (store_read_run_id_list(st, ids, n, err, errlen) != 0)
+            return -1;
+        if (*n == 0) {
+            set_err(err, errlen, "no runs in DB");
             return -1;
         }
-        **ids = run_id;
-        *n = 1;
         return 0;
     }
-    sqlite3_stmt *s = NULL;
-    if (prepare(db, "SELECT id FROM run ORDER BY id", &s, err, errlen) < 0)
+    *n = 0;
+    if (!(*ids = malloc(sizeof **ids))) {
+        set_err(err, errlen, "out of memory");
         return -1;
-    int ret = -1, rc;
-    size_t cap = 0;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            int64_t *grown = realloc(*ids, cap * sizeof *grown);
-            if (!grown) {
-                set_err(err, errlen, "out of memory");
-                goto out;
-            }
-            *ids = grown;
-        }
-        (*ids)[(*n)++] = sqlite3_column_int64(s, 0);
     }
-    if (rc != SQLITE_DONE) {
-        db_fail(db, err, errlen, "listing runs");
-        goto out;
-    }
-    if (*n == 0) {
-        set_err(err, errlen, "no runs in DB");
-        goto out;
-    }
-    ret = 0;
-out:
-    sqlite3_finalize(s);
-    if (ret < 0) {
-        free(*ids);
-        *ids = NULL;
-        *n = 0;
-    }
-    return ret;
+    **ids = run_id;
+    *n = 1;
+    return 0;
 }
 
-int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nruns, char *err,
-                  size_t errlen)
+int analysis_load(store *st, int64_t run_id, analysis_run **runs, size_t *nruns, char *err, size_t errlen)
 {
     *runs = NULL;
     *nruns = 0;
@@ -1048,10 +797,10 @@ int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nrun
     /* One read transaction, so that a writer committing meanwhile cannot make the
      * figures come from two states of the file; a caller already inside a
      * transaction has that guarantee from its own. */
-    bool own_tx = sqlite3_get_autocommit(db) != 0;
-    if (own_tx && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-        return db_fail(db, err, errlen, "starting read transaction");
-    if (run_ids(db, run_id, &ids, &n, err, errlen) < 0)
+    bool own_tx;
+    if (store_begin_read_unless_open(st, &own_tx, err, errlen) != 0)
+        return -1;
+    if (run_ids(st, run_id, &ids, &n, err, errlen) < 0)
         goto fail;
     out = calloc(n, sizeof *out);
     if (!out) {
@@ -1059,12 +808,10 @@ int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nrun
         goto fail;
     }
     for (; loaded < n; loaded++)
-        if (load_run(db, ids[loaded], &out[loaded], err, errlen) < 0)
+        if (load_run(st, ids[loaded], &out[loaded], err, errlen) < 0)
             goto fail;
-    if (own_tx && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        db_fail(db, err, errlen, "ending read transaction");
+    if (own_tx && store_end_read(st, err, errlen) != 0)
         goto fail;
-    }
     free(ids);
     *runs = out;
     *nruns = n;
@@ -1072,8 +819,10 @@ int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nrun
 fail:
     free(ids);
     analysis_free(out, loaded);
-    if (own_tx && !sqlite3_get_autocommit(db))
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL); /* the first error is reported */
+    if (own_tx) {
+        char ignored[64]; /* the first error is the one reported */
+        store_end_read(st, ignored, sizeof ignored);
+    }
     return -1;
 }
 

@@ -4,7 +4,7 @@
  * when it ended (schema 4: iteration_stat, collective_stat, bucket_ready_stat), or,
  * for a run without them (still running, abandoned, an older file), through the
  * store's views (store_view_select, restricted to the run) — the same figures
- * either way — and fills plain structs; formatters
+ * either way, read through profiler/store_read_stats.h — and fills plain structs; formatters
  * (report_text.c, report_json.c) only print them.  Durations are milliseconds, sizes
  * bytes.  A figure that is undefined (no spans to measure it: no allreduce for an
  * overlap percentage, no copy_in span for a bucket's ready time) is NAN.
@@ -38,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
+#include "profiler/store.h"
 
 typedef struct {
     int rank;
@@ -148,8 +148,7 @@ typedef struct {
 /* Loads run `run_id`, or every run (ascending id) when run_id is -1, into a
  * malloc'ed array.  Returns 0, or -1 with err: "no run with id N", "no runs in DB",
  * or the SQLite message. */
-int analysis_load(sqlite3 *db, int64_t run_id, analysis_run **runs, size_t *nruns, char *err,
-                  size_t errlen);
+int analysis_load(store *st, int64_t run_id, analysis_run **runs, size_t *nruns, char *err, size_t errlen);
 
 void analysis_free(analysis_run *runs, size_t nruns);
 

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "common/strbuf.h"
+#include "profiler/store_read_run_row.h"
+#include "profiler/store_read_span_rows.h"
 #include "reports/calib_disturbed.h"
 #include "engine/workload/model_zoo.h"
 #include "engine/scenario/scenario.h"
@@ -27,25 +29,23 @@ typedef struct {
     char *scenario_text;
 } run_row;
 
-static int read_run(sqlite3 *db, int64_t id, run_row *r, char *err, size_t errlen)
+static int read_run(store *st, int64_t id, run_row *r, char *err, size_t errlen)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT name, backend, status, world_size, warmup, scenario FROM run WHERE id = ?", -1,
-                           &st, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    store_run_row row;
+    bool found;
+    if (store_read_run_row(st, id, &row, &found, err, errlen) != 0)
         return -1;
-    }
-    sqlite3_bind_int64(st, 1, id);
     int rc = -1;
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    if (!found) {
         snprintf(err, errlen, "no run %lld in the database", (long long)id);
     } else {
-        *r = (run_row){.id = id, .world = sqlite3_column_int(st, 3), .warmup = sqlite3_column_int(st, 4)};
-        snprintf(r->name, sizeof r->name, "%s", (const char *)sqlite3_column_text(st, 0));
-        snprintf(r->backend, sizeof r->backend, "%s", (const char *)sqlite3_column_text(st, 1));
-        snprintf(r->status, sizeof r->status, "%s", (const char *)sqlite3_column_text(st, 2));
-        const char *text = (const char *)sqlite3_column_text(st, 5);
-        r->scenario_text = text ? strdup(text) : NULL;
+        *r = (run_row){.id = id, .world = row.world_size, .warmup = row.warmup};
+        /* a NULL column reads "(null)", as printf has always shown it here */
+        snprintf(r->name, sizeof r->name, "%s", row.name ? row.name : "(null)");
+        snprintf(r->backend, sizeof r->backend, "%s", row.backend ? row.backend : "(null)");
+        snprintf(r->status, sizeof r->status, "%s", row.status ? row.status : "(null)");
+        r->scenario_text = row.scenario;
+        row.scenario = NULL;
         if (strcmp(r->status, "complete") != 0)
             snprintf(err, errlen, "run %lld is %s, not complete: its costs are not a run's", (long long)id, r->status);
         else if (!r->scenario_text)
@@ -53,7 +53,7 @@ static int read_run(sqlite3 *db, int64_t id, run_row *r, char *err, size_t errle
         else
             rc = 0;
     }
-    sqlite3_finalize(st);
+    store_run_row_free(&row);
     return rc;
 }
 
@@ -126,52 +126,59 @@ static int kind_of(const char *name)
     return -1;
 }
 
-static int read_spans(sqlite3 *db, const run_row *r, const scenario *sc, const model *m, const double *models,
-                      span_list *out, char *err, size_t errlen)
+/* What read_span needs to turn a stored span into a run_span. */
+typedef struct {
+    const run_row *r;
+    const scenario *sc;
+    const model *m;
+    const double *models;
+    double host_bytes;
+    span_list *out;
+    char *err;
+    size_t errlen;
+} span_reader;
+
+static int read_span(const store_span_row *row, void *ctx)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT rank, iter, stream, kind, layer, bucket, seq, bytes, start_ns, end_ns FROM span "
-                           "WHERE run_id = ? AND iter >= ? AND stream <> 'host'",
-                           -1, &st, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+    span_reader *c = ctx;
+    const run_row *r = c->r;
+    const model *m = c->m;
+    int kind = kind_of(row->kind ? row->kind : "");
+    int rank = row->rank, layer = row->has_layer ? row->layer : -1;
+    if (kind < 0 || rank < 0 || rank >= r->world)
+        return 0;
+    run_span s = {.run = r->id,
+                  .world = r->world,
+                  .rank = rank,
+                  .iter = row->iter,
+                  .stream = row->stream && strcmp(row->stream, "comm") == 0 ? STREAM_COMM : STREAM_COMPUTE,
+                  .kind = (uint8_t)kind,
+                  .bucket = row->has_bucket ? row->bucket : -1,
+                  .seq = row->has_seq ? row->seq : -1,
+                  .bytes = row->bytes,
+                  .start_ns = row->start_ns,
+                  .end_ns = row->end_ns,
+                  .host_bytes = c->host_bytes};
+    if ((kind == SPAN_FORWARD || kind == SPAN_BACKWARD) && layer >= 0 && layer < m->nlayers) {
+        size_t at = (size_t)rank * m->nlayers + (size_t)layer; /* layer_models' layout */
+        s.model_ns = c->models[kind == SPAN_FORWARD ? at : (size_t)r->world * m->nlayers + at];
+    }
+    if (kind == SPAN_BACKWARD)
+        s.write_bytes = timing_write_bytes((double)s.bytes, trainer_accumulates(c->sc, s.iter));
+    if (push(c->out, &s) != 0) {
+        snprintf(c->err, c->errlen, "out of memory reading run %lld's spans", (long long)r->id);
         return -1;
     }
-    sqlite3_bind_int64(st, 1, r->id);
-    sqlite3_bind_int(st, 2, r->warmup);
-    double host_bytes = timing_host_memory_bytes(sc, m->total_numel);
-    int rc = 0;
-    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
-        int kind = kind_of((const char *)sqlite3_column_text(st, 3));
-        int rank = sqlite3_column_int(st, 0), layer = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 4);
-        if (kind < 0 || rank < 0 || rank >= r->world)
-            continue;
-        run_span s = {.run = r->id,
-                      .world = r->world,
-                      .rank = rank,
-                      .iter = sqlite3_column_int(st, 1),
-                      .stream = strcmp((const char *)sqlite3_column_text(st, 2), "comm") == 0 ? STREAM_COMM
-                                                                                             : STREAM_COMPUTE,
-                      .kind = (uint8_t)kind,
-                      .bucket = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 5),
-                      .seq = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
-                      .bytes = sqlite3_column_int64(st, 7),
-                      .start_ns = sqlite3_column_int64(st, 8),
-                      .end_ns = sqlite3_column_int64(st, 9),
-                      .host_bytes = host_bytes};
-        if ((kind == SPAN_FORWARD || kind == SPAN_BACKWARD) && layer >= 0 && layer < m->nlayers) {
-            size_t at = (size_t)rank * m->nlayers + (size_t)layer; /* layer_models' layout */
-            s.model_ns = models[kind == SPAN_FORWARD ? at : (size_t)r->world * m->nlayers + at];
-        }
-        if (kind == SPAN_BACKWARD)
-            s.write_bytes = timing_write_bytes((double)s.bytes, trainer_accumulates(sc, s.iter));
-        if (push(out, &s) != 0) {
-            snprintf(err, errlen, "out of memory reading run %lld's spans", (long long)r->id);
-            rc = -1;
-        }
-    }
-    sqlite3_finalize(st);
-    return rc;
+    return 0;
+}
+
+/* The run's measured spans (warm-up left out) on its device streams. */
+static int read_spans(store *st, const run_row *r, const scenario *sc, const model *m, const double *models,
+                      span_list *out, char *err, size_t errlen)
+{
+    span_reader c = {r, sc, m, models, timing_host_memory_bytes(sc, m->total_numel), out, err, errlen};
+    store_span_filter measured = {.rank = -1, .iter = -1, .iter_from = r->warmup, .device_streams = true};
+    return store_each_span(st, r->id, &measured, read_span, &c, err, errlen) != 0 ? -1 : 0;
 }
 
 static bool same_kind(const run_row *a, const run_row *b)
@@ -210,14 +217,14 @@ static void describe_runs(const run_row *runs, int nruns, strbuf *about)
 }
 
 /* The run's spans onto `spans`, and its row (without its scenario text) into *label. */
-static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, run_row *label, char *err,
+static int gather_run(store *st, int64_t id, span_list *spans, bool *on_cpu, run_row *label, char *err,
                       size_t errlen)
 {
     run_row r = {0};
     scenario *sc = calloc(1, sizeof *sc); /* zeroed: holds nothing until loaded */
     model m = {0};
     double *models = NULL;
-    int rc = sc ? read_run(db, id, &r, err, errlen) : -1;
+    int rc = sc ? read_run(st, id, &r, err, errlen) : -1;
     if (rc == 0)
         rc = load_scenario(&r, sc, err, errlen);
     if (rc == 0 && sc->world_size != r.world) {
@@ -232,7 +239,7 @@ static int gather_run(sqlite3 *db, int64_t id, span_list *spans, bool *on_cpu, r
         rc = -1;
     }
     if (rc == 0)
-        rc = read_spans(db, &r, sc, &m, models, spans, err, errlen);
+        rc = read_spans(st, &r, sc, &m, models, spans, err, errlen);
     if (rc == 0) {
         *on_cpu = *on_cpu && strcmp(r.backend, "cpu") == 0;
         *label = r;
@@ -367,7 +374,7 @@ static int drop_left_out(span_list *spans, const size_t *first, run_row *rows, i
     return kept;
 }
 
-int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
+int calib_from_runs(store *st, const int64_t *runs, int nruns, double host_cores, double cache_mb,
                     calib_run_costs *out, char *about, size_t aboutlen, char *err, size_t errlen)
 {
     span_list spans = {0};
@@ -383,7 +390,7 @@ int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cor
         snprintf(err, errlen, "out of memory");
     bool on_cpu = true;
     for (int i = 0; i < nruns && rc == 0; i++) {
-        rc = gather_run(db, runs[i], &spans, &on_cpu, &rows[i], err, errlen);
+        rc = gather_run(st, runs[i], &spans, &on_cpu, &rows[i], err, errlen);
         first[i + 1] = spans.n;
     }
     if (rc == 0 && judge_runs(&spans, first, rows, nruns, leave_out, ratio) != 0) {

@@ -16,13 +16,13 @@
 #ifndef DDPPROF_CALIB_FROM_RUN_H
 #define DDPPROF_CALIB_FROM_RUN_H
 
-#include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "engine/predict/calibrate_run.h"
+#include "profiler/store.h"
 
-int calib_from_runs(sqlite3 *db, const int64_t *runs, int nruns, double host_cores, double cache_mb,
+int calib_from_runs(store *st, const int64_t *runs, int nruns, double host_cores, double cache_mb,
                     calib_run_costs *out, char *about, size_t aboutlen, char *err, size_t errlen);
 
 #endif

@@ -159,19 +159,19 @@ int compare_text(FILE *out, const analysis_run *a, const analysis_run *b, const 
     return 0;
 }
 
-int compare_write(sqlite3 *db, int64_t a_id, int64_t b_id, report_format fmt, FILE *out, char *err, size_t errlen)
+int compare_write(store *st, int64_t a_id, int64_t b_id, report_format fmt, FILE *out, char *err, size_t errlen)
 {
-    return compare_write_ranks(db, a_id, b_id, fmt, NULL, out, err, errlen);
+    return compare_write_ranks(st, a_id, b_id, fmt, NULL, out, err, errlen);
 }
 
-int compare_write_ranks(sqlite3 *db, int64_t a_id, int64_t b_id, report_format fmt, const rank_select *sel, FILE *out,
+int compare_write_ranks(store *st, int64_t a_id, int64_t b_id, report_format fmt, const rank_select *sel, FILE *out,
                         char *err, size_t errlen)
 {
     analysis_run *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
-    if (analysis_load(db, a_id, &a, &na, err, errlen) != 0)
+    if (analysis_load(st, a_id, &a, &na, err, errlen) != 0)
         return -1;
-    if (analysis_load(db, b_id, &b, &nb, err, errlen) != 0) {
+    if (analysis_load(st, b_id, &b, &nb, err, errlen) != 0) {
         analysis_free(a, na);
         return -1;
     }

@@ -29,11 +29,11 @@ int compare_text(FILE *out, const analysis_run *a, const analysis_run *b, const 
 int compare_json(FILE *out, const analysis_run *a, const analysis_run *b, const compare_match_t *m, char *err,
                  size_t errlen);
 
-/* Loads runs a and b from db and writes the comparison.  0, or -1 with err ("no run
+/* Loads runs a and b from st and writes the comparison.  0, or -1 with err ("no run
  * with id N", SQLite or write errors). */
-int compare_write(sqlite3 *db, int64_t a, int64_t b, report_format fmt, FILE *out, char *err, size_t errlen);
+int compare_write(store *st, int64_t a, int64_t b, report_format fmt, FILE *out, char *err, size_t errlen);
 /* The same, the text's ranks chosen by sel (NULL: the default). */
-int compare_write_ranks(sqlite3 *db, int64_t a, int64_t b, report_format fmt, const rank_select *sel, FILE *out,
+int compare_write_ranks(store *st, int64_t a, int64_t b, report_format fmt, const rank_select *sel, FILE *out,
                         char *err, size_t errlen);
 
 #endif

@@ -38,8 +38,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
-
+#include "profiler/store.h"
 #include "reports/analysis.h"
 #include "reports/rank_select.h"
 
@@ -47,20 +46,18 @@ typedef enum { REPORT_TEXT = 0, REPORT_JSON, REPORT_HTML } report_format;
 
 /* Reports run `run_id`, or every run when run_id is -1, to `out`.  Returns 0, or -1
  * with err ("no run with id N", "no runs in DB", an SQLite or write error). */
-int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
-                 size_t errlen);
+int report_write(store *st, int64_t run_id, report_format fmt, FILE *out, char *err, size_t errlen);
 /* The same with the text's per-rank tables showing `sel`'s ranks (rank_select.h; NULL:
  * every rank up to 32, a summary above).  JSON and HTML are always complete. */
-int report_write_ranks(sqlite3 *db, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
+int report_write_ranks(store *st, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
                        char *err, size_t errlen);
 
 /* The formatters, for callers that already hold the figures.  Return 0 or -1 with err. */
 int report_text(FILE *out, const analysis_run *runs, size_t nruns, const rank_select *sel, char *err,
                 size_t errlen);
 int report_json(FILE *out, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
-/* HTML also reads each run's representative iteration's spans from db
+/* HTML also reads each run's representative iteration's spans from st
  * (report_html.c says what the page holds). */
-int report_html(FILE *out, sqlite3 *db, const analysis_run *runs, size_t nruns, char *err,
-                size_t errlen);
+int report_html(FILE *out, store *st, const analysis_run *runs, size_t nruns, char *err, size_t errlen);
 
 #endif

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
+#include "profiler/store.h"
 
-int report_equivalence_text(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t errlen);
+int report_equivalence_text(store *st, int64_t run_id, FILE *out, char *err, size_t errlen);
 
 #endif

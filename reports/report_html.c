@@ -156,7 +156,7 @@ static void run_header(FILE *out, const analysis_run *r, size_t idx)
             r->steps, r->all_iterations ? "(warm-up included: none measured)" : "measured");
 }
 
-static void timeline_section(FILE *out, sqlite3 *db, const analysis_run *r)
+static void timeline_section(FILE *out, store *st, const analysis_run *r)
 {
     if (r->representative_iter < 0 || r->nranks == 0)
         return;
@@ -172,7 +172,7 @@ static void timeline_section(FILE *out, sqlite3 *db, const analysis_run *r)
                  " is split where the last rank arrived: before, this rank waits for stragglers;"
                  " after, the transfer.</p>\n",
             r->representative_iter);
-    if (timeline_load(db, r->id, r->representative_iter, ranks, r->nranks, &tl, err, sizeof err) < 0) {
+    if (timeline_load(st, r->id, r->representative_iter, ranks, r->nranks, &tl, err, sizeof err) < 0) {
         fputs("<p class=\"error\">", out);
         html_esc(out, err);
         fputs("</p>\n", out);
@@ -507,7 +507,7 @@ out:
     free(members);
 }
 
-int report_html(FILE *out, sqlite3 *db, const analysis_run *runs, size_t nruns, char *err,
+int report_html(FILE *out, store *st, const analysis_run *runs, size_t nruns, char *err,
                 size_t errlen)
 {
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -520,7 +520,7 @@ int report_html(FILE *out, sqlite3 *db, const analysis_run *runs, size_t nruns, 
     backend_sections(out, runs, nruns);
     for (size_t i = 0; i < nruns; i++) {
         run_header(out, &runs[i], i);
-        timeline_section(out, db, &runs[i]);
+        timeline_section(out, st, &runs[i]);
         rank_section(out, &runs[i], i);
         bucket_section(out, &runs[i], i);
         fputs("</section>\n", out);

@@ -7,13 +7,12 @@
 #include "reports/report.h"
 #include "reports/report_equivalence.h"
 
-int report_write(sqlite3 *db, int64_t run_id, report_format fmt, FILE *out, char *err,
-                 size_t errlen)
+int report_write(store *st, int64_t run_id, report_format fmt, FILE *out, char *err, size_t errlen)
 {
-    return report_write_ranks(db, run_id, fmt, NULL, out, err, errlen);
+    return report_write_ranks(st, run_id, fmt, NULL, out, err, errlen);
 }
 
-int report_write_ranks(sqlite3 *db, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
+int report_write_ranks(store *st, int64_t run_id, report_format fmt, const rank_select *sel, FILE *out,
                        char *err, size_t errlen)
 {
     if (fmt != REPORT_TEXT && fmt != REPORT_JSON && fmt != REPORT_HTML) {
@@ -22,13 +21,13 @@ int report_write_ranks(sqlite3 *db, int64_t run_id, report_format fmt, const ran
     }
     analysis_run *runs;
     size_t n;
-    if (analysis_load(db, run_id, &runs, &n, err, errlen) < 0)
+    if (analysis_load(st, run_id, &runs, &n, err, errlen) < 0)
         return -1;
     int rc = fmt == REPORT_JSON   ? report_json(out, runs, n, err, errlen)
-             : fmt == REPORT_HTML ? report_html(out, db, runs, n, err, errlen)
+             : fmt == REPORT_HTML ? report_html(out, st, runs, n, err, errlen)
                                   : report_text(out, runs, n, sel, err, errlen);
     if (rc == 0 && fmt == REPORT_TEXT)
-        rc = report_equivalence_text(db, run_id, out, err, errlen);
+        rc = report_equivalence_text(st, run_id, out, err, errlen);
     analysis_free(runs, n);
     return rc;
 }

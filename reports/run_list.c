@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "profiler/store_read_run.h"
 #include "reports/analysis.h"
 
 static double step_ms(const analysis_run *r) { return r->steps > 0 ? r->step_ms_mean : NAN; }
@@ -116,28 +117,15 @@ static int write_json(const analysis_run *runs, size_t n, FILE *out, char *err, 
     return 0;
 }
 
-/* How many runs db holds; -1 with err on an SQLite error. */
-static int64_t count_runs(sqlite3 *db, char *err, size_t errlen)
+int run_list_write(store *st, bool json, FILE *out, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = NULL;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM run", -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
-        n = sqlite3_column_int64(s, 0);
-    else
-        snprintf(err, errlen, "counting runs: %s", sqlite3_errmsg(db));
-    sqlite3_finalize(s);
-    return n;
-}
-
-int run_list_write(sqlite3 *db, bool json, FILE *out, char *err, size_t errlen)
-{
-    int64_t count = count_runs(db, err, errlen);
-    if (count < 0)
+    store_run_ids ids;
+    if (store_read_run_ids(st, &ids, err, errlen) != 0)
         return -1;
     analysis_run *runs = NULL;
     size_t n = 0;
     /* analysis_load refuses a database without runs; an empty list is the answer here. */
-    if (count > 0 && analysis_load(db, -1, &runs, &n, err, errlen) != 0)
+    if (ids.count > 0 && analysis_load(st, -1, &runs, &n, err, errlen) != 0)
         return -1;
     int rc = 0;
     if (json)

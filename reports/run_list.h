@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
+#include "profiler/store.h"
 
-int run_list_write(sqlite3 *db, bool json, FILE *out, char *err, size_t errlen);
+int run_list_write(store *st, bool json, FILE *out, char *err, size_t errlen);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/store_read_run.h"
 #include "reports/analysis.h"
 
 static bool has_step(const analysis_run *r) { return r->steps > 0 && !isnan(r->step_ms_mean); }
@@ -18,7 +19,7 @@ static void print_or_dash(FILE *out, const char *fmt, const char *dash_fmt, doub
         fprintf(out, fmt, v);
 }
 
-int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen)
+int report_sweep_summary(store *st, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen)
 {
     analysis_run **runs = calloc(n, sizeof *runs);
     if (!runs) {
@@ -28,7 +29,7 @@ int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *ou
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         size_t got;
-        rc = analysis_load(db, run_ids[i], &runs[i], &got, err, errlen);
+        rc = analysis_load(st, run_ids[i], &runs[i], &got, err, errlen);
     }
     if (rc == 0) {
         fprintf(out, "\nsweep: per point, the job's step (the slowest rank's, per measured iteration: mean, and min-max\n"
@@ -84,58 +85,51 @@ int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *ou
     return rc;
 }
 
-int report_sweep_summaries(sqlite3 *db, FILE *out, char *err, size_t errlen)
+/* The runs of the sweep being gathered, printed when the next sweep starts. */
+typedef struct {
+    store *st;
+    FILE *out;
+    int64_t sweep;
+    int64_t *ids;
+    size_t n, cap;
+    char *err;
+    size_t errlen;
+} sweep_points;
+
+static int print_sweep(sweep_points *p)
 {
-    sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('run') WHERE name = 'sweep'", -1, &s, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(s);
-    sqlite3_finalize(s);
-    s = NULL;
-    if (rc == SQLITE_DONE)
-        return 0; /* older than schema 7 */
-    if (rc != SQLITE_ROW ||
-        sqlite3_prepare_v2(db,
-                           "SELECT sweep, id FROM run WHERE sweep IS NOT NULL AND status = 'complete'"
-                           " AND sweep IN (SELECT sweep FROM run WHERE status = 'complete' AND sweep IS NOT NULL"
-                           "  GROUP BY sweep HAVING COUNT(*) > 1)"
-                           " ORDER BY sweep, id",
-                           -1, &s, NULL) != SQLITE_OK) {
-        snprintf(err, errlen, "reading sweeps: %s", sqlite3_errmsg(db));
+    fprintf(p->out, "\nsweep from run %lld:", (long long)p->sweep);
+    int rc = report_sweep_summary(p->st, p->ids, p->n, p->out, p->err, p->errlen);
+    p->n = 0;
+    return rc;
+}
+
+static int add_point(int64_t sweep, int64_t run_id, void *ctx)
+{
+    sweep_points *p = ctx;
+    if (p->n > 0 && sweep != p->sweep && print_sweep(p) != 0)
         return -1;
-    }
-    int64_t *ids = NULL, sweep = -1;
-    size_t n = 0, cap = 0;
-    int ret = 0;
-    while (ret == 0 && (rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t sw = sqlite3_column_int64(s, 0), id = sqlite3_column_int64(s, 1);
-        if (n > 0 && sw != sweep) {
-            fprintf(out, "\nsweep from run %lld:", (long long)sweep);
-            ret = report_sweep_summary(db, ids, n, out, err, errlen);
-            n = 0;
+    p->sweep = sweep;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        int64_t *g = realloc(p->ids, cap * sizeof *g);
+        if (!g) {
+            snprintf(p->err, p->errlen, "out of memory");
+            return -1;
         }
-        sweep = sw;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            int64_t *g = realloc(ids, cap * sizeof *g);
-            if (!g) {
-                snprintf(err, errlen, "out of memory");
-                ret = -1;
-                break;
-            }
-            ids = g;
-        }
-        ids[n++] = id;
+        p->ids = g;
+        p->cap = cap;
     }
-    if (ret == 0 && rc != SQLITE_DONE) {
-        snprintf(err, errlen, "reading sweeps: %s", sqlite3_errmsg(db));
-        ret = -1;
-    }
-    if (ret == 0 && n > 0) {
-        fprintf(out, "\nsweep from run %lld:", (long long)sweep);
-        ret = report_sweep_summary(db, ids, n, out, err, errlen);
-    }
-    sqlite3_finalize(s);
-    free(ids);
-    return ret;
+    p->ids[p->n++] = run_id;
+    return 0;
+}
+
+int report_sweep_summaries(store *st, FILE *out, char *err, size_t errlen)
+{
+    sweep_points p = {.st = st, .out = out, .sweep = -1, .err = err, .errlen = errlen};
+    int ret = store_each_sweep_point(st, add_point, &p, err, errlen);
+    if (ret == 0 && p.n > 0)
+        ret = print_sweep(&p);
+    free(p.ids);
+    return ret != 0 ? -1 : 0;
 }

@@ -14,14 +14,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
+#include "profiler/store.h"
 
-int report_sweep_summary(sqlite3 *db, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen);
+int report_sweep_summary(store *st, const int64_t *run_ids, size_t n, FILE *out, char *err, size_t errlen);
 
 /* Every sweep the database records (run.sweep, schema 7: the runs of one invocation's
  * points, by the first one's id), each as report_sweep_summary() prints it over its
  * complete runs (two or more), in the order of the sweeps.  A file older than schema 7
  * records none: nothing is printed.  Returns 0, or -1 with err. */
-int report_sweep_summaries(sqlite3 *db, FILE *out, char *err, size_t errlen);
+int report_sweep_summaries(store *st, FILE *out, char *err, size_t errlen);
 
 #endif

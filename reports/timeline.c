@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profiler/store_read_span_rows.h"
+
 static int stream_index(const char *s)
 {
     if (!s)
@@ -46,66 +48,56 @@ static int mark_arrivals(timeline *tl, char *err, size_t errlen)
     return 0;
 }
 
-static void copy_text(char *dst, size_t n, const unsigned char *v)
+typedef struct {
+    timeline *tl;
+    size_t cap;
+    char *err;
+    size_t errlen;
+} timeline_fill;
+
+static int add_span(const store_span_row *row, void *ctx)
 {
-    snprintf(dst, n, "%s", v ? (const char *)v : "");
+    timeline_fill *f = ctx;
+    timeline *tl = f->tl;
+    if (tl->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 256;
+        timeline_span *grown = realloc(tl->spans, cap * sizeof *grown);
+        if (!grown) {
+            set_err(f->err, f->errlen, "out of memory");
+            return -1;
+        }
+        tl->spans = grown;
+        f->cap = cap;
+    }
+    timeline_span *t = &tl->spans[tl->n++];
+    t->rank = row->rank;
+    t->stream = stream_index(row->stream);
+    snprintf(t->kind, sizeof t->kind, "%s", row->kind ? row->kind : "");
+    snprintf(t->name, sizeof t->name, "%s", row->name ? row->name : "");
+    t->bucket = row->has_bucket ? row->bucket : -1;
+    t->seq = row->has_seq ? row->seq : -1;
+    t->start_ns = row->start_ns;
+    t->end_ns = row->end_ns;
+    t->last_arrival_ns = -1;
+    if (tl->n == 1 || t->start_ns < tl->t0_ns)
+        tl->t0_ns = t->start_ns;
+    if (tl->n == 1 || t->end_ns > tl->t1_ns)
+        tl->t1_ns = t->end_ns;
+    return 0;
 }
 
-int timeline_load(sqlite3 *db, int64_t run_id, int iter, const int *ranks, size_t nranks,
-                  timeline *tl, char *err, size_t errlen)
+int timeline_load(store *st, int64_t run_id, int iter, const int *ranks, size_t nranks, timeline *tl, char *err,
+                  size_t errlen)
 {
     memset(tl, 0, sizeof *tl);
     tl->iter = iter;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT stream, kind, name, bucket, seq, start_ns, end_ns FROM span"
-                           " WHERE run_id = ?1 AND rank = ?2 AND iter = ?3",
-                           -1, &s, NULL) != SQLITE_OK) {
-        set_err(err, errlen, "reading the timeline: %s", sqlite3_errmsg(db));
-        return -1;
-    }
-    size_t cap = 0;
+    timeline_fill f = {.tl = tl, .err = err, .errlen = errlen};
     int ret = 0;
+    /* A rank at a time, through the span table's (run_id, rank, iter) index. */
     for (size_t r = 0; r < nranks && ret == 0; r++) {
-        if (sqlite3_reset(s) != SQLITE_OK || sqlite3_bind_int64(s, 1, run_id) != SQLITE_OK ||
-            sqlite3_bind_int(s, 2, ranks[r]) != SQLITE_OK || sqlite3_bind_int(s, 3, iter) != SQLITE_OK) {
-            set_err(err, errlen, "reading the timeline: %s", sqlite3_errmsg(db));
-            ret = -1;
-            break;
-        }
-        int rc;
-        while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-            if (tl->n == cap) {
-                cap = cap ? 2 * cap : 256;
-                timeline_span *grown = realloc(tl->spans, cap * sizeof *grown);
-                if (!grown) {
-                    set_err(err, errlen, "out of memory");
-                    ret = -1;
-                    break;
-                }
-                tl->spans = grown;
-            }
-            timeline_span *t = &tl->spans[tl->n++];
-            t->rank = ranks[r];
-            t->stream = stream_index((const char *)sqlite3_column_text(s, 0));
-            copy_text(t->kind, sizeof t->kind, sqlite3_column_text(s, 1));
-            copy_text(t->name, sizeof t->name, sqlite3_column_text(s, 2));
-            t->bucket = sqlite3_column_type(s, 3) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 3);
-            t->seq = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 4);
-            t->start_ns = sqlite3_column_int64(s, 5);
-            t->end_ns = sqlite3_column_int64(s, 6);
-            t->last_arrival_ns = -1;
-            if (tl->n == 1 || t->start_ns < tl->t0_ns)
-                tl->t0_ns = t->start_ns;
-            if (tl->n == 1 || t->end_ns > tl->t1_ns)
-                tl->t1_ns = t->end_ns;
-        }
-        if (ret == 0 && rc != SQLITE_DONE) {
-            set_err(err, errlen, "reading the timeline: %s", sqlite3_errmsg(db));
-            ret = -1;
-        }
+        store_span_filter one = {.rank = ranks[r], .iter = iter, .iter_from = -1};
+        ret = store_each_span(st, run_id, &one, add_span, &f, err, errlen) != 0 ? -1 : 0;
     }
-    sqlite3_finalize(s);
     if (ret == 0)
         ret = mark_arrivals(tl, err, errlen);
     if (ret < 0)

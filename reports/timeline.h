@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <sqlite3.h>
+#include "profiler/store.h"
 
 typedef struct {
     int rank;
@@ -33,7 +33,7 @@ typedef struct {
     timeline_span *spans;
 } timeline;
 
-int timeline_load(sqlite3 *db, int64_t run_id, int iter, const int *ranks, size_t nranks,
+int timeline_load(store *st, int64_t run_id, int iter, const int *ranks, size_t nranks,
                   timeline *tl, char *err, size_t errlen);
 void timeline_free(timeline *tl);
 

@@ -2,8 +2,8 @@
  *
  * Contract: both writers stream one run's spans from the results database to `out`
  * (no span is held in memory, so a run of millions of spans exports in constant
- * memory) and read only tables of the README's database contract (run, rank, span)
- * and the collective_arrival view's definition.  Timestamps are microseconds with
+ * memory) and read, through profiler/'s read API, only tables of the README's database
+ * contract (run, rank, span) and the collective_arrival view.  Timestamps are microseconds with
  * three decimals (the ns of the database, exactly).  Return 0, or -1 with err (an
  * SQLite error, "no run with id N", a write error).
  *
@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
+#include "profiler/store.h"
 
 #define TRACE_KINETO_HOST_PID_BASE 100000
 #define TRACE_KINETO_COMPUTE_STREAM 7
@@ -45,14 +45,12 @@
 #define TRACE_KINETO_ALLREDUCE_KERNEL "ncclDevKernel_AllReduce_Sum_f32_RING_LL"
 #define TRACE_KINETO_BROADCAST_KERNEL "ncclDevKernel_Broadcast_RING_LL"
 
-int trace_export_chrome(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t errlen);
+int trace_export_chrome(store *st, int64_t run_id, FILE *out, char *err, size_t errlen);
 
-int trace_export_kineto(sqlite3 *db, int64_t run_id, int rank, FILE *out, char *err,
-                        size_t errlen);
+int trace_export_kineto(store *st, int64_t run_id, int rank, FILE *out, char *err, size_t errlen);
 
 /* The ranks of a run (the rank table's, plus any that recorded spans without a row
  * there), ascending, malloc'ed.  0 or -1 with err. */
-int trace_run_ranks(sqlite3 *db, int64_t run_id, int **ranks, size_t *n, char *err,
-                    size_t errlen);
+int trace_run_ranks(store *st, int64_t run_id, int **ranks, size_t *n, char *err, size_t errlen);
 
 #endif

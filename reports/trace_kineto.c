@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "profiler/store_read_span_rows.h"
+#include "profiler/store_read_spans.h"
+
 typedef struct {
     FILE *out;
     bool first;
@@ -70,18 +73,18 @@ static void write_header(kineto_writer *k, const trace_run *run)
             TRACE_KINETO_COMM_STREAM);
 }
 
-static void write_span_args(FILE *o, sqlite3_stmt *s)
+static void write_span_args(FILE *o, const store_span_row *s)
 {
     fputs("\"kind\": ", o);
-    tj_str(o, (const char *)sqlite3_column_text(s, TS_KIND));
-    fprintf(o, ", \"iter\": %d, \"layer\": ", sqlite3_column_int(s, TS_ITER));
-    tj_int_or_null(o, s, TS_LAYER);
+    tj_str(o, s->kind);
+    fprintf(o, ", \"iter\": %d, \"layer\": ", s->iter);
+    tj_int_or_null(o, s->has_layer, s->layer);
     fputs(", \"bucket\": ", o);
-    tj_int_or_null(o, s, TS_BUCKET);
+    tj_int_or_null(o, s->has_bucket, s->bucket);
     fputs(", \"bytes\": ", o);
-    tj_int_or_null(o, s, TS_BYTES);
+    tj_int_or_null(o, s->has_bytes, s->bytes);
     fputs(", \"seq\": ", o);
-    tj_int_or_null(o, s, TS_SEQ);
+    tj_int_or_null(o, s->has_seq, s->seq);
 }
 
 /* HTA counts a kernel as computation unless its name matches one of these (its
@@ -116,13 +119,13 @@ static void kernel_name(char *buf, size_t n, const char *kind, const char *name)
     }
 }
 
-static void write_device_span(kineto_writer *k, sqlite3_stmt *s, int stream)
+static void write_device_span(kineto_writer *k, const store_span_row *s, int stream)
 {
-    const char *kind = (const char *)sqlite3_column_text(s, TS_KIND);
-    int64_t start = sqlite3_column_int64(s, TS_START), end = sqlite3_column_int64(s, TS_END);
+    const char *kind = s->kind;
+    int64_t start = s->start_ns, end = s->end_ns;
     int64_t corr = ++k->correlation;
     char name[256];
-    kernel_name(name, sizeof name, kind ? kind : "", (const char *)sqlite3_column_text(s, TS_NAME));
+    kernel_name(name, sizeof name, kind ? kind : "", s->name);
     /* The launch: a host runtime call ending where the kernel starts. */
     int64_t launch = start >= 1000 ? start - 1000 : 0;
     FILE *o = next_event(k);
@@ -142,11 +145,11 @@ static void write_device_span(kineto_writer *k, sqlite3_stmt *s, int stream)
     fprintf(o, ", \"args\": {\"device\": %d, \"stream\": %d, \"correlation\": %lld,"
                " \"External id\": %lld, \"span name\": ",
             k->rank, stream, (long long)corr, (long long)corr);
-    tj_str(o, (const char *)sqlite3_column_text(s, TS_NAME));
+    tj_str(o, s->name);
     fputs(", ", o);
     write_span_args(o, s);
     if (kind && (!strcmp(kind, "allreduce") || !strcmp(kind, "broadcast"))) {
-        long long elems = sqlite3_column_int64(s, TS_BYTES) / FP32_BYTES;
+        long long elems = (s->has_bytes ? s->bytes : 0) / FP32_BYTES;
         fprintf(o, ", \"Collective name\": \"%s\", \"In msg nelems\": %lld,"
                    " \"Out msg nelems\": %lld, \"Group size\": %d, \"dtype\": \"Float\"",
                 strcmp(kind, "allreduce") ? "broadcast" : "allreduce", elems, elems,
@@ -155,12 +158,12 @@ static void write_device_span(kineto_writer *k, sqlite3_stmt *s, int stream)
     fputs("}}", o);
 }
 
-static void write_host_span(kineto_writer *k, sqlite3_stmt *s)
+static void write_host_span(kineto_writer *k, const store_span_row *s)
 {
-    int64_t start = sqlite3_column_int64(s, TS_START), end = sqlite3_column_int64(s, TS_END);
+    int64_t start = s->start_ns, end = s->end_ns;
     FILE *o = next_event(k);
     fputs("{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": ", o);
-    tj_str(o, (const char *)sqlite3_column_text(s, TS_NAME));
+    tj_str(o, s->name);
     fprintf(o, ", \"pid\": %d, \"tid\": 1, \"ts\": ", host_pid(k));
     tj_us(o, start);
     fputs(", \"dur\": ", o);
@@ -170,67 +173,54 @@ static void write_host_span(kineto_writer *k, sqlite3_stmt *s)
     fputs("}}", o);
 }
 
-static int write_spans(sqlite3 *db, int64_t run_id, kineto_writer *k, char *err, size_t errlen)
+static int write_span(const store_span_row *s, void *ctx)
 {
-    sqlite3_stmt *s;
-    if (trace_span_cursor(db, run_id, k->rank, &s, err, errlen) < 0)
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int stream = trace_stream_index((const char *)sqlite3_column_text(s, TS_STREAM));
-        if (stream == 1)
-            write_device_span(k, s, TRACE_KINETO_COMPUTE_STREAM);
-        else if (stream == 2)
-            write_device_span(k, s, TRACE_KINETO_COMM_STREAM);
-        else
-            write_host_span(k, s);
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        return trace_db_fail(db, err, errlen, "reading spans");
+    kineto_writer *k = ctx;
+    int stream = trace_stream_index(s->stream);
+    if (stream == 1)
+        write_device_span(k, s, TRACE_KINETO_COMPUTE_STREAM);
+    else if (stream == 2)
+        write_device_span(k, s, TRACE_KINETO_COMM_STREAM);
+    else
+        write_host_span(k, s);
+    return 0;
+}
+
+static int write_spans(store *st, int64_t run_id, kineto_writer *k, char *err, size_t errlen)
+{
+    store_span_filter rank = STORE_SPAN_FILTER_ALL;
+    rank.rank = k->rank;
+    return store_each_span(st, run_id, &rank, write_span, k, err, errlen);
+}
+
+static int write_step(const store_span_group *g, void *ctx)
+{
+    kineto_writer *k = ctx;
+    FILE *o = next_event(k);
+    fprintf(o, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\","
+               " \"pid\": %d, \"tid\": 1, \"ts\": ",
+            g->iter, host_pid(k));
+    tj_us(o, g->first_start_ns);
+    fputs(", \"dur\": ", o);
+    tj_us(o, g->last_end_ns - g->first_start_ns);
+    fputs(", \"args\": {}}", o);
     return 0;
 }
 
 /* ProfilerStep#N over each iteration's spans on this rank, as HTA numbers steps. */
-static int write_steps(sqlite3 *db, int64_t run_id, kineto_writer *k, char *err, size_t errlen)
+static int write_steps(store *st, int64_t run_id, kineto_writer *k, char *err, size_t errlen)
 {
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT iter, MIN(start_ns), MAX(end_ns) FROM span"
-                           " WHERE run_id = ?1 AND rank = ?2 GROUP BY iter ORDER BY iter",
-                           -1, &s, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(s, 1, run_id) != SQLITE_OK ||
-        sqlite3_bind_int(s, 2, k->rank) != SQLITE_OK) {
-        sqlite3_finalize(s);
-        return trace_db_fail(db, err, errlen, "reading iterations");
-    }
-    int rc;
-    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        int64_t start = sqlite3_column_int64(s, 1), end = sqlite3_column_int64(s, 2);
-        FILE *o = next_event(k);
-        fprintf(o, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#%d\","
-                   " \"pid\": %d, \"tid\": 1, \"ts\": ",
-                sqlite3_column_int(s, 0), host_pid(k));
-        tj_us(o, start);
-        fputs(", \"dur\": ", o);
-        tj_us(o, end - start);
-        fputs(", \"args\": {}}", o);
-    }
-    sqlite3_finalize(s);
-    if (rc != SQLITE_DONE)
-        return trace_db_fail(db, err, errlen, "reading iterations");
-    return 0;
+    return store_each_rank_iteration(st, run_id, k->rank, write_step, k, err, errlen);
 }
 
-int trace_export_kineto(sqlite3 *db, int64_t run_id, int rank, FILE *out, char *err,
-                        size_t errlen)
+int trace_export_kineto(store *st, int64_t run_id, int rank, FILE *out, char *err, size_t errlen)
 {
     trace_run run;
-    if (trace_load_run(db, run_id, &run, err, errlen) < 0)
+    if (trace_load_run(st, run_id, &run, err, errlen) < 0)
         return -1;
     kineto_writer k = {.out = out, .first = true, .rank = rank, .world_size = run.world_size};
     write_header(&k, &run);
-    if (write_steps(db, run_id, &k, err, errlen) < 0 || write_spans(db, run_id, &k, err, errlen) < 0)
+    if (write_steps(st, run_id, &k, err, errlen) < 0 || write_spans(st, run_id, &k, err, errlen) < 0)
         return -1;
     fputs("\n]}\n", out);
     return trace_finish_output(out, err, errlen);

@@ -172,7 +172,7 @@ int cli_calibrate_from(const char *db_path, const int64_t *runs, int nruns, doub
     if (!c) {
         fprintf(stderr, "ddpprof: out of memory\n");
         rc = EXIT_RUNTIME;
-    } else if (calib_from_runs(store_db(st), runs, nruns, host_cores, cache_mb, c, about, sizeof about, err, sizeof err) != 0) {
+    } else if (calib_from_runs(st, runs, nruns, host_cores, cache_mb, c, about, sizeof about, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: calibrate --from %s: %s\n", db_path, err);
         rc = EXIT_USAGE;
     }

@@ -100,7 +100,7 @@ static int compare_command(int argc, char **argv, rank_select *sel)
     if (rc == EXIT_OK)
         rc = run_exists(st, db_path, ids[1]);
     if (rc == EXIT_OK &&
-        compare_write_ranks(store_db(st), ids[0], ids[1], json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
+        compare_write_ranks(st, ids[0], ids[1], json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
                             sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
         rc = EXIT_RUNTIME;

@@ -97,24 +97,24 @@ static int last_run(store *st, const char *db_path, long long *id)
     return EXIT_OK;
 }
 
-typedef int (*trace_writer)(sqlite3 *db, long long run_id, int rank, FILE *out, char *err,
+typedef int (*trace_writer)(store *st, long long run_id, int rank, FILE *out, char *err,
                             size_t errlen);
 
-static int write_chrome(sqlite3 *db, long long run_id, int rank, FILE *out, char *err,
+static int write_chrome(store *st, long long run_id, int rank, FILE *out, char *err,
                         size_t errlen)
 {
     (void)rank;
-    return trace_export_chrome(db, run_id, out, err, errlen);
+    return trace_export_chrome(st, run_id, out, err, errlen);
 }
 
-static int write_kineto(sqlite3 *db, long long run_id, int rank, FILE *out, char *err,
+static int write_kineto(store *st, long long run_id, int rank, FILE *out, char *err,
                         size_t errlen)
 {
-    return trace_export_kineto(db, run_id, rank, out, err, errlen);
+    return trace_export_kineto(st, run_id, rank, out, err, errlen);
 }
 
 /* Writes one file; a file that could not be finished is removed. */
-static int write_file(sqlite3 *db, long long run_id, int rank, const char *path,
+static int write_file(store *st, long long run_id, int rank, const char *path,
                       trace_writer writer)
 {
     FILE *out = fopen(path, "w");
@@ -130,7 +130,7 @@ static int write_file(sqlite3 *db, long long run_id, int rank, const char *path,
         return EXIT_RUNTIME;
     }
     char err[512];
-    int rc = writer(db, run_id, rank, out, err, sizeof err);
+    int rc = writer(st, run_id, rank, out, err, sizeof err);
     if (fclose(out) != 0 && rc == 0) {
         snprintf(err, sizeof err, "%s", strerror(errno));
         rc = -1;
@@ -143,7 +143,7 @@ static int write_file(sqlite3 *db, long long run_id, int rank, const char *path,
     return EXIT_OK;
 }
 
-static int write_per_rank(sqlite3 *db, long long run_id, const char *dir)
+static int write_per_rank(store *st, long long run_id, const char *dir)
 {
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "ddpprof: %s: %s\n", dir, strerror(errno));
@@ -152,7 +152,7 @@ static int write_per_rank(sqlite3 *db, long long run_id, const char *dir)
     int *ranks;
     size_t n;
     char err[512];
-    if (trace_run_ranks(db, run_id, &ranks, &n, err, sizeof err) < 0) {
+    if (trace_run_ranks(st, run_id, &ranks, &n, err, sizeof err) < 0) {
         fprintf(stderr, "ddpprof: %s\n", err);
         return EXIT_RUNTIME;
     }
@@ -164,7 +164,7 @@ static int write_per_rank(sqlite3 *db, long long run_id, const char *dir)
             rc = EXIT_USAGE;
             break;
         }
-        rc = write_file(db, run_id, ranks[i], path, write_kineto);
+        rc = write_file(st, run_id, ranks[i], path, write_kineto);
     }
     free(ranks);
     return rc;
@@ -182,7 +182,6 @@ int cli_export(int argc, char **argv)
     rc = cli_open_db_readonly(a.db_path, &st);
     if (rc != EXIT_OK)
         return rc;
-    sqlite3 *db = store_db(st);
     rc = a.run_id == -1 ? last_run(st, a.db_path, &a.run_id) : cli_check_run_exists(st, a.db_path, a.run_id);
     /* One read transaction: every file shows the same state of the database. */
     char err[512];
@@ -192,9 +191,9 @@ int cli_export(int argc, char **argv)
         rc = EXIT_RUNTIME;
     }
     if (rc == EXIT_OK && a.out_path)
-        rc = write_file(db, a.run_id, -1, a.out_path, write_chrome);
+        rc = write_file(st, a.run_id, -1, a.out_path, write_chrome);
     if (rc == EXIT_OK && a.per_rank_dir)
-        rc = write_per_rank(db, a.run_id, a.per_rank_dir);
+        rc = write_per_rank(st, a.run_id, a.per_rank_dir);
     if (reading && store_end_read(st, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", a.db_path, err);
         rc = rc == EXIT_OK ? EXIT_RUNTIME : rc;

@@ -16,7 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
 
 #include "src/cli.h"
 #include "reports/sweep_summary.h"
@@ -89,10 +88,10 @@ static int report_command(int argc, char **argv, rank_select *sel)
         store_close(st);
         return EXIT_RUNTIME;
     }
-    int rc = report_write_ranks(store_db(st), run_id, fmt, sel, out, err, sizeof err);
+    int rc = report_write_ranks(st, run_id, fmt, sel, out, err, sizeof err);
     /* The sweeps' summaries again, as `run` printed them (which -q left out). */
     if (rc == 0 && fmt == REPORT_TEXT && run_id == -1)
-        rc = report_sweep_summaries(store_db(st), out, err, sizeof err);
+        rc = report_sweep_summaries(st, out, err, sizeof err);
     store_close(st);
     if (out_path && fclose(out) != 0 && rc == 0) {
         snprintf(err, sizeof err, "writing %s: %s", out_path, strerror(errno));

@@ -151,7 +151,7 @@ static void print_outcome(store *st, const scenario *point, const launch_result 
 {
     char err[512];
     if (!quiet && record &&
-        report_write_ranks(store_db(st), res->run_id, json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
+        report_write_ranks(st, res->run_id, json ? REPORT_JSON : REPORT_TEXT, sel, stdout, err,
                            sizeof err) != 0)
         fprintf(stderr, "ddpprof: report: %s\n", err);
     if (!quiet)
@@ -179,7 +179,7 @@ static int run_equivalence(const scenario *sc, const backend_ops *be, store *st,
     int rc = equivalence_run(sc, st, be, &opt, &group, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "ddpprof: equivalence: %s\n", err);
-    if (group >= 0 && report_equivalence_text(store_db(st), group, stdout, err, sizeof err) != 0)
+    if (group >= 0 && report_equivalence_text(st, group, stdout, err, sizeof err) != 0)
         fprintf(stderr, "ddpprof: report: %s\n", err);
     return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
 }
@@ -442,7 +442,7 @@ static int run_command(int argc, char **argv, const char *text, const char *orig
     }
     /* A sweep's answer: the step of each point and the best. */
     if (writer && record && !quiet && !json && npoints > 1 && nrun_points > 1 &&
-        report_sweep_summary(store_db(st), point_runs, nrun_points, stdout, err, sizeof err) != 0)
+        report_sweep_summary(st, point_runs, nrun_points, stdout, err, sizeof err) != 0)
         fprintf(stderr, "ddpprof: sweep summary: %s\n", err);
     free(point_runs);
     /* A signal fails the command when it cut work short: one landing after the last

@@ -40,7 +40,7 @@ int cli_runs(int argc, char **argv)
     if (orc != EXIT_OK)
         return orc;
     char err[512];
-    int rc = run_list_write(store_db(st), json, stdout, err, sizeof err);
+    int rc = run_list_write(st, json, stdout, err, sizeof err);
     store_close(st);
     if (rc != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);

@@ -52,7 +52,6 @@ typedef struct {
 static int print_comparison(int64_t id, const char *overrides, void *ctx)
 {
     const comparison *c = ctx;
-    sqlite3 *db = store_db(c->st);
     char err[512];
     /* Each prediction says what it changed: its -s settings and sweep point. */
     char point[256];
@@ -60,7 +59,7 @@ static int print_comparison(int64_t id, const char *overrides, void *ctx)
     printf("\n== run %lld (source) beside run %lld (prediction)%s%s\n", c->source, (long long)id, point[0] ? ": " : "",
            point);
     if (!c->quiet) {
-        if (compare_write_ranks(db, c->source, id, REPORT_TEXT, c->sel, stdout, err, sizeof err) == 0)
+        if (compare_write_ranks(c->st, c->source, id, REPORT_TEXT, c->sel, stdout, err, sizeof err) == 0)
             return EXIT_OK;
         fprintf(stderr, "ddpprof: %s: %s\n", c->db_path, err);
         return EXIT_RUNTIME;
@@ -68,8 +67,8 @@ static int print_comparison(int64_t id, const char *overrides, void *ctx)
     analysis_run *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
     int rc = EXIT_OK;
-    if (analysis_load(db, c->source, &a, &na, err, sizeof err) != 0 ||
-        analysis_load(db, id, &b, &nb, err, sizeof err) != 0) {
+    if (analysis_load(c->st, c->source, &a, &na, err, sizeof err) != 0 ||
+        analysis_load(c->st, id, &b, &nb, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", c->db_path, err);
         rc = EXIT_RUNTIME;
     } else {

@@ -146,12 +146,12 @@ static inline void expect_spans(sqlite3 *db, int64_t run, const want_span *want_
     free(want);
 }
 
-static inline analysis_run *load(sqlite3 *db, int64_t run)
+static inline analysis_run *load(store *st, int64_t run)
 {
     analysis_run *runs;
     size_t n;
     char err[256];
-    if (analysis_load(db, run, &runs, &n, err, sizeof err) != 0)
+    if (analysis_load(st, run, &runs, &n, err, sizeof err) != 0)
         fail_msg("%s", err);
     assert_int_equal(n, 1);
     return runs;

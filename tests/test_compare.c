@@ -114,7 +114,7 @@ static char *compare(fixture *f, int64_t a, int64_t b, report_format fmt)
     f->len = 0;
     FILE *out = open_memstream(&f->buf, &f->len);
     assert_non_null(out);
-    int rc = compare_write(store_db(f->st), a, b, fmt, out, f->err, sizeof f->err);
+    int rc = compare_write(f->st, a, b, fmt, out, f->err, sizeof f->err);
     assert_int_equal(fclose(out), 0);
     if (rc != 0)
         fail_msg("compare_write: %s", f->err);

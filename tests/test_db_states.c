@@ -238,7 +238,7 @@ static int check_report_readonly(fixture *f)
         return 20;
     }
     FILE *out = fopen("/dev/null", "w");
-    int rc = out ? report_write(store_db(st), -1, REPORT_JSON, out, err, sizeof err) : -1;
+    int rc = out ? report_write(st, -1, REPORT_JSON, out, err, sizeof err) : -1;
     if (out)
         fclose(out);
     store_close(st);
@@ -307,7 +307,7 @@ static void test_killed_writer_wal_is_read(void **state)
     assert_int_equal(store_open_readonly(f->path, &st, f->err, sizeof f->err), 0);
     store_liveness state_of = STORE_WRITER_ALIVE;
     char detail[256];
-    assert_int_equal(store_run_liveness(store_db(st), 1, &state_of, detail, sizeof detail, f->err,
+    assert_int_equal(store_run_liveness(st, 1, &state_of, detail, sizeof detail, f->err,
                                         sizeof f->err),
                      0);
     assert_int_equal(state_of, STORE_WRITER_GONE);
@@ -318,7 +318,7 @@ static void test_killed_writer_wal_is_read(void **state)
     size_t len = 0;
     FILE *out = open_memstream(&json, &len);
     assert_non_null(out);
-    assert_int_equal(report_write(store_db(st), 1, REPORT_JSON, out, f->err, sizeof f->err), 0);
+    assert_int_equal(report_write(st, 1, REPORT_JSON, out, f->err, sizeof f->err), 0);
     assert_int_equal(fclose(out), 0);
     assert_non_null(strstr(json, "\"status\": \"abandoned\""));
     free(json);
@@ -541,12 +541,12 @@ static void test_schema1_read_then_upgraded(void **state)
     assert_int_equal(store_open_readonly(f->path, &st, f->err, sizeof f->err), 0);
     store_liveness state_of = STORE_WRITER_ALIVE;
     char detail[256];
-    assert_int_equal(store_run_liveness(store_db(st), run, &state_of, detail, sizeof detail,
+    assert_int_equal(store_run_liveness(st, run, &state_of, detail, sizeof detail,
                                         f->err, sizeof f->err),
                      0);
     assert_int_equal(state_of, STORE_WRITER_UNKNOWN);
     assert_non_null(strstr(detail, "writer unknown"));
-    assert_int_equal(store_run_liveness(store_db(st), run + 1, &state_of, detail, sizeof detail,
+    assert_int_equal(store_run_liveness(st, run + 1, &state_of, detail, sizeof detail,
                                         f->err, sizeof f->err),
                      -1);
     store_close(st);
@@ -697,7 +697,7 @@ static void test_run_rows_record_writer(void **state)
     sqlite3 *db = store_db(st);
     store_liveness s = STORE_WRITER_UNKNOWN;
     char detail[256];
-    assert_int_equal(store_run_liveness(db, run, &s, detail, sizeof detail, f->err, sizeof f->err),
+    assert_int_equal(store_run_liveness(st, run, &s, detail, sizeof detail, f->err, sizeof f->err),
                      0);
     assert_int_equal(s, STORE_WRITER_ALIVE);
 
@@ -705,10 +705,10 @@ static void test_run_rows_record_writer(void **state)
     snprintf(sql, sizeof sql, "UPDATE run SET writer_pid = %lld WHERE id = %" PRId64,
              (long long)reaped_pid(), run);
     assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
-    assert_int_equal(store_run_liveness(db, run, &s, detail, sizeof detail, f->err, sizeof f->err),
+    assert_int_equal(store_run_liveness(st, run, &s, detail, sizeof detail, f->err, sizeof f->err),
                      0);
     assert_int_equal(s, STORE_WRITER_GONE);
-    assert_int_equal(store_run_liveness(db, 999, &s, detail, sizeof detail, f->err, sizeof f->err),
+    assert_int_equal(store_run_liveness(st, 999, &s, detail, sizeof detail, f->err, sizeof f->err),
                      -1);
     assert_string_equal(f->err, "no run with id 999");
     store_close(st);

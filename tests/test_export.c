@@ -127,8 +127,8 @@ static char *export_text(fixture *f, int rank, size_t *len)
     char *buf = NULL;
     FILE *out = open_memstream(&buf, len);
     assert_non_null(out);
-    int rc = rank < 0 ? trace_export_chrome(store_db(f->st), f->run_id, out, f->err, sizeof f->err)
-                      : trace_export_kineto(store_db(f->st), f->run_id, rank, out, f->err,
+    int rc = rank < 0 ? trace_export_chrome(f->st, f->run_id, out, f->err, sizeof f->err)
+                      : trace_export_kineto(f->st, f->run_id, rank, out, f->err,
                                             sizeof f->err);
     assert_int_equal(fclose(out), 0);
     if (rc != 0)

@@ -121,7 +121,7 @@ static char *report(fixture *f, int64_t run_id, report_format fmt, int *rc)
     f->len = 0;
     FILE *out = open_memstream(&f->buf, &f->len);
     assert_non_null(out);
-    *rc = report_write(store_db(f->st), run_id, fmt, out, f->err, sizeof f->err);
+    *rc = report_write(f->st, run_id, fmt, out, f->err, sizeof f->err);
     assert_int_equal(fclose(out), 0);
     return f->buf;
 }

@@ -244,7 +244,7 @@ static void test_host_cores_in_a_run(void **state)
     memory_ops_time(db, one, &one_sum, &one_covered);
     assert_true(own_covered < own_sum);
     assert_true(one_covered >= own_sum);
-    analysis_run *a = load(db, own), *b = load(db, one);
+    analysis_run *a = load(st, own), *b = load(st, one);
     assert_true(b->step_ms_mean > a->step_ms_mean);
     analysis_free(a, 1);
     analysis_free(b, 1);

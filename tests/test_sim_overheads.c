@@ -388,7 +388,7 @@ static void test_comm_slowdown_by_hand(void **state)
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
-    analysis_run *a = load(db, run);
+    analysis_run *a = load(st, run);
     assert_ms(a->step_ms_mean, 20000);
     for (int r = 0; r < 2; r++) {
         assert_ms(a->ranks[r].compute_ms, 16000);

@@ -58,7 +58,7 @@ static void test_equal_ranks_by_hand(void **state)
      * + [t0+13000, t0+18000] = 13000; M = [t0+5000, t0+13000] = 8000; M ∩ C =
      * [t0+5000, t0+8000] = 3000: overlap 37.5 %, exposed 5000, no wait (the ranks
      * arrive together at every allreduce). */
-    analysis_run *a = load(db, run);
+    analysis_run *a = load(st, run);
     assert_string_equal(a->backend, "sim");
     assert_int_equal(a->steps, 2);
     assert_ms(a->step_ms_mean, 18000);
@@ -166,7 +166,7 @@ static void test_skewed_rank_by_hand(void **state)
      * C = [35000, 49000] + [53000, 58000] = 19000; M = [44000, 48000] + [49000, 53000]
      * = 8000; M ∩ C = [44000, 48000] = 4000 (50 %); exposed 4000; wait 0.  The job's
      * step: 23000. */
-    analysis_run *a = load(db, run);
+    analysis_run *a = load(st, run);
     assert_int_equal(a->steps, 1);
     assert_ms(a->step_ms_mean, 23000);
     assert_ms(a->ranks[0].step_ms, 23000);
@@ -242,7 +242,7 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
      * Steps 6000, 19000, 6000, 18000: mean 12250, min 6000, max 19000; per rank, means
      * over the 4 iterations: compute 38000/4 = 9500, comm 14000/4 = 3500, exposed
      * 11000/4 = 2750, overlap 3000/14000 = 21.43 %, wait 0 (equal arrivals). */
-    analysis_run *a = load(db, run);
+    analysis_run *a = load(st, run);
     assert_int_equal(a->steps, 4);
     assert_ms(a->step_ms_mean, 12250);
     assert_ms(a->step_ms_min, 6000);
@@ -442,7 +442,7 @@ static void test_phase_detail_keeps_the_figures(void **state)
     }
     sqlite3_finalize(q);
     assert_int_equal(rows, 4);
-    analysis_run *a = load(db, ops), *b = load(db, phases);
+    analysis_run *a = load(st, ops), *b = load(st, phases);
     assert_false(a->phase_spans);
     assert_true(b->phase_spans); /* the report says which detail it reads */
     assert_ms(b->step_ms_mean, 23000);
@@ -479,7 +479,7 @@ static void test_sweep_summary_names_the_best(void **state)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     assert_non_null(out);
-    assert_int_equal(report_sweep_summary(store_db(st), ids, 2, out, err, sizeof err), 0);
+    assert_int_equal(report_sweep_summary(st, ids, 2, out, err, sizeof err), 0);
     fclose(out);
     assert_non_null(strstr(text, "best: fast (0.018 ms per step; its slowest iteration beats the next point's fastest)"));
     assert_non_null(strstr(text, "slow"));
@@ -488,7 +488,7 @@ static void test_sweep_summary_names_the_best(void **state)
     int64_t tied[2] = {ids[1], run_sim(st, twin)};
     out = open_memstream(&text, &len);
     assert_non_null(out);
-    assert_int_equal(report_sweep_summary(store_db(st), tied, 2, out, err, sizeof err), 0);
+    assert_int_equal(report_sweep_summary(st, tied, 2, out, err, sizeof err), 0);
     fclose(out);
     assert_non_null(strstr(text, "best: none beyond the spread over iterations"));
     free(text);

@@ -189,13 +189,13 @@ static void assert_stats_equal_views(sqlite3 *db)
     }
 }
 
-static char *json_report(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
+static char *json_report(store *st, int64_t run_id, char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
     assert_non_null(out);
-    if (report_write(db, run_id, REPORT_JSON, out, err, errlen) != 0)
+    if (report_write(st, run_id, REPORT_JSON, out, err, errlen) != 0)
         fail_msg("report: %s", err);
     assert_int_equal(fclose(out), 0);
     return buf;
@@ -244,9 +244,9 @@ static void test_report_same_either_way(void **state)
     write_run(f, "a", false);
     write_run(f, "b", true);
     sqlite3 *db = store_db(f->st);
-    char *stored = json_report(db, -1, f->err, sizeof f->err);
+    char *stored = json_report(f->st, -1, f->err, sizeof f->err);
     assert_int_equal(sqlite3_exec(db, "DELETE FROM run_stats", NULL, NULL, NULL), SQLITE_OK);
-    char *viewed = json_report(db, -1, f->err, sizeof f->err);
+    char *viewed = json_report(f->st, -1, f->err, sizeof f->err);
     assert_string_equal(stored, viewed);
     assert_non_null(strstr(stored, "\"wait_ms\"")); /* a real report, not an empty one */
     free(stored);
@@ -263,7 +263,7 @@ static void test_running_run_has_none(void **state)
     span s = mk(0, 0, STREAM_COMPUTE, SPAN_FORWARD, -1, -1, 0, 0, 1000);
     assert_int_equal(store_write_spans(f->st, id, &s, 1, f->err, sizeof f->err), 0);
     assert_int_equal(scalar(store_db(f->st), "SELECT COUNT(*) FROM run_stats"), 0);
-    char *text = json_report(store_db(f->st), id, f->err, sizeof f->err);
+    char *text = json_report(f->st, id, f->err, sizeof f->err);
     assert_non_null(strstr(text, "\"step_ms_mean\": 0.001"));
     free(text);
 }
@@ -287,7 +287,7 @@ static void test_upgrade_from_schema_3(void **state)
     fixture *f = *state;
     write_run(f, "a", false);
     write_run(f, "b", true);
-    char *before = json_report(store_db(f->st), -1, f->err, sizeof f->err);
+    char *before = json_report(f->st, -1, f->err, sizeof f->err);
     downgrade_to_v3(store_db(f->st));
     store_close(f->st);
     f->st = NULL;
@@ -295,7 +295,7 @@ static void test_upgrade_from_schema_3(void **state)
     /* Read as it is (views) by a report: same figures, nothing written. */
     store *ro;
     assert_int_equal(store_open_readonly(f->path, &ro, f->err, sizeof f->err), 0);
-    char *old = json_report(store_db(ro), -1, f->err, sizeof f->err);
+    char *old = json_report(ro, -1, f->err, sizeof f->err);
     char *old_figures = without_hta(old), *before_figures = without_hta(before);
     assert_string_equal(old_figures, before_figures);
     free(old_figures);
@@ -320,7 +320,7 @@ static void test_upgrade_from_schema_3(void **state)
                      2 * 3);
     assert_int_equal(scalar(db, "SELECT COUNT(*) FROM collective_stat WHERE kind = 'all_gather'"), 2);
     assert_stats_equal_views(db);
-    char *after = json_report(db, -1, f->err, sizeof f->err);
+    char *after = json_report(f->st, -1, f->err, sizeof f->err);
     assert_string_equal(after, before);
     free(before);
     free(old);
