@@ -88,7 +88,8 @@ int cli_bench(int argc, char **argv)
     int nsz = 0;
     for (char *save, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (nsz == 64 || parse_size(tok, &sz[nsz]) != 0) {
-            int rc = cli_usage_error(&cli_bench_command, "--sizes: '%s' is not a size (e.g. 4K, 25M, 1G; at least 4 bytes)", tok);
+            int rc = cli_usage_error(&cli_bench_command,
+                                     "--sizes: '%s' is not a size (e.g. 4K, 25M, 1G; at least 4 bytes)", tok);
             free(list);
             return rc;
         }

@@ -123,7 +123,8 @@ static int parse_sizes(const char *opt, const char *list, int64_t *out, size_t *
             break;
         }
         if (cli_parse_size(tok, &out[*n]) != 0) {
-            rc = cli_usage_error(&cli_calibrate_command, "%s: '%s' is not a size (e.g. 64K, 25M, 1G; at least 4 bytes)", opt, tok);
+            rc = cli_usage_error(&cli_calibrate_command,
+                                 "%s: '%s' is not a size (e.g. 64K, 25M, 1G; at least 4 bytes)", opt, tok);
             break;
         }
         (*n)++;
@@ -173,12 +174,15 @@ static int parse_args(int argc, char **argv, options *o)
     if (rc != EXIT_OK)
         return rc;
     if (o->from && (used & FORM_PROBE))
-        return cli_usage_error(&cli_calibrate_command, "--from learns from recorded runs: the measuring options do not apply");
+        return cli_usage_error(&cli_calibrate_command,
+                               "--from learns from recorded runs: the measuring options do not apply");
     if (o->from && o->nruns == 0)
-        return cli_usage_error(&cli_calibrate_command, "--from %s needs --run ID (which recorded runs to learn from)", o->from);
+        return cli_usage_error(&cli_calibrate_command,
+                               "--from %s needs --run ID (which recorded runs to learn from)", o->from);
     /* Without --from, any option of its form is one of --from's own. */
     if (!o->from && (used & FORM_FROM))
-        return cli_usage_error(&cli_calibrate_command, "--run, --host-cores and --cache-mb need --from DB (the database that holds the runs)");
+        return cli_usage_error(&cli_calibrate_command,
+                               "--run, --host-cores and --cache-mb need --from DB (the database that holds the runs)");
     rc = parse_ranks(o->ranks, o->plan.ranks, &o->plan.nranks);
     if (rc == EXIT_OK)
         rc = parse_sizes("--sizes", o->sizes, o->plan.sizes, &o->plan.nsizes);
@@ -221,7 +225,8 @@ int cli_calibrate(int argc, char **argv)
     if (!o.plan.be) {
         char names[128];
         backend_names(names, sizeof names);
-        return cli_usage_error(&cli_calibrate_command, "--backend %s: no such backend here (built in: %s)", o.backend, names);
+        return cli_usage_error(&cli_calibrate_command, "--backend %s: no such backend here (built in: %s)",
+                               o.backend, names);
     }
     char err[512], why[256];
     if (!o.plan.be->available(why, sizeof why)) {

@@ -48,7 +48,8 @@ static const cli_option import_option_table[] = {
     {CLI_INT(0, "rank", import_args, o.rank, "N", 0, 1000000,
              "the rank of a single trace that does not say it (distributedInfo.rank)\n"
              "and whose file name does not end in it (rank3.json)")},
-    {CLI_CALLBACK(0, "max-events", "N", take_max_events, "refuse traces of more events than N in all (default 30000000)")},
+    {CLI_CALLBACK(0, "max-events", "N", take_max_events,
+                  "refuse traces of more events than N in all (default 30000000)")},
     {CLI_CALLBACK(0, "max-size", "SIZE", take_max_size,
                   "refuse a trace of more text than SIZE, decompressed (default 8G)")},
     {CLI_OPT_END},

@@ -237,14 +237,16 @@ static void option_help(const cli_option *o, strbuf *out)
         strbuf_addf(out, " %s", o->argh);
     size_t width = out->len - start;
     strbuf_addf(out, "%*s", width + 2 <= HELP_COLUMN ? (int)(HELP_COLUMN - width) : 2, "");
-    for (const char *line = o->help; *line;) {
+    /* Each line of the help, the later ones in its column; an empty help still ends the line. */
+    const char *line = o->help;
+    do {
         size_t n = strcspn(line, "\n");
         strbuf_add(out, line, n);
         strbuf_addch(out, '\n');
         line += n;
         if (*line == '\n' && *++line)
             strbuf_addf(out, "%*s", HELP_COLUMN, "");
-    }
+    } while (*line);
 }
 
 void cli_options_usage(const cli_command *cmd, strbuf *out)

@@ -23,7 +23,8 @@ static int refuse_run_option(const cli_command *cmd, const cli_option *opt, cons
 }
 
 static const cli_option predict_option_table[] = {
-    {CLI_STRING('o', NULL, predict_args, db_path, "DB", "results database (default ddpprof.sqlite; created if missing)")},
+    {CLI_STRING('o', NULL, predict_args, db_path, "DB",
+                "results database (default ddpprof.sqlite; created if missing)")},
     {CLI_STRING_LIST('s', NULL, predict_args, overrides, "section.key=value",
                      "override a scenario key, e.g. -s run.world_size=4096 (repeatable)")},
     {CLI_STRING_LIST(0, "sweep", predict_args, sweeps, "section.key=a,b,...",
