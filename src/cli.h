@@ -8,10 +8,16 @@
 #include <stdint.h>
 
 #include "reports/rank_select.h"
+#include "src/cli_options.h"
 
 #define DDPPROF_VERSION "0.1.0"
 
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
+
+/* Each command's option table (its file's), which cli_commands.c lists for main. */
+extern const cli_command cli_run_command, cli_predict_command, cli_whatif_command, cli_runs_command,
+    cli_report_command, cli_export_command, cli_import_command, cli_explain_command, cli_bench_command,
+    cli_calibrate_command, cli_compare_command;
 
 int cli_run(int argc, char **argv, const atomic_int *interrupted);
 /* `run` on a scenario held as text (whatif's derived one) instead of a file: argv as
@@ -40,21 +46,19 @@ struct scenario;
 int cli_scenario_apply(struct scenario *sc, const char *file, const char *const *overrides, int noverrides,
                        const char *const *sweeps, int nsweeps, const char *backend, bool say);
 
-/* True when argv[i] is --help/-h; prints `usage` to stdout. */
-int cli_wants_help(int argc, char **argv, const char *usage);
-/* Prints "ddpprof: message" and the usage hint to stderr; returns EXIT_USAGE. */
-int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* A size in bytes with an optional binary K/M/G suffix and B ("64K", "25M", "1GB"):
  * 0 with *out >= 4, or -1. */
 int cli_parse_size(const char *s, int64_t *out);
 /* Writes `text` to the file `path` (created or truncated); 0, or -1 with the reason on stderr. */
 int cli_write_text(const char *path, const char *text);
-/* --run ID: digits only, >= 1; EXIT_OK or EXIT_USAGE (said with `usage`). */
-int cli_parse_run_id(const char *usage, const char *text, long long *id);
+/* The one operand of a command on a database: EXIT_OK with *db_path, or EXIT_USAGE (none
+ * given, or more than one: said with cmd's usage). */
+int cli_database_operand(const cli_command *cmd, const cli_parsed *parsed, const char **db_path);
+/* --run ID: digits only, >= 1; EXIT_OK or EXIT_USAGE (said with cmd's usage). */
+int cli_parse_run_id(const cli_command *cmd, const char *text, long long *id);
 /* --ranks all | 0,5,8-11: the ranks the text tables show (reports/rank_select.h), into
- * *sel (freed first; rank_select_free frees it); EXIT_OK or EXIT_USAGE (said with `usage`). */
-int cli_parse_ranks(const char *usage, const char *text, rank_select *sel);
+ * *sel (freed first; rank_select_free frees it); EXIT_OK or EXIT_USAGE (said with cmd's usage). */
+int cli_parse_ranks(const cli_command *cmd, const char *text, rank_select *sel);
 struct store;
 /* EXIT_OK when run `id` is in the store; otherwise says which ids it holds (EXIT_USAGE),
  * or EXIT_RUNTIME when it cannot be read (said). */

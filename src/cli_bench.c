@@ -9,10 +9,26 @@
 #include "src/cli.h"
 #include "engine/launch/memory_budget.h"
 
-static const char *const usage =
-    "usage: ddpprof bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--warmup N]\n"
-    "                               [--backend cpu|cuda]\n"
-    "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n";
+typedef struct {
+    int ranks, iters, warmup;
+    const char *sizes, *backend;
+} bench_args;
+
+static const cli_option bench_option_table[] = {
+    {CLI_INT(0, "ranks", bench_args, ranks, "N", 1, 64, "the ranks taking part (default 4; on cuda one GPU each)")},
+    {CLI_STRING(0, "sizes", bench_args, sizes, "1M,25M,100M",
+                "message sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)")},
+    {CLI_INT(0, "iters", bench_args, iters, "N", 1, 100000, "timed allreduces per size (default 20)")},
+    {CLI_INT(0, "warmup", bench_args, warmup, "N", 0, 100000, "untimed allreduces before them (default 3)")},
+    {CLI_STRING(0, "backend", bench_args, backend, "cpu|cuda", "the backend to time (default cpu)")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_bench_command = {
+    .name = "bench",
+    .forms = {{"allreduce", "allreduce bandwidth of a backend, as nccl-tests prints it"}},
+    .options = bench_option_table,
+};
 
 static int parse_size(const char *s, int64_t *out)
 {
@@ -54,36 +70,17 @@ static int run_size(const backend_ops *be, int ranks, int64_t bytes, int iters, 
 
 int cli_bench(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    if (argc < 2 || strcmp(argv[1], "allreduce") != 0)
-        return cli_usage_error(usage, "bench: the one benchmark is 'allreduce'");
-    int ranks = 4, iters = 20, warmup = 3;
-    const char *sizes = "1M,25M,100M";
-    const char *backend = "cpu";
-    for (int i = 2; i < argc; i++) {
-        const char *a = argv[i];
-        if (i + 1 >= argc)
-            return cli_usage_error(usage, "%s needs a value", a);
-        char *end;
-        if (!strcmp(a, "--ranks")) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 64)
-                return cli_usage_error(usage, "--ranks %s: want an integer in [1, 64]", argv[i]);
-            ranks = (int)v;
-        } else if (!strcmp(a, "--iters") || !strcmp(a, "--warmup")) {
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < (a[2] == 'i' ? 1 : 0) || v > 100000)
-                return cli_usage_error(usage, "%s %s: want an integer in [%d, 100000]", a, argv[i], a[2] == 'i');
-            *(a[2] == 'i' ? &iters : &warmup) = (int)v;
-        } else if (!strcmp(a, "--sizes")) {
-            sizes = argv[++i];
-        } else if (!strcmp(a, "--backend")) {
-            backend = argv[++i];
-        } else {
-            return cli_usage_error(usage, "unknown option '%s'", a);
-        }
-    }
+    bench_args a = {.ranks = 4, .iters = 20, .warmup = 3, .sizes = "1M,25M,100M", .backend = "cpu"};
+    cli_parsed parsed;
+    int status = cli_options_parse(&cli_bench_command, argc, argv, &a, &parsed);
+    const char *benchmark = cli_operand(&parsed, 0);
+    if (status == EXIT_OK && (parsed.operands.n != 1 || strcmp(benchmark, "allreduce") != 0))
+        status = cli_usage_error(&cli_bench_command, "bench: the one benchmark is 'allreduce'");
+    cli_options_free(&cli_bench_command, &a, &parsed);
+    if (status != EXIT_OK)
+        return cli_parse_exit(status);
+    const int ranks = a.ranks, iters = a.iters, warmup = a.warmup;
+    const char *sizes = a.sizes, *backend = a.backend;
     char *list = strdup(sizes);
     if (!list)
         return EXIT_RUNTIME;
@@ -91,7 +88,8 @@ int cli_bench(int argc, char **argv)
     int nsz = 0;
     for (char *save, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (nsz == 64 || parse_size(tok, &sz[nsz]) != 0) {
-            int rc = cli_usage_error(usage, "--sizes: '%s' is not a size (e.g. 4K, 25M, 1G; at least 4 bytes)", tok);
+            int rc = cli_usage_error(&cli_bench_command,
+                                     "--sizes: '%s' is not a size (e.g. 4K, 25M, 1G; at least 4 bytes)", tok);
             free(list);
             return rc;
         }
@@ -110,7 +108,7 @@ int cli_bench(int argc, char **argv)
     const backend_ops *be = backend_find(backend);
     char why[512];
     if (!be)
-        return cli_usage_error(usage, "--backend %s: not built into this ddpprof", backend);
+        return cli_usage_error(&cli_bench_command, "--backend %s: not built into this ddpprof", backend);
     if (!be->available(why, sizeof why)) {
         fprintf(stderr, "ddpprof: backend %s: %s\n", be->name, why);
         return EXIT_RUNTIME;

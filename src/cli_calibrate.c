@@ -18,61 +18,91 @@
 #include "engine/predict/calibrate.h"
 #include "src/cli.h"
 
-static const char *const usage =
-    "usage: ddpprof calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 4K,64K,...,100M]\n"
-    "                         [--copy-sizes 1M,4M,16M|none] [--iters N] [--warmup N] [--repeats N]\n"
-    "                         [-o FILE]\n"
-    "       ddpprof calibrate --from DB --run ID [--run ID ...] [--host-cores N] [--cache-mb N]\n"
-    "                         [-o FILE]\n"
-    "  measures in-place SUM allreduce at every (ranks, size), fits\n"
-    "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
-    "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
-    "  from the bucket copies, op_overhead_us, op_wakeup_us from the streams' per-op cost) to FILE (default calibration.ini), for `include = FILE`\n"
-    "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
-    "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n"
-    "  --from: learns the same terms from recorded runs instead (each op's cost with the whole\n"
-    "  run beside it: wake-ups, hand-offs, copies, and each bucket allreduce from the last\n"
-    "  arrival), for predictions of other scenarios on the machine that ran them\n"
-    "  --host-cores: the cores the runs' ranks shared (default: this machine's for cpu runs,\n"
-    "  else 0); copies and optimizer steps are learned per core and written as host_cores\n"
-    "  --cache-mb: the last-level cache in MiB of the host the runs ran on (default: this\n"
-    "  machine's for cpu runs, else 0); runs whose ranks' memory fits in it teach the copies'\n"
-    "  and steps' bandwidths in cache, written as cache_mb and cache_*_gbps\n";
-
 #define DEFAULT_SIZES "4K,64K,256K,1M,4M,16M,64M,100M"
+
+/* The forms: measuring a backend, or learning from recorded runs (--from). */
+enum { FORM_PROBE = 1u << 0, FORM_FROM = 1u << 1 };
 
 typedef struct {
     const char *backend, *out;
+    const char *ranks, *sizes, *copy_sizes; /* the lists, parsed into plan once given */
     calib_plan plan;
     const char *from; /* --from DB: learn from recorded runs instead of measuring */
-    int64_t *runs; /* one place per argument: no count of --run can outgrow it */
+    int64_t *runs;
     int nruns;
     double host_cores; /* --host-cores; -1: this machine's for cpu runs */
     double cache_mb;   /* --cache-mb; -1: this machine's for cpu runs */
-    bool probe_option; /* an option of the measuring mode was given */
-    bool from_option;  /* one of --from's own (--run, --host-cores, --cache-mb) */
 } options;
 
-static int parse_run(const char *text, options *o)
+static int take_run(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
 {
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (*end || end == text || v < 1)
-        return cli_usage_error(usage, "--run %s: want a run id (a positive integer)", text);
-    o->runs[o->nruns++] = v;
+    (void)opt;
+    options *o = args;
+    long long id;
+    int rc = cli_parse_run_id(cmd, value, &id);
+    if (rc != EXIT_OK)
+        return rc;
+    int64_t *grown = realloc(o->runs, ((size_t)o->nruns + 1) * sizeof *grown);
+    if (!grown) {
+        fprintf(stderr, "ddpprof: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    o->runs = grown;
+    o->runs[o->nruns++] = id;
     return EXIT_OK;
 }
 
-/* --host-cores and --cache-mb: a number from 0 to 1e6. */
-static int parse_amount(const char *option, const char *text, const char *want, double *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (*end || end == text || !(v >= 0 && v <= 1e6))
-        return cli_usage_error(usage, "%s %s: want %s", option, text, want);
-    *out = v;
-    return EXIT_OK;
-}
+static const cli_option calibrate_option_table[] = {
+    {CLI_STRING(0, "backend", options, backend, "cpu|cuda", "the backend to measure (default cpu)"),
+     .forms = FORM_PROBE},
+    {CLI_STRING(0, "ranks", options, ranks, "2,4", "the world sizes, each in [2, 64] (default 2,4)"),
+     .forms = FORM_PROBE},
+    {CLI_STRING(0, "sizes", options, sizes, "4K,...,100M",
+                "the allreduce sizes (default " DEFAULT_SIZES ")"), .forms = FORM_PROBE},
+    {CLI_STRING(0, "copy-sizes", options, copy_sizes, "1M,4M,16M|none",
+                "the bucket copies' sizes, or none (default 1M,4M,16M)"), .forms = FORM_PROBE},
+    {CLI_INT(0, "iters", options, plan.iters, "N", 1, 100000, "timings a point's timing is the mean of (default 10)"),
+     .forms = FORM_PROBE},
+    {CLI_INT(0, "warmup", options, plan.warmup, "N", 0, 100000, "untimed runs before them (default 2)"),
+     .forms = FORM_PROBE},
+    {CLI_INT(0, "repeats", options, plan.repeats, "N", 1, CALIB_MAX_REPEATS,
+             "timings a point is the median of (default 3)"), .forms = FORM_PROBE},
+    {CLI_STRING(0, "from", options, from, "DB", "learn from the recorded runs of DB instead of measuring"),
+     .flags = CLI_OPT_OPERAND, .forms = FORM_FROM},
+    {CLI_CALLBACK(0, "run", "ID", take_run, "a run of DB to learn from (repeatable)"),
+     .flags = CLI_OPT_OPERAND, .forms = FORM_FROM},
+    {CLI_DOUBLE(0, "host-cores", options, host_cores, "N", 0, 1e6,
+                "the cores the runs' ranks shared (default: this machine's for cpu runs,\n"
+                "else 0); copies and optimizer steps are learned per core and written\n"
+                "as host_cores"),
+     .forms = FORM_FROM},
+    {CLI_DOUBLE(0, "cache-mb", options, cache_mb, "N", 0, 1e6,
+                "the last-level cache in MiB of the host the runs ran on (default: this\n"
+                "machine's for cpu runs, else 0); runs whose ranks' memory fits in it\n"
+                "teach the copies' and steps' bandwidths in cache, written as cache_mb\n"
+                "and cache_*_gbps"),
+     .forms = FORM_FROM},
+    {CLI_STRING('o', NULL, options, out, "FILE", "the fragment to write (default calibration.ini)")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_calibrate_command = {
+    .name = "calibrate",
+    .forms = {{"", "measure allreduce times, copies and per-op costs for predict"},
+              {"--from DB --run ID [--run ID ...]", "learn the same from recorded runs"}},
+    .description =
+        "  measures in-place SUM allreduce at every (ranks, size), fits\n"
+        "  t(S, n) = 2(n-1)*alpha + 2(n-1)/n * S / B, prints each measurement with the model and\n"
+        "  the residual, and writes [network] latency_us, bandwidth_gbps (and [device] mem_bw_gbps\n"
+        "  from the bucket copies, op_overhead_us, op_wakeup_us from the streams' per-op cost) to FILE\n"
+        "  (default calibration.ini), for `include = FILE`\n"
+        "  each point: the median of --repeats timings (default 3), each the mean of --iters\n"
+        "  sizes in bytes with optional K/M/G suffix (binary: 1M = 1048576)\n"
+        "  --from: learns the same terms from recorded runs instead (each op's cost with the whole\n"
+        "  run beside it: wake-ups, hand-offs, copies, and each bucket allreduce from the last\n"
+        "  arrival), for predictions of other scenarios on the machine that ran them\n",
+    .options = calibrate_option_table,
+};
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -89,18 +119,19 @@ static int parse_sizes(const char *opt, const char *list, int64_t *out, size_t *
     int rc = EXIT_OK;
     for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (*n == CALIB_MAX_POINTS) {
-            rc = cli_usage_error(usage, "%s: at most %d sizes", opt, CALIB_MAX_POINTS);
+            rc = cli_usage_error(&cli_calibrate_command, "%s: at most %d sizes", opt, CALIB_MAX_POINTS);
             break;
         }
         if (cli_parse_size(tok, &out[*n]) != 0) {
-            rc = cli_usage_error(usage, "%s: '%s' is not a size (e.g. 64K, 25M, 1G; at least 4 bytes)", opt, tok);
+            rc = cli_usage_error(&cli_calibrate_command,
+                                 "%s: '%s' is not a size (e.g. 64K, 25M, 1G; at least 4 bytes)", opt, tok);
             break;
         }
         (*n)++;
     }
     free(copy);
     if (rc == EXIT_OK && *n == 0)
-        rc = cli_usage_error(usage, "%s: no sizes given", opt);
+        rc = cli_usage_error(&cli_calibrate_command, "%s: no sizes given", opt);
     if (rc == EXIT_OK)
         qsort(out, *n, sizeof *out, cmp_i64);
     return rc;
@@ -117,100 +148,46 @@ static int parse_ranks(const char *list, int *out, size_t *n)
         char *end;
         long v = strtol(tok, &end, 10);
         if (*end || v < 2 || v > 64) {
-            rc = cli_usage_error(usage, "--ranks: '%s' is not a world size in [2, 64]", tok);
+            rc = cli_usage_error(&cli_calibrate_command, "--ranks: '%s' is not a world size in [2, 64]", tok);
             break;
         }
         if (*n == CALIB_MAX_POINTS) {
-            rc = cli_usage_error(usage, "--ranks: at most %d world sizes", CALIB_MAX_POINTS);
+            rc = cli_usage_error(&cli_calibrate_command, "--ranks: at most %d world sizes", CALIB_MAX_POINTS);
             break;
         }
         out[(*n)++] = (int)v;
     }
     free(copy);
     if (rc == EXIT_OK && *n == 0)
-        rc = cli_usage_error(usage, "--ranks: no world size given");
+        rc = cli_usage_error(&cli_calibrate_command, "--ranks: no world size given");
     return rc;
-}
-
-static int parse_count(const char *opt, const char *text, int lo, int *out)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (*end || end == text || v < lo || v > 100000)
-        return cli_usage_error(usage, "%s %s: want an integer in [%d, 100000]", opt, text, lo);
-    *out = (int)v;
-    return EXIT_OK;
 }
 
 static int parse_args(int argc, char **argv, options *o)
 {
-    const char *ranks = "2,4", *sizes = DEFAULT_SIZES, *copy_sizes = "1M,4M,16M";
-    o->backend = "cpu";
-    o->out = "calibration.ini";
-    o->plan.iters = 10;
-    o->plan.warmup = 2;
-    o->plan.repeats = 3;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        static const char *const known[] = {"--backend", "--ranks",   "--sizes", "--copy-sizes", "--iters",
-                                            "--warmup",  "--repeats", "-o",      "--from",       "--run", "--host-cores",
-                                            "--cache-mb", NULL};
-        bool is_known = false;
-        for (int k = 0; known[k]; k++)
-            is_known |= strcmp(a, known[k]) == 0;
-        if (!is_known)
-            return cli_usage_error(usage, "unknown option '%s'", a);
-        if (i + 1 >= argc)
-            return cli_usage_error(usage, "%s needs a value", a);
-        const char *v = argv[++i];
-        int rc = EXIT_OK;
-        bool from_option =
-            !strcmp(a, "--from") || !strcmp(a, "--run") || !strcmp(a, "--host-cores") || !strcmp(a, "--cache-mb");
-        o->probe_option |= strcmp(a, "-o") != 0 && !from_option;
-        o->from_option |= strcmp(a, "--from") != 0 && from_option;
-        if (!strcmp(a, "--from"))
-            o->from = v;
-        else if (!strcmp(a, "--host-cores"))
-            rc = parse_amount(a, v, "a number of cores (0 = not shared)", &o->host_cores);
-        else if (!strcmp(a, "--cache-mb"))
-            rc = parse_amount(a, v, "MiB of cache (0 = none modelled)", &o->cache_mb);
-        else if (!strcmp(a, "--run"))
-            rc = parse_run(v, o);
-        else if (!strcmp(a, "--backend"))
-            o->backend = v;
-        else if (!strcmp(a, "--ranks"))
-            ranks = v;
-        else if (!strcmp(a, "--sizes"))
-            sizes = v;
-        else if (!strcmp(a, "--copy-sizes"))
-            copy_sizes = v;
-        else if (!strcmp(a, "--iters"))
-            rc = parse_count(a, v, 1, &o->plan.iters);
-        else if (!strcmp(a, "--warmup"))
-            rc = parse_count(a, v, 0, &o->plan.warmup);
-        else if (!strcmp(a, "--repeats")) {
-            rc = parse_count(a, v, 1, &o->plan.repeats);
-            if (rc == EXIT_OK && o->plan.repeats > CALIB_MAX_REPEATS)
-                rc = cli_usage_error(usage, "--repeats %s: at most %d", v, CALIB_MAX_REPEATS);
-        }
-        else if (!strcmp(a, "-o"))
-            o->out = v;
-        else
-            return cli_usage_error(usage, "unknown option '%s'", a);
-        if (rc != EXIT_OK)
-            return rc;
-    }
-    if (o->from && o->probe_option)
-        return cli_usage_error(usage, "--from learns from recorded runs: the measuring options do not apply");
+    cli_parsed parsed;
+    int rc = cli_options_parse(&cli_calibrate_command, argc, argv, o, &parsed);
+    if (rc == EXIT_OK && parsed.operands.n > 0)
+        rc = cli_usage_error(&cli_calibrate_command, "unknown option '%s'", cli_operand(&parsed, 0));
+    unsigned used = parsed.forms_used;
+    cli_options_free(&cli_calibrate_command, o, &parsed);
+    if (rc != EXIT_OK)
+        return rc;
+    if (o->from && (used & FORM_PROBE))
+        return cli_usage_error(&cli_calibrate_command,
+                               "--from learns from recorded runs: the measuring options do not apply");
     if (o->from && o->nruns == 0)
-        return cli_usage_error(usage, "--from %s needs --run ID (which recorded runs to learn from)", o->from);
-    if (!o->from && o->from_option)
-        return cli_usage_error(usage, "--run, --host-cores and --cache-mb need --from DB (the database that holds the runs)");
-    int rc = parse_ranks(ranks, o->plan.ranks, &o->plan.nranks);
+        return cli_usage_error(&cli_calibrate_command,
+                               "--from %s needs --run ID (which recorded runs to learn from)", o->from);
+    /* Without --from, any option of its form is one of --from's own. */
+    if (!o->from && (used & FORM_FROM))
+        return cli_usage_error(&cli_calibrate_command,
+                               "--run, --host-cores and --cache-mb need --from DB (the database that holds the runs)");
+    rc = parse_ranks(o->ranks, o->plan.ranks, &o->plan.nranks);
     if (rc == EXIT_OK)
-        rc = parse_sizes("--sizes", sizes, o->plan.sizes, &o->plan.nsizes);
-    if (rc == EXIT_OK && strcmp(copy_sizes, "none") != 0)
-        rc = parse_sizes("--copy-sizes", copy_sizes, o->plan.copy_sizes, &o->plan.ncopy);
+        rc = parse_sizes("--sizes", o->sizes, o->plan.sizes, &o->plan.nsizes);
+    if (rc == EXIT_OK && strcmp(o->copy_sizes, "none") != 0)
+        rc = parse_sizes("--copy-sizes", o->copy_sizes, o->plan.copy_sizes, &o->plan.ncopy);
     return rc;
 }
 
@@ -230,24 +207,26 @@ static void describe_machine(const char *backend, char *buf, size_t n)
 
 int cli_calibrate(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    options o = {.host_cores = -1, .cache_mb = -1, .runs = malloc((size_t)(argc > 0 ? argc : 1) * sizeof(int64_t))};
-    if (!o.runs) {
-        fprintf(stderr, "ddpprof: out of memory\n");
-        return EXIT_RUNTIME;
-    }
+    options o = {.backend = "cpu",
+                 .out = "calibration.ini",
+                 .ranks = "2,4",
+                 .sizes = DEFAULT_SIZES,
+                 .copy_sizes = "1M,4M,16M",
+                 .plan = {.iters = 10, .warmup = 2, .repeats = 3},
+                 .host_cores = -1,
+                 .cache_mb = -1};
     int rc = parse_args(argc, argv, &o);
     if (rc == EXIT_OK && o.from)
         rc = cli_calibrate_from(o.from, o.runs, o.nruns, o.host_cores, o.cache_mb, o.out);
     free(o.runs);
     if (rc != EXIT_OK || o.from)
-        return rc;
+        return cli_parse_exit(rc);
     o.plan.be = backend_find(o.backend);
     if (!o.plan.be) {
         char names[128];
         backend_names(names, sizeof names);
-        return cli_usage_error(usage, "--backend %s: no such backend here (built in: %s)", o.backend, names);
+        return cli_usage_error(&cli_calibrate_command, "--backend %s: no such backend here (built in: %s)",
+                               o.backend, names);
     }
     char err[512], why[256];
     if (!o.plan.be->available(why, sizeof why)) {

@@ -32,7 +32,8 @@ static void print_bandwidths(const calib_bandwidths *b, const char *prefix)
             printf("%s%-11s %10.3f GB/s (%s; %zu spans)\n", prefix, name[k], gbps[k], what[k], spans[k]);
 }
 
-static void print_costs(const calib_run_costs *c, const ring_fit *ring)
+/* What each compute op cost beyond its model: wake-ups, stalls, the idle between ops. */
+static void print_op_costs(const calib_run_costs *c)
 {
     printf("# learned from %zu forward spans, %zu gaps between forwards, %zu copy / SGD spans, %zu bucket allreduces\n",
            c->nforward, c->ngaps, c->memory.ncopy_in + c->memory.ncopy_out + c->memory.noptimizer, c->ncollectives);
@@ -58,6 +59,11 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
     if (c->nbusy_gaps)
         printf("op_overhead_busy %5.3f us  (idle after a copy or step before the next op, no sleep between, mean of %zu)\n",
                c->op_overhead_busy_us, c->nbusy_gaps);
+}
+
+/* The bandwidths, and how the ranks shared the host's cores. */
+static void print_host_sharing(const calib_run_costs *c)
+{
     print_bandwidths(&c->memory, "");
     if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
         printf("host_cores  %10g      (copies, SGD steps, gradient writes and allreduce sums of a run's ranks shared these\n"
@@ -73,36 +79,46 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
                      "                        allreduces that met other work agree best on their times alone, the sleeping\n"
                      "                        backwards' writes, whose ends no span shows, left out)\n",
                c->comm_core_weight, c->nweighted);
-    if (calib_bandwidths_spans(&c->cache) > 0) {
-        printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
-        print_bandwidths(&c->cache, "  ");
-        if (c->ncache_collectives)
-            printf("  allreduce x%7.3f    (bucket allreduces' times over the table's at their size, median of %zu)\n",
-                   c->cache_allreduce_factor, c->ncache_collectives);
-        if (c->ncache_uncrowded)
-            printf("  allreduce stalls %.2f %% of %zu, %.3f us beyond the body on average (a core per rank)\n",
-                   100.0 * c->cache_allreduce_stall_fraction, c->ncache_uncrowded, c->cache_allreduce_stall_us);
-        if (c->ncache_crowded)
-            printf("  allreduce stalls %.2f %% of %zu, %.3f us beyond the body on average (more ranks than cores)\n",
-                   100.0 * c->cache_allreduce_crowded_stall_fraction, c->ncache_crowded,
-                   c->cache_allreduce_crowded_stall_us);
-        if (c->ncache_forward)
-            printf("  op_wakeup   %10.3f us  (forwards beyond their model, mean of %zu; standard deviation %.3f us;\n"
-                   "                          %.2f %% of them stall, %.3f us more on average)\n",
-                   c->cache_op_wakeup_us, c->ncache_forward, c->cache_op_wakeup_sd_us, 100.0 * c->cache_op_stall_fraction,
-                   c->cache_op_stall_us);
-        if (c->ncache_host_wake)
-            printf("  host_wake   %10.3f us  (next iteration after the last compute op, mean of %zu; standard deviation\n"
-                   "                          %.3f us; %.2f %% of them stall, %.3f us more on average)\n",
-                   c->cache_host_wake_us, c->ncache_host_wake, c->cache_host_wake_sd_us,
-                   100.0 * c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
-        if (c->ncache_launch)
-            printf("  comm_launch %10.3f us  (%zu launches of an idle comm stream, beyond op_overhead; standard deviation\n"
-                   "                          %.3f us; %.3f us per op of others on a crowded host; %zu woken beside\n"
-                   "                          their compute's run of copies, held %.3f us on average)\n",
-                   c->cache_comm_launch_us, c->ncache_launch, c->cache_comm_launch_sd_us,
-                   c->cache_comm_launch_per_op_us, c->ncache_launch_goes_on, c->cache_comm_launch_behind_us);
-    }
+}
+
+/* The terms learned apart from runs whose memory fits in the cache. */
+static void print_cache_costs(const calib_run_costs *c)
+{
+    if (calib_bandwidths_spans(&c->cache) == 0)
+        return;
+    printf("in cache    (runs whose ranks' memory fits in the host's %g MiB cache, learned apart)\n", c->cache_mb);
+    print_bandwidths(&c->cache, "  ");
+    if (c->ncache_collectives)
+        printf("  allreduce x%7.3f    (bucket allreduces' times over the table's at their size, median of %zu)\n",
+               c->cache_allreduce_factor, c->ncache_collectives);
+    if (c->ncache_uncrowded)
+        printf("  allreduce stalls %.2f %% of %zu, %.3f us beyond the body on average (a core per rank)\n",
+               100.0 * c->cache_allreduce_stall_fraction, c->ncache_uncrowded, c->cache_allreduce_stall_us);
+    if (c->ncache_crowded)
+        printf("  allreduce stalls %.2f %% of %zu, %.3f us beyond the body on average (more ranks than cores)\n",
+               100.0 * c->cache_allreduce_crowded_stall_fraction, c->ncache_crowded,
+               c->cache_allreduce_crowded_stall_us);
+    if (c->ncache_forward)
+        printf("  op_wakeup   %10.3f us  (forwards beyond their model, mean of %zu; standard deviation %.3f us;\n"
+               "                          %.2f %% of them stall, %.3f us more on average)\n",
+               c->cache_op_wakeup_us, c->ncache_forward, c->cache_op_wakeup_sd_us, 100.0 * c->cache_op_stall_fraction,
+               c->cache_op_stall_us);
+    if (c->ncache_host_wake)
+        printf("  host_wake   %10.3f us  (next iteration after the last compute op, mean of %zu; standard deviation\n"
+               "                          %.3f us; %.2f %% of them stall, %.3f us more on average)\n",
+               c->cache_host_wake_us, c->ncache_host_wake, c->cache_host_wake_sd_us,
+               100.0 * c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
+    if (c->ncache_launch)
+        printf("  comm_launch %10.3f us  (%zu launches of an idle comm stream, beyond op_overhead; standard deviation\n"
+               "                          %.3f us; %.3f us per op of others on a crowded host; %zu woken beside\n"
+               "                          their compute's run of copies, held %.3f us on average)\n",
+               c->cache_comm_launch_us, c->ncache_launch, c->cache_comm_launch_sd_us,
+               c->cache_comm_launch_per_op_us, c->ncache_launch_goes_on, c->cache_comm_launch_behind_us);
+}
+
+/* The collectives' effect on compute and their launch and exit on a crowded host. */
+static void print_comm_costs(const calib_run_costs *c)
+{
     if (c->ncontended)
         printf("comm_slowdown %8.3f    (%zu forwards and backwards inside their rank's collectives: 1/(1+this) of "
                "their speed,\n              and %.3f us later when their end falls inside one)\n",
@@ -125,20 +141,34 @@ static void print_costs(const calib_run_costs *c, const ring_fit *ring)
         printf("compute_wake %9.3f us  (%.1f %% of %zu ranks idle until the last bucket allreduce on a crowded host went"
                " on late, mean;\n              standard deviation %.3f us)\n",
                c->compute_wake_late_us, 100.0 * c->compute_wake_late_fraction, c->nwake, c->compute_wake_late_sd_us);
-    if (c->nar) {
-        printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
-        for (size_t i = 0; i < c->nar; i++) {
-            printf("%5d  %12lld  %12.1f", c->ar[i].ranks, (long long)c->ar[i].bytes, c->ar[i].us);
-            if (ring) {
-                double m = ring_model_us(ring->alpha_us, ring->bandwidth_gbps, c->ar[i].bytes, c->ar[i].ranks);
-                printf("  %11.1f  %+8.1f%%", m, 100.0 * (m - c->ar[i].us) / c->ar[i].us);
-            }
-            printf("\n");
+}
+
+/* Each bucket allreduce size measured, beside the ring fit when there is one. */
+static void print_allreduce_table(const calib_run_costs *c, const ring_fit *ring)
+{
+    if (c->nar == 0)
+        return;
+    printf("%5s  %12s  %12s%s\n", "ranks", "size (B)", "measured us", ring ? "      ring us    resid %" : "");
+    for (size_t i = 0; i < c->nar; i++) {
+        printf("%5d  %12lld  %12.1f", c->ar[i].ranks, (long long)c->ar[i].bytes, c->ar[i].us);
+        if (ring) {
+            double m = ring_model_us(ring->alpha_us, ring->bandwidth_gbps, c->ar[i].bytes, c->ar[i].ranks);
+            printf("  %11.1f  %+8.1f%%", m, 100.0 * (m - c->ar[i].us) / c->ar[i].us);
         }
-        if (ring)
-            printf("ring fit: alpha = %.3f us, B = %.3f GB/s; RMS relative error %.1f%%\n", ring->alpha_us,
-                   ring->bandwidth_gbps, 100.0 * ring->rms_rel);
+        printf("\n");
     }
+    if (ring)
+        printf("ring fit: alpha = %.3f us, B = %.3f GB/s; RMS relative error %.1f%%\n", ring->alpha_us,
+               ring->bandwidth_gbps, 100.0 * ring->rms_rel);
+}
+
+static void print_costs(const calib_run_costs *c, const ring_fit *ring)
+{
+    print_op_costs(c);
+    print_host_sharing(c);
+    print_cache_costs(c);
+    print_comm_costs(c);
+    print_allreduce_table(c, ring);
 }
 
 /* The ring over every world size seen, or over the one world size alone; false when

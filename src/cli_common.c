@@ -1,7 +1,6 @@
-/* cli_common.c — helpers shared by the subcommands: help and usage errors, and
- * the database arguments of the commands that read one (run ids, opening). */
+/* cli_common.c — helpers shared by the subcommands: sizes, --ranks, and the database
+ * arguments of the commands that read one (run ids, opening). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,29 +12,6 @@
 #include "profiler/store.h"
 #include "profiler/store_read_run.h"
 #include "reports/rank_select.h"
-
-int cli_wants_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(usage, stdout);
-            return 1;
-        }
-    }
-    return 0;
-}
-
-int cli_usage_error(const char *usage, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("ddpprof: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs("\n", stderr);
-    va_end(ap);
-    fputs(usage, stderr);
-    return EXIT_USAGE;
-}
 
 int cli_parse_size(const char *s, int64_t *out)
 {
@@ -58,28 +34,38 @@ int cli_parse_size(const char *s, int64_t *out)
     return *out >= 4 ? 0 : -1;
 }
 
+int cli_database_operand(const cli_command *cmd, const cli_parsed *parsed, const char **db_path)
+{
+    *db_path = cli_operand(parsed, 0);
+    if (!*db_path)
+        return cli_usage_error(cmd, "no database given");
+    if (parsed->operands.n > 1)
+        return cli_usage_error(cmd, "one database at a time");
+    return EXIT_OK;
+}
+
 /* Digits only: strtoll alone would take leading blanks, a sign, and clamp overflow. */
-int cli_parse_run_id(const char *usage, const char *text, long long *id)
+int cli_parse_run_id(const cli_command *cmd, const char *text, long long *id)
 {
     if (text[0] < '0' || text[0] > '9')
-        return cli_usage_error(usage, "--run %s: want a positive run id", text);
+        return cli_usage_error(cmd, "--run %s: want a positive run id", text);
     char *end;
     errno = 0;
     long long v = strtoll(text, &end, 10);
     if (errno == ERANGE)
-        return cli_usage_error(usage, "--run %s: run id out of range", text);
+        return cli_usage_error(cmd, "--run %s: run id out of range", text);
     if (*end || v < 1)
-        return cli_usage_error(usage, "--run %s: want a positive run id", text);
+        return cli_usage_error(cmd, "--run %s: want a positive run id", text);
     *id = v;
     return EXIT_OK;
 }
 
-int cli_parse_ranks(const char *usage, const char *text, rank_select *sel)
+int cli_parse_ranks(const cli_command *cmd, const char *text, rank_select *sel)
 {
     char err[256];
     rank_select_free(sel);
     if (rank_select_parse(text, sel, err, sizeof err) != 0)
-        return cli_usage_error(usage, "%s", err);
+        return cli_usage_error(cmd, "%s", err);
     return EXIT_OK;
 }
 

@@ -17,22 +17,43 @@
 #include "profiler/store.h"
 #include "profiler/store_read_run.h"
 
-static const char *const usage = "usage: ddpprof compare DB --run A --run B [--json] [--ranks all|LIST]\n"
-                                 "  per rank and per bucket: A, B, B-A and (B-A)/A; the job step time\n"
-                                 "  --json     the same figures as JSON\n"
-                                 "  --ranks all|LIST  every rank, or these (0,5,8-11); default: every rank up to 32,\n"
-                                 "             above that min, median, p90, max and the slowest and fastest rank\n";
+typedef struct {
+    long long ids[2];
+    int nids;
+    bool json;
+    rank_select ranks;
+} compare_args;
 
-static int parse_id(const char *text, long long *id)
+static int take_run(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (text[0] < '0' || text[0] > '9' || *end || errno == ERANGE || v < 1)
-        return cli_usage_error(usage, "--run %s: want a positive run id", text);
-    *id = v;
-    return EXIT_OK;
+    (void)opt;
+    compare_args *a = args;
+    if (a->nids == 2)
+        return cli_usage_error(cmd, "compare takes exactly two runs (--run A --run B)");
+    return cli_parse_run_id(cmd, value, &a->ids[a->nids++]);
 }
+
+static int take_ranks(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    return cli_parse_ranks(cmd, value, &((compare_args *)args)->ranks);
+}
+
+static const cli_option compare_option_table[] = {
+    {CLI_CALLBACK(0, "run", "ID", take_run, "run A, then run B"), .flags = CLI_OPT_OPERAND},
+    {CLI_FLAG(0, "json", compare_args, json, "the same figures as JSON")},
+    {CLI_CALLBACK(0, "ranks", "all|LIST", take_ranks,
+                  "every rank, or these (0,5,8-11); default: every rank up to 32,\n"
+                  "above that min, median, p90, max and the slowest and fastest rank")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_compare_command = {
+    .name = "compare",
+    .forms = {{"DB --run A --run B", "two runs side by side, per rank and per bucket, with the differences"}},
+    .description = "  per rank and per bucket: A, B, B-A and (B-A)/A; the job step time\n",
+    .options = compare_option_table,
+};
 
 static int run_exists(store *st, const char *db_path, long long id)
 {
@@ -48,42 +69,12 @@ static int run_exists(store *st, const char *db_path, long long id)
     return EXIT_USAGE;
 }
 
-/* The command, with --ranks parsed into *sel (which the caller frees on every path). */
-static int compare_command(int argc, char **argv, rank_select *sel)
+/* The command once its arguments are parsed into *a. */
+static int compare_command(const char *db_path, const compare_args *a)
 {
-    const char *db_path = NULL;
-    long long ids[2];
-    int nids = 0;
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--run")) {
-            if (i + 1 >= argc)
-                return cli_usage_error(usage, "--run needs a run id");
-            if (nids == 2)
-                return cli_usage_error(usage, "compare takes exactly two runs (--run A --run B)");
-            int rc = parse_id(argv[++i], &ids[nids++]);
-            if (rc != EXIT_OK)
-                return rc;
-        } else if (!strcmp(argv[i], "--json")) {
-            json = true;
-        } else if (!strcmp(argv[i], "--ranks")) {
-            if (i + 1 >= argc)
-                return cli_usage_error(usage, "--ranks needs all or a list of ranks");
-            int rc = cli_parse_ranks(usage, argv[++i], sel);
-            if (rc != EXIT_OK)
-                return rc;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (!db_path) {
-            db_path = argv[i];
-        } else {
-            return cli_usage_error(usage, "one database at a time");
-        }
-    }
-    if (!db_path)
-        return cli_usage_error(usage, "no database given");
-    if (nids != 2)
-        return cli_usage_error(usage, "compare takes exactly two runs (--run A --run B)");
+    const long long *ids = a->ids;
+    const bool json = a->json;
+    const rank_select *sel = &a->ranks;
     if (access(db_path, R_OK) != 0) {
         int e = errno;
         fprintf(stderr, "ddpprof: %s: %s\n", db_path,
@@ -111,10 +102,17 @@ static int compare_command(int argc, char **argv, rank_select *sel)
 
 int cli_compare(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    rank_select sel = {0};
-    int rc = compare_command(argc, argv, &sel);
-    rank_select_free(&sel);
-    return rc;
+    compare_args a = {0};
+    cli_parsed parsed;
+    int rc = cli_options_parse(&cli_compare_command, argc, argv, &a, &parsed);
+    const char *db_path = NULL;
+    if (rc == EXIT_OK)
+        rc = cli_database_operand(&cli_compare_command, &parsed, &db_path);
+    if (rc == EXIT_OK && a.nids != 2)
+        rc = cli_usage_error(&cli_compare_command, "compare takes exactly two runs (--run A --run B)");
+    if (rc == EXIT_OK)
+        rc = compare_command(db_path, &a);
+    cli_options_free(&cli_compare_command, &a, &parsed);
+    rank_select_free(&a.ranks);
+    return cli_parse_exit(rc);
 }

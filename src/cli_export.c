@@ -21,58 +21,54 @@
 #include "profiler/store_read_run.h"
 #include "reports/trace_export.h"
 
-static const char *const usage =
-    "usage: ddpprof export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
-    "  --run ID        the run to export (default: the last run in DB)\n"
-    "  --format chrome Chrome trace-event JSON (Perfetto UI, chrome://tracing)\n"
-    "  -o FILE         one file, a process per rank and a thread per stream\n"
-    "  --per-rank DIR  DIR/rank<R>.json per rank, PyTorch profiler (Kineto) layout,\n"
-    "                  for Holistic Trace Analysis\n";
-
 typedef struct {
     const char *db_path, *out_path, *per_rank_dir;
     long long run_id;
 } export_args;
 
+static int take_run(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    return cli_parse_run_id(cmd, value, &((export_args *)args)->run_id);
+}
+
+static int take_format(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    (void)args;
+    if (strcmp(value, "chrome") != 0)
+        return cli_usage_error(cmd, "--format %s: the one format is chrome", value);
+    return EXIT_OK;
+}
+
+static const cli_option export_option_table[] = {
+    {CLI_CALLBACK(0, "run", "ID", take_run, "the run to export (default: the last run in DB)")},
+    {CLI_CALLBACK(0, "format", "chrome", take_format, "Chrome trace-event JSON (Perfetto UI, chrome://tracing)")},
+    {CLI_STRING('o', NULL, export_args, out_path, "FILE", "one file, a process per rank and a thread per stream")},
+    {CLI_STRING(0, "per-rank", export_args, per_rank_dir, "DIR",
+                "DIR/rank<R>.json per rank, PyTorch profiler (Kineto) layout,\n"
+                "for Holistic Trace Analysis")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_export_command = {
+    .name = "export",
+    .forms = {{"DB", "a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA"}},
+    .options = export_option_table,
+};
+
 static int parse_args(int argc, char **argv, export_args *a)
 {
     memset(a, 0, sizeof *a);
     a->run_id = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(arg, "--run")) {
-            if (!has_value)
-                return cli_usage_error(usage, "--run needs a run id");
-            int rc = cli_parse_run_id(usage, argv[++i], &a->run_id);
-            if (rc != EXIT_OK)
-                return rc;
-        } else if (!strcmp(arg, "--format")) {
-            if (!has_value)
-                return cli_usage_error(usage, "--format needs a format (chrome)");
-            if (strcmp(argv[++i], "chrome") != 0)
-                return cli_usage_error(usage, "--format %s: the one format is chrome", argv[i]);
-        } else if (!strcmp(arg, "-o")) {
-            if (!has_value)
-                return cli_usage_error(usage, "-o needs a file name");
-            a->out_path = argv[++i];
-        } else if (!strcmp(arg, "--per-rank")) {
-            if (!has_value)
-                return cli_usage_error(usage, "--per-rank needs a directory");
-            a->per_rank_dir = argv[++i];
-        } else if (arg[0] == '-' && arg[1]) {
-            return cli_usage_error(usage, "unknown option '%s'", arg);
-        } else if (!a->db_path) {
-            a->db_path = arg;
-        } else {
-            return cli_usage_error(usage, "one database at a time");
-        }
-    }
-    if (!a->db_path)
-        return cli_usage_error(usage, "no database given");
-    if (!a->out_path && !a->per_rank_dir)
-        return cli_usage_error(usage, "nothing to write: give -o FILE and/or --per-rank DIR");
-    return EXIT_OK;
+    cli_parsed parsed;
+    int rc = cli_options_parse(&cli_export_command, argc, argv, a, &parsed);
+    if (rc == EXIT_OK)
+        rc = cli_database_operand(&cli_export_command, &parsed, &a->db_path);
+    cli_options_free(&cli_export_command, a, &parsed);
+    if (rc == EXIT_OK && !a->out_path && !a->per_rank_dir)
+        rc = cli_usage_error(&cli_export_command, "nothing to write: give -o FILE and/or --per-rank DIR");
+    return rc;
 }
 
 /* The last run of db, said on stderr: a default a user did not choose is never silent. */
@@ -172,12 +168,10 @@ static int write_per_rank(store *st, long long run_id, const char *dir)
 
 int cli_export(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
     export_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc != EXIT_OK)
-        return rc;
+        return cli_parse_exit(rc);
     store *st = NULL;
     rc = cli_open_db_readonly(a.db_path, &st);
     if (rc != EXIT_OK)

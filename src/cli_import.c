@@ -17,86 +17,79 @@
 #include "profiler/import/import.h"
 #include "profiler/store.h"
 
-static const char *const usage =
-    "usage: ddpprof import PATH... [-o DB] [--name NAME] [--rank N] [--max-events N] [--max-size SIZE]\n"
-    "  PATH          a trace: PyTorch profiler JSON (.json, .json.gz; Kineto's or the older list\n"
-    "                form) or an Nsight Systems SQLite export (nsys export --type sqlite); or a\n"
-    "                directory of them, one file per rank of one job\n"
-    "  -o DB         the results database (default ddpprof.sqlite)\n"
-    "  --name NAME   the run's name (default: the first PATH's)\n"
-    "  --rank N      the rank of a single trace that does not say it (distributedInfo.rank)\n"
-    "                and whose file name does not end in it (rank3.json)\n"
-    "  --max-events N  refuse traces of more events than N in all (default 30000000)\n"
-    "  --max-size SIZE refuse a trace of more text than SIZE, decompressed (default 8G)\n";
+typedef struct {
+    const char *db_path;
+    import_options o;
+} import_args;
+
+static int take_max_events(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    char *end;
+    errno = 0;
+    unsigned long long m = strtoull(value, &end, 10);
+    if (value[0] < '0' || value[0] > '9' || *end || errno || m == 0)
+        return cli_usage_error(cmd, "--max-events %s: want a positive number", value);
+    ((import_args *)args)->o.max_events = (size_t)m;
+    return EXIT_OK;
+}
+
+static int take_max_size(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    if (cli_parse_size(value, &((import_args *)args)->o.max_file_bytes) < 0)
+        return cli_usage_error(cmd, "--max-size %s: want a size (512M, 8G)", value);
+    return EXIT_OK;
+}
+
+static const cli_option import_option_table[] = {
+    {CLI_STRING('o', NULL, import_args, db_path, "DB", "the results database (default ddpprof.sqlite)")},
+    {CLI_STRING(0, "name", import_args, o.name, "NAME", "the run's name (default: the first PATH's)")},
+    {CLI_INT(0, "rank", import_args, o.rank, "N", 0, 1000000,
+             "the rank of a single trace that does not say it (distributedInfo.rank)\n"
+             "and whose file name does not end in it (rank3.json)")},
+    {CLI_CALLBACK(0, "max-events", "N", take_max_events,
+                  "refuse traces of more events than N in all (default 30000000)")},
+    {CLI_CALLBACK(0, "max-size", "SIZE", take_max_size,
+                  "refuse a trace of more text than SIZE, decompressed (default 8G)")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_import_command = {
+    .name = "import",
+    .forms = {{"PATH...", "a real job's traces (PyTorch profiler JSON, Nsight Systems SQLite) as a run"}},
+    .description = "  PATH: a trace: PyTorch profiler JSON (.json, .json.gz; Kineto's or the older list\n"
+                   "  form) or an Nsight Systems SQLite export (nsys export --type sqlite); or a\n"
+                   "  directory of them, one file per rank of one job\n",
+    .options = import_option_table,
+};
 
 int cli_import(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    const char *db_path = "ddpprof.sqlite";
-    import_options o = {.rank = -1};
-    const char **paths = calloc((size_t)argc, sizeof *paths);
-    if (!paths) {
-        fprintf(stderr, "ddpprof: out of memory\n");
-        return EXIT_RUNTIME;
-    }
-    int n = 0, status = EXIT_OK;
-    for (int i = 1; i < argc && status == EXIT_OK; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (!strcmp(a, "-o") || !strcmp(a, "--name") || !strcmp(a, "--rank") || !strcmp(a, "--max-events") ||
-            !strcmp(a, "--max-size")) {
-            if (!has_value) {
-                status = cli_usage_error(usage, "%s needs a value", a);
-                break;
-            }
-            const char *v = argv[++i];
-            char *end;
-            errno = 0;
-            if (!strcmp(a, "-o")) {
-                db_path = v;
-            } else if (!strcmp(a, "--name")) {
-                o.name = v;
-            } else if (!strcmp(a, "--rank")) {
-                long r = strtol(v, &end, 10);
-                if (v[0] < '0' || v[0] > '9' || *end || errno || r > 1000000)
-                    status = cli_usage_error(usage, "--rank %s: want a rank number (0, 1, ...)", v);
-                else
-                    o.rank = (int)r;
-            } else if (!strcmp(a, "--max-events")) {
-                unsigned long long m = strtoull(v, &end, 10);
-                if (v[0] < '0' || v[0] > '9' || *end || errno || m == 0)
-                    status = cli_usage_error(usage, "--max-events %s: want a positive number", v);
-                else
-                    o.max_events = (size_t)m;
-            } else if (cli_parse_size(v, &o.max_file_bytes) < 0) {
-                status = cli_usage_error(usage, "--max-size %s: want a size (512M, 8G)", v);
-            }
-        } else if (a[0] == '-' && a[1]) {
-            status = cli_usage_error(usage, "unknown option '%s'", a);
-        } else {
-            paths[n++] = a;
-        }
-    }
-    if (status == EXIT_OK && n == 0)
-        status = cli_usage_error(usage, "no trace given");
+    import_args a = {.db_path = "ddpprof.sqlite", .o = {.rank = -1}};
+    cli_parsed parsed;
+    int status = cli_options_parse(&cli_import_command, argc, argv, &a, &parsed);
+    if (status == EXIT_OK && parsed.operands.n == 0)
+        status = cli_usage_error(&cli_import_command, "no trace given");
     if (status != EXIT_OK) {
-        free(paths);
-        return status;
+        cli_options_free(&cli_import_command, &a, &parsed);
+        return cli_parse_exit(status);
     }
-    o.paths = paths;
-    o.npaths = n;
+    const char *db_path = a.db_path;
+    import_options o = a.o;
+    o.paths = parsed.operands.items; /* freed with the operands, below */
+    o.npaths = parsed.operands.n;
     store *st = NULL;
     char err[1024];
     if (store_open(db_path, &st, err, sizeof err) < 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
-        free(paths);
+        cli_options_free(&cli_import_command, &a, &parsed);
         return EXIT_RUNTIME;
     }
     import_summary sum;
     import_status rc = import_traces(st, &o, &sum, err, sizeof err);
     store_close(st);
-    free(paths);
+    cli_options_free(&cli_import_command, &a, &parsed);
     if (rc != IMPORT_OK) {
         fprintf(stderr, "ddpprof: %s\n", err);
         return rc == IMPORT_BAD_INPUT ? EXIT_USAGE : EXIT_RUNTIME;

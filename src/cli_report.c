@@ -22,54 +22,62 @@
 #include "reports/report.h"
 #include "profiler/store.h"
 
-static const char *const usage = "usage: ddpprof report DB [--run ID] [--json | --html] [-o FILE] [--ranks all|LIST]\n"
-                                 "  --run ID   one run (default: every run in DB)\n"
-                                 "  --ranks all|LIST  the text's per-rank tables show every rank, or these (0,5,8-11);\n"
-                                 "             default: every rank up to 32, above that min, median, p90, max and\n"
-                                 "             the slowest and fastest rank\n"
-                                 "  --json     the same figures as JSON\n"
-                                 "  --html     the same figures as one self-contained HTML page, drawn\n"
-                                 "  -o FILE    write to FILE (default: standard output)\n";
+typedef struct {
+    long long run_id; /* -1: every run */
+    report_format format;
+    const char *out_path;
+    rank_select ranks;
+} report_args;
 
-/* The command, with --ranks parsed into *sel (which the caller frees on every path). */
-static int report_command(int argc, char **argv, rank_select *sel)
+static int take_run(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
 {
-    const char *db_path = NULL;
-    long long run_id = -1;
-    report_format fmt = REPORT_TEXT;
-    const char *out_path = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--run")) {
-            if (i + 1 >= argc)
-                return cli_usage_error(usage, "--run needs a run id");
-            int rc = cli_parse_run_id(usage, argv[++i], &run_id);
-            if (rc != EXIT_OK)
-                return rc;
-        } else if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "--html")) {
-            report_format want = argv[i][2] == 'j' ? REPORT_JSON : REPORT_HTML;
-            if (fmt != REPORT_TEXT && fmt != want)
-                return cli_usage_error(usage, "--json and --html: one format at a time");
-            fmt = want;
-        } else if (!strcmp(argv[i], "--ranks")) {
-            if (i + 1 >= argc)
-                return cli_usage_error(usage, "--ranks needs all or a list of ranks");
-            int rc = cli_parse_ranks(usage, argv[++i], sel);
-            if (rc != EXIT_OK)
-                return rc;
-        } else if (!strcmp(argv[i], "-o")) {
-            if (i + 1 >= argc)
-                return cli_usage_error(usage, "-o needs a file name");
-            out_path = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (!db_path) {
-            db_path = argv[i];
-        } else {
-            return cli_usage_error(usage, "one database at a time");
-        }
-    }
-    if (!db_path)
-        return cli_usage_error(usage, "no database given");
+    (void)opt;
+    return cli_parse_run_id(cmd, value, &((report_args *)args)->run_id);
+}
+
+static int take_ranks(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    return cli_parse_ranks(cmd, value, &((report_args *)args)->ranks);
+}
+
+/* --json and --html: one format, however often it is said. */
+static int take_format(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)value;
+    report_args *a = args;
+    report_format want = !strcmp(opt->long_name, "json") ? REPORT_JSON : REPORT_HTML;
+    if (a->format != REPORT_TEXT && a->format != want)
+        return cli_usage_error(cmd, "--json and --html: one format at a time");
+    a->format = want;
+    return EXIT_OK;
+}
+
+static const cli_option report_option_table[] = {
+    {CLI_CALLBACK(0, "run", "ID", take_run, "one run (default: every run in DB)")},
+    {CLI_CALLBACK(0, "json", NULL, take_format, "the same figures as JSON")},
+    {CLI_CALLBACK(0, "html", NULL, take_format, "the same figures as one self-contained HTML page, drawn")},
+    {CLI_STRING('o', NULL, report_args, out_path, "FILE", "write to FILE (default: standard output)")},
+    {CLI_CALLBACK(0, "ranks", "all|LIST", take_ranks,
+                  "the text's per-rank tables show every rank, or these (0,5,8-11);\n"
+                  "default: every rank up to 32, above that min, median, p90, max and\n"
+                  "the slowest and fastest rank")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_report_command = {
+    .name = "report",
+    .forms = {{"DB", "overlap, exposed communication and wait time of recorded runs"}},
+    .options = report_option_table,
+};
+
+/* The command once its arguments are parsed into *a. */
+static int report_command(const char *db_path, const report_args *a)
+{
+    const long long run_id = a->run_id;
+    const report_format fmt = a->format;
+    const char *out_path = a->out_path;
+    const rank_select *sel = &a->ranks;
     store *st = NULL;
     int orc = cli_open_db_readonly(db_path, &st);
     if (orc != EXIT_OK)
@@ -108,10 +116,15 @@ static int report_command(int argc, char **argv, rank_select *sel)
 
 int cli_report(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    rank_select sel = {0};
-    int rc = report_command(argc, argv, &sel);
-    rank_select_free(&sel);
-    return rc;
+    report_args a = {.run_id = -1, .format = REPORT_TEXT};
+    cli_parsed parsed;
+    int rc = cli_options_parse(&cli_report_command, argc, argv, &a, &parsed);
+    const char *db_path = NULL;
+    if (rc == EXIT_OK)
+        rc = cli_database_operand(&cli_report_command, &parsed, &db_path);
+    if (rc == EXIT_OK)
+        rc = report_command(db_path, &a);
+    cli_options_free(&cli_report_command, &a, &parsed);
+    rank_select_free(&a.ranks);
+    return cli_parse_exit(rc);
 }

@@ -23,26 +23,99 @@
 #include "profiler/store.h"
 #include "reports/sweep_summary.h"
 
-static const char *const usage =
-    "usage: ddpprof run FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                        [--backend NAME] [--verify] [--no-record] [--spans-ranks LIST]\n"
-    "  -o DB            results database (default ddpprof.sqlite; created if missing)\n"
-    "  -s KEY=VALUE     override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable); a key the\n"
-    "                   file's [sweep] varies is then not swept (said on stderr)\n"
-    "  --sweep KEY=A,B,...  sweep a key from the command line (repeatable; list keys: A1,A2|B1,B2);\n"
-    "                   replaces the file's sweep of that key (said on stderr)\n"
-    "  --backend NAME   auto, cpu or cuda (default: the scenario's run.backend); cuda fails\n"
-    "                   at once where it cannot run (no GPU), auto says what it passed over\n"
-    "  --verify         check after every synchronised step that each rank's gradients are\n"
-    "                   exactly the average over ranks (slow on large models)\n"
-    "  --no-record      run without storing spans (measures the profiler's own cost)\n"
-    "  --spans-ranks LIST  above 64 ranks, the ranks whose spans are stored beside the chosen\n"
-    "                   ones (slowest, fastest, median, quantiles, rank 0): 0,17,4095; all =\n"
-    "                   every rank; every rank's statistics are kept (-s record.spans_ranks=LIST)\n"
-    "  --json           print the report as JSON\n"
-    "  --ranks all|LIST the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
-    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n"
-    "  -q, --quiet      no report, no progress bar\n";
+typedef struct {
+    const char *db_path, *backend;
+    cli_strings overrides, sweeps;
+    cli_strings spans_settings; /* the -s settings --spans-ranks stands for (owned) */
+    rank_select ranks;
+    bool verify, no_record, json, quiet;
+} run_args;
+
+/* --spans-ranks LIST: the -s record.spans_ranks=LIST it stands for, in its place among the -s. */
+static int take_spans_ranks(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)cmd;
+    (void)opt;
+    run_args *a = args;
+    static const char key[] = "record.spans_ranks=";
+    size_t len = sizeof key + strlen(value);
+    char *setting = malloc(len);
+    if (setting)
+        snprintf(setting, len, "%s%s", key, value);
+    if (!setting || !cli_strings_add(&a->spans_settings, setting)) {
+        free(setting);
+        fprintf(stderr, "ddpprof: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    if (!cli_strings_add(&a->overrides, setting)) {
+        fprintf(stderr, "ddpprof: out of memory\n");
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static int take_ranks(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    return cli_parse_ranks(cmd, value, &((run_args *)args)->ranks);
+}
+
+static const cli_option run_option_table[] = {
+    {CLI_STRING('o', NULL, run_args, db_path, "DB", "results database (default ddpprof.sqlite; created if missing)")},
+    {CLI_STRING_LIST('s', NULL, run_args, overrides, "section.key=value",
+                     "override a scenario key, e.g. -s ddp.bucket_cap_mb=50 (repeatable); a key the\n"
+                     "file's [sweep] varies is then not swept (said on stderr)")},
+    {CLI_STRING_LIST(0, "sweep", run_args, sweeps, "section.key=a,b,...",
+                     "sweep a key from the command line (repeatable; list keys: A1,A2|B1,B2);\n"
+                     "replaces the file's sweep of that key (said on stderr)")},
+    {CLI_STRING(0, "backend", run_args, backend, "NAME",
+                "auto, cpu or cuda (default: the scenario's run.backend); cuda fails\n"
+                "at once where it cannot run (no GPU), auto says what it passed over")},
+    {CLI_FLAG(0, "verify", run_args, verify,
+              "check after every synchronised step that each rank's gradients are\n"
+              "exactly the average over ranks (slow on large models)")},
+    {CLI_FLAG(0, "no-record", run_args, no_record, "run without storing spans (measures the profiler's own cost)")},
+    {CLI_CALLBACK(0, "spans-ranks", "LIST", take_spans_ranks,
+                  "above 64 ranks, the ranks whose spans are stored beside the chosen\n"
+                  "ones (slowest, fastest, median, quantiles, rank 0): 0,17,4095; all =\n"
+                  "every rank; every rank's statistics are kept (-s record.spans_ranks=LIST)")},
+    {CLI_FLAG(0, "json", run_args, json, "print the report as JSON")},
+    {CLI_FLAG('q', "quiet", run_args, quiet, "no report, no progress bar")},
+    {CLI_CALLBACK(0, "ranks", "all|LIST", take_ranks,
+                  "the report's per-rank tables show every rank, or these (0,5,8-11); default:\n"
+                  "every rank up to 32, above that min, median, p90, max, slowest and fastest")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_run_command = {
+    .name = "run",
+    .forms = {{"FILE", "run a scenario, record it into DB (default ddpprof.sqlite), print its report"}},
+    .options = run_option_table,
+};
+
+static void run_args_free(run_args *a)
+{
+    for (int i = 0; i < a->spans_settings.n; i++)
+        free((char *)a->spans_settings.items[i]);
+    cli_strings_free(&a->spans_settings);
+    rank_select_free(&a->ranks);
+}
+
+/* What one `run` works with, from its arguments to the store it writes. */
+typedef struct {
+    const run_args *args;
+    const char *file;
+    const char *text; /* the scenario's text when it comes from memory (file names it), else NULL */
+    char **self_argv; /* the command each rank process runs when ddpprof starts them: this one */
+    const atomic_int *interrupted;
+    scenario *sc, *point; /* large (custom parameter lists): kept off the stack */
+    const backend_ops *be;
+    size_t npoints;
+    launch_env env;
+    const char *coordinated, *only_point; /* DDPPROF_COORDINATOR, DDPPROF_SWEEP_POINT */
+    bool rank_mode, writer;
+    store *st; /* NULL in a rank that does not write */
+} run_job;
 
 /* Refuses a point whose allocations do not fit in the memory available now. */
 static int check_memory(const char *file, const scenario *point, const model *m)
@@ -184,293 +257,309 @@ static int run_equivalence(const scenario *sc, const backend_ops *be, store *st,
     return rc == 0 ? EXIT_OK : EXIT_RUNTIME;
 }
 
-/* `run` on the scenario in file argv's FILE, or (text not NULL) on `text`, named `origin`. */
-static int run_command(int argc, char **argv, const char *text, const char *origin, const atomic_int *interrupted)
+/* The scenario read, the command line applied and checked. */
+static int load_scenario(run_job *job)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    const char *file = NULL, *db_path = "ddpprof.sqlite", *backend = NULL;
-    const char **overrides = calloc((size_t)argc, sizeof *overrides);
-    const char **sweeps = calloc((size_t)argc, sizeof *sweeps);
-    /* The command each rank process runs when ddpprof starts them: this one. */
-    char **self_argv = calloc((size_t)argc + 2, sizeof *self_argv);
-    int noverrides = 0, nsweeps = 0;
-    rank_select sel = {0};
-    bool verify = false, record = true, json = false, quiet = false;
-    char *spans_override = NULL; /* --spans-ranks as the -s it stands for */
-    if (!overrides || !sweeps || !self_argv) {
-        free(overrides);
-        free(sweeps);
-        free(self_argv);
-        return EXIT_RUNTIME;
-    }
-    self_argv[0] = "ddpprof";
-    for (int i = 0; i < argc; i++)
-        self_argv[i + 1] = argv[i];
-    int status = EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if ((!strcmp(a, "-o") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--backend") ||
-             !strcmp(a, "--ranks") || !strcmp(a, "--spans-ranks")) &&
-            i + 1 >= argc) {
-            status = cli_usage_error(usage, "%s needs a value", a);
-            goto out;
-        }
-        if (!strcmp(a, "-o"))
-            db_path = argv[++i];
-        else if (!strcmp(a, "-s"))
-            overrides[noverrides++] = argv[++i];
-        else if (!strcmp(a, "--sweep"))
-            sweeps[nsweeps++] = argv[++i];
-        else if (!strcmp(a, "--backend"))
-            backend = argv[++i];
-        else if (!strcmp(a, "--ranks")) {
-            status = cli_parse_ranks(usage, argv[++i], &sel);
-            if (status != EXIT_OK)
-                goto out;
-        } else if (!strcmp(a, "--spans-ranks")) {
-            static const char key[] = "record.spans_ranks=";
-            free(spans_override);
-            spans_override = malloc(sizeof key + strlen(argv[++i]));
-            if (!spans_override) {
-                status = EXIT_RUNTIME;
-                goto out;
-            }
-            snprintf(spans_override, sizeof key + strlen(argv[i]), "%s%s", key, argv[i]);
-            overrides[noverrides++] = spans_override;
-        }
-        else if (!strcmp(a, "--verify"))
-            verify = true;
-        else if (!strcmp(a, "--no-record"))
-            record = false;
-        else if (!strcmp(a, "--json"))
-            json = true;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
-            quiet = true;
-        else if (a[0] == '-' && a[1]) {
-            status = cli_usage_error(usage, "unknown option '%s'", a);
-            goto out;
-        } else if (!file)
-            file = a;
-        else {
-            status = cli_usage_error(usage, "one scenario file at a time ('%s' and '%s')", file, a);
-            goto out;
-        }
-    }
-    if (text && file) {
-        status = cli_usage_error(usage, "one scenario at a time ('%s' and '%s')", origin, file);
-        goto out;
-    }
-    if (text)
-        file = origin; /* what messages name it by */
-    if (!file) {
-        status = cli_usage_error(usage, "no scenario file given");
-        goto out;
-    }
-
-    /* Zeroed: each holds nothing until filled, so that scenario_free() suits every path. */
-    scenario *sc = calloc(1, sizeof *sc);
-    scenario *point = calloc(1, sizeof *point);
+    const run_args *a = job->args;
     char err[SCENARIO_ERR];
-    if (!sc || !point) {
-        free(sc);
-        free(point);
-        status = EXIT_RUNTIME;
-        goto out;
-    }
-    if ((text ? scenario_load_text(text, origin, sc, err, sizeof err) : scenario_load_file(file, sc, err, sizeof err)) !=
-        0) {
+    if ((job->text ? scenario_load_text(job->text, job->file, job->sc, err, sizeof err)
+                   : scenario_load_file(job->file, job->sc, err, sizeof err)) != 0) {
         fprintf(stderr, "%s\n", err);
-        status = EXIT_USAGE;
-        goto out_sc;
+        return EXIT_USAGE;
     }
     /* Said once, by the command the user typed, not again by each rank process. */
-    status = cli_scenario_apply(sc, file, (const char *const *)overrides, noverrides, (const char *const *)sweeps,
-                                nsweeps, backend, !getenv("DDPPROF_COORDINATOR"));
+    int status = cli_scenario_apply(job->sc, job->file, a->overrides.items, a->overrides.n, a->sweeps.items,
+                                    a->sweeps.n, a->backend, !getenv("DDPPROF_COORDINATOR"));
     if (status != EXIT_OK)
-        goto out_sc;
-    if (verify && real_training_applies(sc)) {
+        return status;
+    if (a->verify && real_training_applies(job->sc)) {
         fprintf(stderr, "ddpprof: --verify checks the synthetic gradients of compute = model; the mlp with compute "
                         "= real trains on real ones (tests/parity compares them with PyTorch)\n");
-        status = EXIT_USAGE;
-        goto out_sc;
+        return EXIT_USAGE;
     }
     char warnings[4096];
-    if (scenario_warnings(sc, warnings, sizeof warnings) > 0)
+    if (scenario_warnings(job->sc, warnings, sizeof warnings) > 0)
         fputs(warnings, stderr);
+    return EXIT_OK;
+}
 
-    const backend_ops *be = resolve_backend(sc, quiet, &status);
-    if (!be)
-        goto out_sc;
-    if (verify && be->run_ranks) {
-        fprintf(stderr, "ddpprof: --verify needs gradients, and the %s backend only models time\n", be->name);
-        status = EXIT_USAGE;
-        goto out_sc;
+static int choose_backend(run_job *job)
+{
+    int status = EXIT_OK;
+    job->be = resolve_backend(job->sc, job->args->quiet, &status);
+    if (!job->be)
+        return status;
+    if (job->args->verify && job->be->run_ranks) {
+        fprintf(stderr, "ddpprof: --verify needs gradients, and the %s backend only models time\n", job->be->name);
+        return EXIT_USAGE;
     }
+    return EXIT_OK;
+}
 
-    /* Every point is checked before anything is written. */
-    size_t npoints = scenario_sweep_count(sc);
-    for (size_t p = 0; p < npoints; p++) {
-        model m;
-        char merr[256];
-        if (interrupted && atomic_load(interrupted)) {
+/* A point of more ranks than the backend runs, said with where the file sets them. */
+static int refuse_world_size(const run_job *job)
+{
+    const scenario *point = job->point;
+    const backend_ops *be = job->be;
+    char at[320];
+    if (scenario_key_where(point, "run.world_size", at, sizeof at) != 0)
+        snprintf(at, sizeof at, "%s: ", job->file);
+    bool sweep = job->npoints > 1;
+    fprintf(stderr, "%srun.world_size %d is more than the %s backend runs (at most %d ranks); "
+                    "`ddpprof predict` models up to %d%s%s%s\n",
+            at, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD, sweep ? " (sweep point \"" : "",
+            sweep ? point->name : "", sweep ? "\")" : "");
+    return EXIT_USAGE;
+}
+
+/* Sweep point p: a scenario, a model the backend runs, memory that fits. */
+static int check_point(run_job *job, size_t p)
+{
+    model m;
+    char merr[256], err[SCENARIO_ERR];
+    if (scenario_sweep_point(job->sc, p, job->point, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return EXIT_USAGE;
+    }
+    if (model_build(job->point, &m, merr, sizeof merr) != 0) {
+        fprintf(stderr, "%s: %s\n", job->file, merr);
+        return EXIT_USAGE;
+    }
+    int status = EXIT_OK;
+    if (job->be->max_world > 0 && job->point->world_size > job->be->max_world)
+        status = refuse_world_size(job);
+    /* A backend in virtual time allocates no model memory. */
+    else if (!job->be->run_ranks && check_memory(job->file, job->point, &m) != 0)
+        status = EXIT_USAGE;
+    model_free(&m);
+    return status;
+}
+
+/* Every point is checked before anything is written. */
+static int check_points(run_job *job)
+{
+    job->npoints = scenario_sweep_count(job->sc);
+    for (size_t p = 0; p < job->npoints; p++) {
+        if (job->interrupted && atomic_load(job->interrupted)) {
             fprintf(stderr, "ddpprof: interrupted while checking the sweep's points; nothing was written\n");
-            status = EXIT_RUNTIME;
-            goto out_sc;
+            return EXIT_RUNTIME;
         }
-        if (scenario_sweep_point(sc, p, point, err, sizeof err) != 0) {
-            fprintf(stderr, "%s\n", err);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        if (model_build(point, &m, merr, sizeof merr) != 0) {
-            fprintf(stderr, "%s: %s\n", file, merr);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        if (be->max_world > 0 && point->world_size > be->max_world) {
-            char at[320];
-            if (scenario_key_where(point, "run.world_size", at, sizeof at) != 0)
-                snprintf(at, sizeof at, "%s: ", file);
-            fprintf(stderr, "%srun.world_size %d is more than the %s backend runs (at most %d ranks); "
-                            "`ddpprof predict` models up to %d%s%s%s\n",
-                    at, point->world_size, be->name, be->max_world, SCENARIO_MAX_WORLD,
-                    npoints > 1 ? " (sweep point \"" : "", npoints > 1 ? point->name : "", npoints > 1 ? "\")" : "");
-            model_free(&m);
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
-        /* A backend in virtual time allocates no model memory. */
-        int mem_rc = be->run_ranks ? 0 : check_memory(file, point, &m);
-        model_free(&m);
-        if (mem_rc != 0) {
-            status = EXIT_USAGE;
-            goto out_sc;
-        }
+        int status = check_point(job, p);
+        if (status != EXIT_OK)
+            return status;
     }
+    return EXIT_OK;
+}
 
-    /* Under a launcher (torchrun, srun, mpirun, or ddpprof's own processes) this process
-     * is one rank; rank 0 alone writes the database when it hosts the coordinator. */
-    launch_env env;
+/* Under a launcher (torchrun, srun, mpirun, or ddpprof's own processes) this process
+ * is one rank; rank 0 alone writes the database when it hosts the coordinator. */
+static int detect_launch(run_job *job)
+{
     char eerr[512];
-    if (launch_env_detect(launch_env_getenv, NULL, &env, eerr, sizeof eerr) != 0) {
+    if (launch_env_detect(launch_env_getenv, NULL, &job->env, eerr, sizeof eerr) != 0) {
         fprintf(stderr, "ddpprof: %s\n", eerr);
-        status = EXIT_USAGE;
-        goto out_sc;
+        return EXIT_USAGE;
     }
-    if (env.kind != LAUNCH_NONE && env.world_size != sc->world_size) {
+    const launch_env *env = &job->env;
+    if (env->kind != LAUNCH_NONE && env->world_size != job->sc->world_size) {
         fprintf(stderr,
                 "ddpprof: %s started %d ranks (%s) but the scenario's run.world_size is %d; make them agree "
                 "(-s run.world_size=%d)\n",
-                launch_kind_name(env.kind), env.world_size, env.world_var, sc->world_size, env.world_size);
-        status = EXIT_USAGE;
-        goto out_sc;
+                launch_kind_name(env->kind), env->world_size, env->world_var, job->sc->world_size, env->world_size);
+        return EXIT_USAGE;
     }
-    const char *coordinated = getenv("DDPPROF_COORDINATOR"), *only_point = getenv("DDPPROF_SWEEP_POINT");
-    bool rank_mode = env.kind != LAUNCH_NONE, writer = !rank_mode || (!coordinated && env.rank == 0);
-    store *st = NULL;
-    if (writer && store_open(db_path, &st, err, sizeof err) != 0) {
-        fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);
+    job->coordinated = getenv("DDPPROF_COORDINATOR");
+    job->only_point = getenv("DDPPROF_SWEEP_POINT");
+    job->rank_mode = env->kind != LAUNCH_NONE;
+    job->writer = !job->rank_mode || (!job->coordinated && env->rank == 0);
+    return EXIT_OK;
+}
+
+/* Everything a run checks before it writes, then the store opened (by the writer). */
+static int prepare(run_job *job)
+{
+    int status = load_scenario(job);
+    if (status == EXIT_OK)
+        status = choose_backend(job);
+    if (status == EXIT_OK)
+        status = check_points(job);
+    if (status == EXIT_OK)
+        status = detect_launch(job);
+    char err[512];
+    if (status == EXIT_OK && job->writer && store_open(job->args->db_path, &job->st, err, sizeof err) != 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", job->args->db_path, err);
         status = EXIT_RUNTIME;
-        goto out_sc;
     }
-    if (sc->equivalence) {
-        status = run_equivalence(sc, be, st, rank_mode, record, quiet, interrupted);
-        store_close(st);
-        goto out_sc;
+    return status;
+}
+
+/* What the points run so far came to. */
+typedef struct {
+    int64_t *complete_runs; /* each completed point's run, for the sweep's summary */
+    size_t ncomplete, done;
+    int64_t sweep_first; /* the first run of this sweep; -1 before it */
+    int status;
+} sweep_progress;
+
+/* What was run: the command line's settings, the sweep point, the verdict. */
+static void record_provenance(const run_job *job, size_t p, const launch_result *res, int rc, sweep_progress *prog)
+{
+    const run_args *a = job->args;
+    if (job->npoints > 1 && prog->sweep_first < 0)
+        prog->sweep_first = res->run_id;
+    bool oom;
+    char *over = overrides_json(a->overrides.items, a->overrides.n, job->sc, p, &oom);
+    int verified = a->verify ? rc == 0 && res->complete : -1;
+    char perr[256];
+    if (oom || store_set_run_provenance(job->st, res->run_id, over, job->npoints > 1 ? prog->sweep_first : -1,
+                                        verified, perr, sizeof perr) != 0) {
+        fprintf(stderr, "ddpprof: run %lld: %s\n", (long long)res->run_id, oom ? "out of memory" : perr);
+        prog->status = EXIT_RUNTIME;
     }
-    int64_t *point_runs = calloc(npoints, sizeof *point_runs);
-    int64_t sweep_first = -1; /* the first run of this sweep */
-    size_t nrun_points = 0, points_done = 0, points_wanted = coordinated && only_point ? 1 : npoints;
-    for (size_t p = 0; p < npoints && !(interrupted && atomic_load(interrupted)); p++) {
-        if (coordinated && only_point && (size_t)atoll(only_point) != p)
+    free(over);
+}
+
+static void say_verified(const run_job *job, int rc, const launch_result *res)
+{
+    fprintf(job->args->json || job->args->quiet ? stderr : stdout, "%s\n",
+            rc == 0 && res->complete
+                ? "verify: every synchronised step checked: each rank's gradients were exactly the average"
+                  " over ranks"
+                : "verify: not every synchronised step was checked and exact (the run did not complete)");
+}
+
+/* Sweep point p run and recorded; false when the sweep cannot go on. */
+static bool run_one_point(run_job *job, size_t p, sweep_progress *prog)
+{
+    const run_args *a = job->args;
+    model m;
+    char merr[256], label[200], err[SCENARIO_ERR];
+    if (scenario_sweep_point(job->sc, p, job->point, err, sizeof err) != 0 || model_build(job->point, &m, merr, sizeof merr) != 0) {
+        prog->status = EXIT_RUNTIME; /* checked before; cannot happen */
+        return false;
+    }
+    snprintf(label, sizeof label, "%s (%zu/%zu)", job->point->name, p + 1, job->npoints);
+    launch_options opt = {.verify = a->verify,
+                          .record = !a->no_record,
+                          .progress = !a->quiet && job->writer,
+                          .label = label,
+                          .interrupted = job->interrupted,
+                          .self_argv = job->self_argv,
+                          .sweep_point = (int)p};
+    launch_result res;
+    int rc = run_point(job->point, &m, job->be, &job->env, job->coordinated != NULL, job->st, &opt, &res, err,
+                       sizeof err);
+    model_free(&m);
+    if (rc < 0) {
+        fprintf(stderr, "ddpprof: %s: %s\n", job->writer ? a->db_path : "rank", err);
+        prog->status = EXIT_RUNTIME;
+        return false;
+    }
+    if (job->writer && res.run_id > 0)
+        record_provenance(job, p, &res, rc, prog);
+    if (job->writer)
+        print_outcome(job->st, job->point, &res, !a->no_record, a->json, a->quiet, &a->ranks);
+    if (job->writer && a->verify)
+        say_verified(job, rc, &res);
+    if (prog->complete_runs && res.complete)
+        prog->complete_runs[prog->ncomplete++] = res.run_id;
+    if (rc == 1) {
+        if (job->writer)
+            fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
+        prog->status = EXIT_RUNTIME;
+    } else {
+        prog->done++;
+    }
+    return true;
+}
+
+/* Each point (or, in a rank process ddpprof started, its one), then a sweep's answer. */
+static int run_points(run_job *job)
+{
+    const run_args *a = job->args;
+    sweep_progress prog = {.complete_runs = calloc(job->npoints, sizeof(int64_t)), .sweep_first = -1};
+    bool one_point = job->coordinated && job->only_point;
+    size_t wanted = one_point ? 1 : job->npoints;
+    for (size_t p = 0; p < job->npoints && !(job->interrupted && atomic_load(job->interrupted)); p++) {
+        if (one_point && (size_t)atoll(job->only_point) != p)
             continue;
-        model m;
-        char merr[256], label[200];
-        if (scenario_sweep_point(sc, p, point, err, sizeof err) != 0 || model_build(point, &m, merr, sizeof merr) != 0) {
-            status = EXIT_RUNTIME; /* checked above; cannot happen */
+        if (!run_one_point(job, p, &prog))
             break;
-        }
-        snprintf(label, sizeof label, "%s (%zu/%zu)", point->name, p + 1, npoints);
-        launch_options opt = {.verify = verify,
-                              .record = record,
-                              .progress = !quiet && writer,
-                              .label = label,
-                              .interrupted = interrupted,
-                              .self_argv = self_argv,
-                              .sweep_point = (int)p};
-        launch_result res;
-        int rc = run_point(point, &m, be, &env, coordinated != NULL, st, &opt, &res, err, sizeof err);
-        model_free(&m);
-        if (rc < 0) {
-            fprintf(stderr, "ddpprof: %s: %s\n", writer ? db_path : "rank", err);
-            status = EXIT_RUNTIME;
-            break;
-        }
-        if (writer && res.run_id > 0) {
-            /* What was run: the command line's settings, the sweep point, the verdict. */
-            if (npoints > 1 && sweep_first < 0)
-                sweep_first = res.run_id;
-            bool oom;
-            char *over = overrides_json((const char *const *)overrides, noverrides, sc, p, &oom);
-            int verified = verify ? rc == 0 && res.complete : -1;
-            char perr[256];
-            if (oom || store_set_run_provenance(st, res.run_id, over, npoints > 1 ? sweep_first : -1, verified, perr,
-                                                sizeof perr) != 0) {
-                fprintf(stderr, "ddpprof: run %lld: %s\n", (long long)res.run_id, oom ? "out of memory" : perr);
-                status = EXIT_RUNTIME;
-            }
-            free(over);
-        }
-        if (writer)
-            print_outcome(st, point, &res, record, json, quiet, &sel);
-        if (writer && verify)
-            fprintf(json || quiet ? stderr : stdout, "%s\n",
-                    rc == 0 && res.complete
-                        ? "verify: every synchronised step checked: each rank's gradients were exactly the average"
-                          " over ranks"
-                        : "verify: not every synchronised step was checked and exact (the run did not complete)");
-        if (point_runs && res.complete)
-            point_runs[nrun_points++] = res.run_id;
-        if (rc == 1) {
-            if (writer)
-                fprintf(stderr, "ddpprof: run %lld failed: %s\n", (long long)res.run_id, res.error);
-            status = EXIT_RUNTIME;
-        } else {
-            points_done++;
-        }
     }
     /* A sweep's answer: the step of each point and the best. */
-    if (writer && record && !quiet && !json && npoints > 1 && nrun_points > 1 &&
-        report_sweep_summary(st, point_runs, nrun_points, stdout, err, sizeof err) != 0)
+    char err[512];
+    if (job->writer && !a->no_record && !a->quiet && !a->json && job->npoints > 1 && prog.ncomplete > 1 &&
+        report_sweep_summary(job->st, prog.complete_runs, prog.ncomplete, stdout, err, sizeof err) != 0)
         fprintf(stderr, "ddpprof: sweep summary: %s\n", err);
-    free(point_runs);
+    free(prog.complete_runs);
     /* A signal fails the command when it cut work short: one landing after the last
      * point was recorded complete leaves nothing undone, and the exit status agrees with
      * the database. */
-    if (interrupted && atomic_load(interrupted) && status == EXIT_OK && points_done < points_wanted)
-        status = EXIT_RUNTIME;
-    store_close(st);
-out_sc:
-    scenario_free(sc);
-    scenario_free(point);
-    free(sc);
-    free(point);
-out:
-    rank_select_free(&sel);
-    free(overrides);
-    free(sweeps);
-    free(self_argv);
-    free(spans_override);
+    if (job->interrupted && atomic_load(job->interrupted) && prog.status == EXIT_OK && prog.done < wanted)
+        prog.status = EXIT_RUNTIME;
+    return prog.status;
+}
+
+/* `run` on the scenario in `file`, or (text not NULL) on `text`, which `file` names. */
+static int run_command(const char *file, const char *text, const run_args *a, int argc, char **argv,
+                       const atomic_int *interrupted)
+{
+    run_job job = {.args = a, .file = file, .text = text, .interrupted = interrupted};
+    job.self_argv = calloc((size_t)argc + 2, sizeof *job.self_argv);
+    /* Zeroed: each holds nothing until filled, so that scenario_free() suits every path. */
+    job.sc = calloc(1, sizeof *job.sc);
+    job.point = calloc(1, sizeof *job.point);
+    int status = EXIT_RUNTIME;
+    if (job.self_argv && job.sc && job.point) {
+        job.self_argv[0] = "ddpprof";
+        for (int i = 0; i < argc; i++)
+            job.self_argv[i + 1] = argv[i];
+        status = prepare(&job);
+        if (status == EXIT_OK)
+            status = job.sc->equivalence ? run_equivalence(job.sc, job.be, job.st, job.rank_mode, !a->no_record,
+                                                           a->quiet, interrupted)
+                                         : run_points(&job);
+        store_close(job.st);
+    }
+    free(job.self_argv);
+    if (job.sc)
+        scenario_free(job.sc);
+    if (job.point)
+        scenario_free(job.point);
+    free(job.sc);
+    free(job.point);
     return status;
+}
+
+/* `run` on argv's FILE, or (text not NULL) on `text`, named `origin`. */
+static int run_parsed(int argc, char **argv, const char *text, const char *origin, const atomic_int *interrupted)
+{
+    run_args a = {.db_path = "ddpprof.sqlite"};
+    cli_parsed parsed;
+    int status = cli_options_parse(&cli_run_command, argc, argv, &a, &parsed);
+    const char *file = cli_operand(&parsed, 0);
+    if (status == EXIT_OK && parsed.operands.n > 1)
+        status = cli_usage_error(&cli_run_command, "one scenario file at a time ('%s' and '%s')", file,
+                                 cli_operand(&parsed, 1));
+    if (status == EXIT_OK && text && file)
+        status = cli_usage_error(&cli_run_command, "one scenario at a time ('%s' and '%s')", origin, file);
+    if (text)
+        file = origin; /* what messages name it by */
+    if (status == EXIT_OK && !file)
+        status = cli_usage_error(&cli_run_command, "no scenario file given");
+    if (status == EXIT_OK)
+        status = run_command(file, text, &a, argc, argv, interrupted);
+    cli_options_free(&cli_run_command, &a, &parsed);
+    run_args_free(&a);
+    return cli_parse_exit(status);
 }
 
 int cli_run(int argc, char **argv, const atomic_int *interrupted)
 {
-    return run_command(argc, argv, NULL, NULL, interrupted);
+    return run_parsed(argc, argv, NULL, NULL, interrupted);
 }
 
 int cli_run_text(int argc, char **argv, const char *text, const char *origin, const atomic_int *interrupted)
 {
-    return run_command(argc, argv, text, origin, interrupted);
+    return run_parsed(argc, argv, text, origin, interrupted);
 }

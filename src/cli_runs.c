@@ -12,27 +12,34 @@
 #include "reports/run_list.h"
 #include "src/cli.h"
 
-static const char *const usage = "usage: ddpprof runs [DB] [--json]\n"
-                                 "  every run in DB (default ddpprof.sqlite): id, name, backend, status, world size, start,\n"
-                                 "  mean step (ms, slowest rank) and DDP's overlap (%, mean over ranks)\n"
-                                 "  --json     the same as JSON\n";
+typedef struct {
+    bool json;
+} runs_args;
+
+static const cli_option runs_option_table[] = {
+    {CLI_FLAG(0, "json", runs_args, json, "the same as JSON")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_runs_command = {
+    .name = "runs",
+    .forms = {{"[DB]", "the runs DB holds: id, name, backend, status, step, overlap"}},
+    .description = "  every run in DB (default ddpprof.sqlite): id, name, backend, status, world size, start,\n"
+                   "  mean step (ms, slowest rank) and DDP's overlap (%, mean over ranks)\n",
+    .options = runs_option_table,
+};
 
 int cli_runs(int argc, char **argv)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    const char *db_path = NULL;
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        else if (!db_path)
-            db_path = argv[i];
-        else
-            return cli_usage_error(usage, "one database at a time");
-    }
+    runs_args a = {0};
+    cli_parsed parsed;
+    int rc = cli_options_parse(&cli_runs_command, argc, argv, &a, &parsed);
+    const char *db_path = cli_operand(&parsed, 0);
+    if (rc == EXIT_OK && parsed.operands.n > 1)
+        rc = cli_usage_error(&cli_runs_command, "one database at a time");
+    cli_options_free(&cli_runs_command, &a, &parsed);
+    if (rc != EXIT_OK)
+        return cli_parse_exit(rc);
     if (!db_path)
         db_path = "ddpprof.sqlite"; /* where run, predict and import write by default */
     store *st = NULL;
@@ -40,7 +47,7 @@ int cli_runs(int argc, char **argv)
     if (orc != EXIT_OK)
         return orc;
     char err[512];
-    int rc = run_list_write(st, json, stdout, err, sizeof err);
+    rc = run_list_write(st, a.json, stdout, err, sizeof err);
     store_close(st);
     if (rc != 0) {
         fprintf(stderr, "ddpprof: %s: %s\n", db_path, err);

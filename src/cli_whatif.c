@@ -21,22 +21,90 @@
 #include "reports/run_config.h"
 #include "src/cli.h"
 
-static const char *const usage =
-    "usage: ddpprof whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                      [--model NAME] [--scenario-out FILE] [-q] [--ranks all|LIST] [--spans-ranks LIST]\n"
-    "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
-    "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
-    "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
-    "  beside each prediction (without overrides: the replay of the run)\n"
-    "  -s KEY=VALUE     change a key, e.g. -s ddp.bucket_cap_mb=100, -s run.world_size=64\n"
-    "  --sweep KEY=A,B  one prediction per value (repeatable)\n"
-    "  --model NAME     the zoo preset whose parameters the run's buckets hold (default: found)\n"
-    "  --scenario-out FILE  write the derived scenario (before -s and --sweep) to FILE\n"
-    "  --spans-ranks LIST  the predictions' ranks whose spans are stored above 64 ranks, as\n"
-    "                   predict's (every rank's statistics are kept)\n"
-    "  -q               the derivation's notes and the comparisons' step line only\n"
-    "  --ranks all|LIST the comparisons' per-rank rows: every rank, or these (0,5,8-11); default:\n"
-    "                   every rank up to 32, above that min, median, p90, max, slowest and fastest\n";
+typedef struct {
+    long long run_id; /* -1: not given */
+    const char *model, *scenario_out;
+    bool quiet;
+    rank_select ranks;
+    /* -s and --sweep apart, to check them before anything is printed. */
+    cli_strings overrides, sweeps;
+    /* -s, --sweep and --spans-ranks as given, in order: the prediction's command line. */
+    cli_strings prediction_args;
+} whatif_args;
+
+static int take_run(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    return cli_parse_run_id(cmd, value, &((whatif_args *)args)->run_id);
+}
+
+static int take_ranks(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)opt;
+    return cli_parse_ranks(cmd, value, &((whatif_args *)args)->ranks);
+}
+
+/* `flag value` onto the prediction's command line (and onto `also`, when given). */
+static int pass_on(whatif_args *a, const char *flag, const char *value, cli_strings *also)
+{
+    if (cli_strings_add(&a->prediction_args, flag) && cli_strings_add(&a->prediction_args, value) &&
+        (!also || cli_strings_add(also, value)))
+        return EXIT_OK;
+    fprintf(stderr, "ddpprof: out of memory\n");
+    return EXIT_RUNTIME;
+}
+
+static int take_override(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)cmd;
+    (void)opt;
+    return pass_on(args, "-s", value, &((whatif_args *)args)->overrides);
+}
+
+static int take_sweep(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)cmd;
+    (void)opt;
+    return pass_on(args, "--sweep", value, &((whatif_args *)args)->sweeps);
+}
+
+static int take_spans_ranks(const cli_command *cmd, const cli_option *opt, const char *value, void *args)
+{
+    (void)cmd;
+    (void)opt;
+    return pass_on(args, "--spans-ranks", value, NULL);
+}
+
+static const cli_option whatif_option_table[] = {
+    {CLI_CALLBACK(0, "run", "N", take_run, "the run to derive from, recorded or imported"), .flags = CLI_OPT_OPERAND},
+    {CLI_CALLBACK('s', NULL, "section.key=value", take_override,
+                  "change a key, e.g. -s ddp.bucket_cap_mb=100, -s run.world_size=64"),
+     .flags = CLI_OPT_REPEATABLE},
+    {CLI_CALLBACK(0, "sweep", "section.key=a,b,...", take_sweep, "one prediction per value (repeatable)"),
+     .flags = CLI_OPT_REPEATABLE},
+    {CLI_STRING(0, "model", whatif_args, model, "NAME",
+                "the zoo preset whose parameters the run's buckets hold (default: found)")},
+    {CLI_STRING(0, "scenario-out", whatif_args, scenario_out, "FILE",
+                "write the derived scenario (before -s and --sweep) to FILE")},
+    {CLI_FLAG('q', "quiet", whatif_args, quiet, "the derivation's notes and the comparisons' step line only")},
+    {CLI_CALLBACK(0, "ranks", "all|LIST", take_ranks,
+                  "the comparisons' per-rank rows: every rank, or these (0,5,8-11); default:\n"
+                  "every rank up to 32, above that min, median, p90, max, slowest and fastest")},
+    {CLI_CALLBACK(0, "spans-ranks", "LIST", take_spans_ranks,
+                  "the predictions' ranks whose spans are stored above 64 ranks, as\n"
+                  "predict's (every rank's statistics are kept)")},
+    {CLI_OPT_END},
+};
+
+const cli_command cli_whatif_command = {
+    .name = "whatif",
+    .forms = {{"DB --run N", "a run, recorded or imported, replayed and re-modelled with the changes"}},
+    .description = "  derives a scenario from run N (recorded or imported): its measured compute between the\n"
+                   "  gradient-ready points, each rank's speed, DDP's buckets, each bucket size's allreduce\n"
+                   "  time from the last arrival; predicts it with the overrides into DB and prints the run\n"
+                   "  beside each prediction (without overrides: the replay of the run)\n",
+    .options = whatif_option_table,
+};
 
 /* What print_comparison needs of each prediction. */
 typedef struct {
@@ -133,80 +201,20 @@ static bool needs_phase_detail(const char **overrides, int noverrides, const cha
     return many;
 }
 
-int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
+/* The run derived from, checked: its scenario in *d (the caller frees it), the overrides
+ * tried on a copy, and the first run id the predictions will take. */
+static int derive_checked(const char *db_path, whatif_args *a, whatif_derived *d, int64_t *first_new,
+                          bool *phase_detail)
 {
-    if (cli_wants_help(argc, argv, usage))
-        return EXIT_OK;
-    const char *db_path = NULL, *scenario_out = NULL, *model = NULL;
-    long long run_id = -1;
-    bool quiet = false;
-    /* The prediction's command line: run FILE -o DB --backend sim -q, then -s and --sweep. */
-    char **run_argv = calloc((size_t)argc + 8, sizeof *run_argv);
-    /* The same -s and --sweep apart, to check them before anything is printed. */
-    const char **overrides = calloc((size_t)argc, sizeof *overrides), **sweeps = calloc((size_t)argc, sizeof *sweeps);
-    int nrun = 0, noverrides = 0, nsweeps = 0;
-    rank_select sel = {0};
-    if (!run_argv || !overrides || !sweeps) {
-        free(run_argv);
-        free(overrides);
-        free(sweeps);
-        return EXIT_RUNTIME;
-    }
-    int status = EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool valued = !strcmp(a, "--run") || !strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--model") ||
-                      !strcmp(a, "--scenario-out") || !strcmp(a, "--ranks") || !strcmp(a, "--spans-ranks");
-        if (valued && i + 1 >= argc) {
-            status = cli_usage_error(usage, "%s needs a value", a);
-            goto out;
-        }
-        if (!strcmp(a, "--run")) {
-            status = cli_parse_run_id(usage, argv[++i], &run_id);
-            if (status != EXIT_OK)
-                goto out;
-        } else if (!strcmp(a, "-s") || !strcmp(a, "--sweep") || !strcmp(a, "--spans-ranks")) {
-            if (!strcmp(a, "-s"))
-                overrides[noverrides++] = argv[i + 1];
-            else if (!strcmp(a, "--sweep"))
-                sweeps[nsweeps++] = argv[i + 1];
-            run_argv[nrun++] = argv[i];
-            run_argv[nrun++] = argv[++i];
-        } else if (!strcmp(a, "--model")) {
-            model = argv[++i];
-        } else if (!strcmp(a, "--ranks")) {
-            status = cli_parse_ranks(usage, argv[++i], &sel);
-            if (status != EXIT_OK)
-                goto out;
-        } else if (!strcmp(a, "--scenario-out")) {
-            scenario_out = argv[++i];
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = true;
-        } else if (a[0] == '-' && a[1]) {
-            status = cli_usage_error(usage, "unknown option '%s'", a);
-            goto out;
-        } else if (!db_path) {
-            db_path = a;
-        } else {
-            status = cli_usage_error(usage, "one database at a time");
-            goto out;
-        }
-    }
-    if (!db_path || run_id < 0) {
-        status = cli_usage_error(usage, !db_path ? "no database given" : "--run N: which run to derive from");
-        goto out;
-    }
-
     store *st = NULL;
-    status = cli_open_db_readonly(db_path, &st);
+    int status = cli_open_db_readonly(db_path, &st);
     if (status != EXIT_OK)
-        goto out;
-    status = cli_check_run_exists(st, db_path, run_id);
-    whatif_derived d = {0};
+        return status;
+    status = cli_check_run_exists(st, db_path, a->run_id);
     char err[512];
     if (status == EXIT_OK) {
-        whatif_options o = {.model = model};
-        if (whatif_derive(st, run_id, &o, &d, err, sizeof err) != 0) {
+        whatif_options o = {.model = a->model};
+        if (whatif_derive(st, a->run_id, &o, d, err, sizeof err) != 0) {
             fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
             status = EXIT_USAGE;
         }
@@ -216,93 +224,135 @@ int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
          * the only thing said.  The prediction applies them again, and says what they
          * replace. */
         scenario *checked = malloc(sizeof *checked);
-        if (!checked || scenario_copy(checked, d.sc, NULL, 0) != 0) {
+        if (!checked || scenario_copy(checked, d->sc, NULL, 0) != 0) {
             free(checked);
             status = EXIT_RUNTIME;
         } else {
-            status = cli_scenario_apply(checked, db_path, overrides, noverrides, sweeps, nsweeps, "sim", false);
+            status = cli_scenario_apply(checked, db_path, a->overrides.items, a->overrides.n, a->sweeps.items,
+                                        a->sweeps.n, "sim", false);
             scenario_free(checked);
             free(checked);
         }
     }
-    bool phase_detail = status == EXIT_OK && needs_phase_detail(overrides, noverrides, sweeps, nsweeps);
-    if (phase_detail) {
-        run_argv[nrun++] = "-s";
-        run_argv[nrun++] = "record.detail=phase";
-    }
+    *phase_detail = status == EXIT_OK &&
+                    needs_phase_detail(a->overrides.items, a->overrides.n, a->sweeps.items, a->sweeps.n);
+    if (*phase_detail && pass_on(a, "-s", "record.detail=phase", NULL) != EXIT_OK)
+        status = EXIT_RUNTIME;
     store_run_ids ids = {0};
     if (status == EXIT_OK && store_read_run_ids(st, &ids, err, sizeof err) != 0) {
         fprintf(stderr, "ddpprof: whatif: %s: %s\n", db_path, err);
         status = EXIT_RUNTIME;
     }
-    int64_t first_new = ids.max_id + 1;
+    *first_new = ids.max_id + 1;
     store_close(st);
-    if (status != EXIT_OK) {
-        whatif_free(&d);
-        goto out;
-    }
-    /* Without message sizes a bucket is its time's equivalent bytes: a change that moves
-     * parameters between buckets would be a guess, and is refused before anything runs. */
-    for (int i = 0; d.sizes_unknown && i + 1 < nrun; i += 2) {
-        const char *kv = run_argv[i + 1];
+    return status;
+}
+
+/* Without message sizes a bucket is its time's equivalent bytes: a change that moves
+ * parameters between buckets would be a guess, and is refused before anything runs. */
+static int refuse_rebucketing(const whatif_derived *d, const whatif_args *a, const char *db_path)
+{
+    const cli_strings *run_argv = &a->prediction_args;
+    for (int i = 0; d->sizes_unknown && i + 1 < run_argv->n; i += 2) {
+        const char *kv = run_argv->items[i + 1];
         if (!strncmp(kv, "ddp.bucket_cap_mb", 17) || !strncmp(kv, "ddp.first_bucket_mb", 19)) {
             fprintf(stderr,
                     "ddpprof: whatif: %s: run %lld: %s %s: the trace gives no message sizes, so its buckets cannot be"
                     " re-formed (world size, skew and speed can change; profile with record_shapes=True for the"
                     " sizes)\n",
-                    db_path, run_id, run_argv[i], kv);
-            whatif_free(&d);
-            status = EXIT_USAGE;
-            goto out;
+                    db_path, a->run_id, run_argv->items[i], kv);
+            return EXIT_USAGE;
         }
     }
-    printf("whatif: run %lld derived\n%s", run_id, d.notes);
+    return EXIT_OK;
+}
+
+/* The prediction: `run -o DB --backend sim -q` with the user's -s and --sweep, on the
+ * derived scenario's text, which `origin` names. */
+static int predict(const char *ini, const char *origin, const char *db_path, const whatif_args *a,
+                   const atomic_int *interrupted)
+{
+    const cli_strings *run_argv = &a->prediction_args;
+    char **args = calloc((size_t)run_argv->n + 8, sizeof *args);
+    if (!args)
+        return EXIT_RUNTIME;
+    int n = 0;
+    args[n++] = "run";
+    args[n++] = "-o";
+    args[n++] = (char *)db_path;
+    args[n++] = "--backend";
+    args[n++] = "sim";
+    args[n++] = "-q";
+    for (int i = 0; i < run_argv->n; i++)
+        args[n++] = (char *)run_argv->items[i];
+    int status = cli_run_text(n, args, ini, origin, interrupted);
+    free(args);
+    return status;
+}
+
+/* The prediction runs the derived scenario as its INI text reads back, the same scenario
+ * --scenario-out's file gives `ddpprof run` (written there when asked). */
+static int write_and_predict(const whatif_derived *d, const char *db_path, const whatif_args *a,
+                             const atomic_int *interrupted)
+{
+    char *ini = scenario_to_ini(d->sc);
+    if (!ini) {
+        fprintf(stderr, "ddpprof: out of memory writing the derived scenario\n");
+        return EXIT_RUNTIME;
+    }
+    int status = EXIT_OK;
+    if (a->scenario_out) {
+        status = cli_write_text(a->scenario_out, ini) == 0 ? EXIT_OK : EXIT_RUNTIME;
+        if (status == EXIT_OK)
+            printf("whatif: the derived scenario is in %s\n", a->scenario_out);
+    }
+    char origin[64];
+    snprintf(origin, sizeof origin, "whatif of run %lld", a->run_id);
+    if (status == EXIT_OK)
+        status = predict(ini, a->scenario_out ? a->scenario_out : origin, db_path, a, interrupted);
+    free(ini);
+    return status;
+}
+
+static int whatif_command(const char *db_path, whatif_args *a, const atomic_int *interrupted)
+{
+    whatif_derived d = {0};
+    int64_t first_new;
+    bool phase_detail;
+    int status = derive_checked(db_path, a, &d, &first_new, &phase_detail);
+    if (status == EXIT_OK)
+        status = refuse_rebucketing(&d, a, db_path);
+    if (status != EXIT_OK) {
+        whatif_free(&d);
+        return status;
+    }
+    printf("whatif: run %lld derived\n%s", a->run_id, d.notes);
     if (phase_detail)
         printf("whatif: above %d ranks the predictions record spans per phase (-s record.detail=op keeps every op)\n",
                WHATIF_PHASE_DETAIL_RANKS);
-
-    /* The prediction runs the derived scenario as its INI text reads back, the same
-     * scenario --scenario-out's file gives `ddpprof run`. */
-    char *ini = scenario_to_ini(d.sc);
+    status = write_and_predict(&d, db_path, a, interrupted);
     whatif_free(&d);
-    if (!ini) {
-        fprintf(stderr, "ddpprof: out of memory writing the derived scenario\n");
-        status = EXIT_RUNTIME;
-        goto out;
-    }
-    if (scenario_out) {
-        status = cli_write_text(scenario_out, ini) == 0 ? EXIT_OK : EXIT_RUNTIME;
-        if (status == EXIT_OK)
-            printf("whatif: the derived scenario is in %s\n", scenario_out);
-    }
-    if (status == EXIT_OK) {
-        /* The prediction: `run -o DB --backend sim -q` with the user's -s and --sweep. */
-        char origin[64];
-        snprintf(origin, sizeof origin, "whatif of run %lld", run_id);
-        char **args = calloc((size_t)nrun + 8, sizeof *args);
-        if (!args) {
-            status = EXIT_RUNTIME;
-        } else {
-            int n = 0;
-            args[n++] = "run";
-            args[n++] = "-o";
-            args[n++] = (char *)db_path;
-            args[n++] = "--backend";
-            args[n++] = "sim";
-            args[n++] = "-q";
-            for (int i = 0; i < nrun; i++)
-                args[n++] = run_argv[i];
-            status = cli_run_text(n, args, ini, scenario_out ? scenario_out : origin, interrupted);
-            free(args);
-        }
-    }
-    free(ini);
     if (status == EXIT_OK)
-        status = print_comparisons(db_path, run_id, first_new, quiet, &sel);
-out:
-    rank_select_free(&sel);
-    free(run_argv);
-    free(overrides);
-    free(sweeps);
+        status = print_comparisons(db_path, a->run_id, first_new, a->quiet, &a->ranks);
     return status;
+}
+
+int cli_whatif(int argc, char **argv, const atomic_int *interrupted)
+{
+    whatif_args a = {.run_id = -1};
+    cli_parsed parsed;
+    int status = cli_options_parse(&cli_whatif_command, argc, argv, &a, &parsed);
+    const char *db_path = NULL;
+    if (status == EXIT_OK)
+        status = cli_database_operand(&cli_whatif_command, &parsed, &db_path);
+    if (status == EXIT_OK && a.run_id < 0)
+        status = cli_usage_error(&cli_whatif_command, "--run N: which run to derive from");
+    if (status == EXIT_OK)
+        status = whatif_command(db_path, &a, interrupted);
+    cli_options_free(&cli_whatif_command, &a, &parsed);
+    cli_strings_free(&a.overrides);
+    cli_strings_free(&a.sweeps);
+    cli_strings_free(&a.prediction_args);
+    rank_select_free(&a.ranks);
+    return cli_parse_exit(status);
 }

@@ -1,5 +1,6 @@
-/* main.c — ddpprof's entry point: dispatches to the subcommands and owns the one
- * piece of process-wide state, the flag a SIGINT/SIGTERM handler sets. */
+/* main.c — ddpprof's entry point: dispatches to the subcommands (cli_commands.h, whose
+ * tables give the usage too) and owns the one piece of process-wide state, the flag a
+ * SIGINT/SIGTERM handler sets. */
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "engine/backend.h"
 #include "src/cli.h"
+#include "src/cli_commands.h"
 
 /* Atomic, not just volatile sig_atomic_t: the handler may run on any of the run's
  * threads while the watchdog reads the flag on another (lock-free, so handler-safe). */
@@ -19,45 +21,16 @@ static void on_signal(int sig)
     atomic_store(&interrupted, 1);
 }
 
-static const char *const usage =
-    "usage: ddpprof <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  run FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]... [--backend NAME]\n"
-    "           [--verify] [--no-record]\n"
-    "                     run a scenario, record it into DB (default ddpprof.sqlite), print its report\n"
-    "  predict FILE [-o DB] [-s section.key=value]... [--sweep section.key=a,b,...]...\n"
-    "                     the same run in virtual time (sim backend): thousands of ranks in seconds\n"
-    "  whatif DB --run N [-s section.key=value]... [--sweep section.key=a,b,...]... [--scenario-out FILE]\n"
-    "                     a run, recorded or imported, replayed and re-modelled with the changes\n"
-    "  runs [DB] [--json] the runs DB holds: id, name, backend, status, step, overlap\n"
-    "  report DB [--run ID] [--json | --html] [-o FILE] [--ranks all|LIST]\n"
-    "                     overlap, exposed communication and wait time of recorded runs\n"
-    "  export DB [--run ID] [--format chrome] [-o FILE] [--per-rank DIR]\n"
-    "                     a run as a trace for Perfetto UI / chrome://tracing, or per rank for HTA\n"
-    "  import PATH... [-o DB] [--name NAME] [--rank N]\n"
-    "                     a real job's traces (PyTorch profiler JSON, Nsight Systems SQLite) as a run\n"
-    "  explain [section[.key]]\n"
-    "                     every scenario key: type, range, default and meaning\n"
-    "  bench allreduce [--ranks N] [--sizes 1M,25M,100M] [--iters N] [--backend cpu|cuda]\n"
-    "                     allreduce bandwidth of a backend, as nccl-tests prints it\n"
-    "  calibrate [--backend cpu|cuda] [--ranks 2,4] [--sizes 4K,...,100M] [-o FILE]\n"
-    "                     measure allreduce times, copies and per-op costs for predict\n"
-    "  calibrate --from DB --run ID [--run ID ...] [-o FILE]\n"
-    "                     learn the same from recorded runs\n"
-    "  compare DB --run A --run B [--json]\n"
-    "                     two runs side by side, per rank and per bucket, with the differences\n"
-    "\n"
-    "  --help, --version  on any command\n"
-    "exit status: 0 success, 1 runtime failure, 2 bad usage or bad scenario\n";
-
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error(usage, "no command given");
+        return cli_commands_usage_error("no command given");
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
-        fputs(usage, stdout);
+        strbuf usage = STRBUF_INIT;
+        cli_commands_usage(&usage);
+        fputs(usage.buf, stdout);
+        strbuf_release(&usage);
         return EXIT_OK;
     }
     for (int i = 1; i < argc; i++) {
@@ -76,27 +49,8 @@ int main(int argc, char **argv)
         perror("ddpprof: sigaction");
         return EXIT_RUNTIME;
     }
-    if (!strcmp(cmd, "run"))
-        return cli_run(argc - 1, argv + 1, &interrupted);
-    if (!strcmp(cmd, "predict"))
-        return cli_predict(argc - 1, argv + 1, &interrupted);
-    if (!strcmp(cmd, "runs"))
-        return cli_runs(argc - 1, argv + 1);
-    if (!strcmp(cmd, "whatif"))
-        return cli_whatif(argc - 1, argv + 1, &interrupted);
-    if (!strcmp(cmd, "report"))
-        return cli_report(argc - 1, argv + 1);
-    if (!strcmp(cmd, "export"))
-        return cli_export(argc - 1, argv + 1);
-    if (!strcmp(cmd, "import"))
-        return cli_import(argc - 1, argv + 1);
-    if (!strcmp(cmd, "explain"))
-        return cli_explain(argc - 1, argv + 1);
-    if (!strcmp(cmd, "bench"))
-        return cli_bench(argc - 1, argv + 1);
-    if (!strcmp(cmd, "calibrate"))
-        return cli_calibrate(argc - 1, argv + 1);
-    if (!strcmp(cmd, "compare"))
-        return cli_compare(argc - 1, argv + 1);
-    return cli_usage_error(usage, "unknown command '%s'", cmd);
+    const cli_entry *entry = cli_command_find(cmd);
+    if (!entry)
+        return cli_commands_usage_error("unknown command '%s'", cmd);
+    return entry->run ? entry->run(argc - 1, argv + 1) : entry->run_interruptible(argc - 1, argv + 1, &interrupted);
 }
