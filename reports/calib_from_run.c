@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "common/strbuf.h"
 #include "profiler/store_read_run_row.h"
@@ -57,24 +56,14 @@ static int read_run(store *st, int64_t id, run_row *r, char *err, size_t errlen)
     return rc;
 }
 
-/* The run's scenario, loaded back from its stored text through a temporary file. */
+/* The run's scenario, loaded back from its stored text. */
 static int load_scenario(const run_row *r, scenario *sc, char *err, size_t errlen)
 {
-    char path[] = "/tmp/ddpprof-calib-XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create a temporary file for run %lld's scenario", (long long)r->id);
-        return -1;
-    }
-    size_t len = strlen(r->scenario_text);
-    bool written = write(fd, r->scenario_text, len) == (ssize_t)len;
-    close(fd);
-    char serr[SCENARIO_ERR] = "";
-    int rc = written ? scenario_load_file(path, sc, serr, sizeof serr) : -1;
-    unlink(path);
+    char origin[64], serr[SCENARIO_ERR] = "";
+    snprintf(origin, sizeof origin, "run %lld's scenario", (long long)r->id);
+    int rc = scenario_load_text(r->scenario_text, origin, sc, serr, sizeof serr);
     if (rc != 0)
-        snprintf(err, errlen, "run %lld: its stored scenario does not load: %s", (long long)r->id,
-                 serr[0] ? serr : "write failed");
+        snprintf(err, errlen, "run %lld: its stored scenario does not load: %s", (long long)r->id, serr);
     return rc;
 }
 
