@@ -31,33 +31,8 @@
 #include "profiler/store_read_spans.h"
 #include "tmp_store.h"
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_store_read_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static int64_t begin_run(fixture *f, const char *name, double cap_mb)
 {
@@ -443,15 +418,15 @@ static void test_read_transaction(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_runs_from, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_span_groups, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_overlap_and_collectives, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_equivalence_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_equivalence_timing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_page_cache, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runs, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_runs_from, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_span_groups, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_overlap_and_collectives, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_equivalence_rows, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_equivalence_timing, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_read_transaction, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,33 +37,8 @@
 #include "profiler/store_read_stats.h"
 #include "tmp_store.h"
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_store_rows_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static int64_t begin_run(fixture *f, const char *name)
 {
@@ -572,13 +547,13 @@ static void test_import_tables(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_run_row, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_run_lists, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_span_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iterations_and_arrivals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stats_stored_and_viewed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_import_tables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_row, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_run_lists, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_span_rows, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_iterations_and_arrivals, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_stats_stored_and_viewed, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_import_tables, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
