@@ -157,6 +157,16 @@ static inline analysis_run *load(store *st, int64_t run)
     return runs;
 }
 
+/* The end of a test that ran scenario sc (hand_scenario's) in the store at path: frees
+ * sc, closes the store and removes its file. */
+static inline void hand_done(scenario *sc, store *st, const char *path)
+{
+    scenario_free(sc);
+    free(sc);
+    store_close(st);
+    remove_db(path);
+}
+
 #define NS_TO_MS(x) ((double)(x) / 1e6)
 
 static inline void assert_ms(double got, int64_t want_ns)
