@@ -34,13 +34,18 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t
     return fd;
 }
 
-/* An input made a file for a reader: the memfd and its path, and the reader's limits,
- * counting the events it takes into used (so the struct stays where it was opened). */
+/* libFuzzer's entry, which each importer target defines. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* An input made a file for a reader: the memfd and its path, the reader's limits,
+ * counting the events it takes into used (so the struct stays where it was opened), and
+ * room for the reader's error. */
 typedef struct {
     int fd;
     char path[64];
     size_t used;
     trace_limits lim;
+    char err[1024];
 } fuzz_input;
 
 /* fuzz_file of the input into in, with the limits; 0, or -1 when the file cannot be made

@@ -9,17 +9,14 @@
 #include "fuzz_import.h"
 #include "profiler/import/nsys_sqlite.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     fuzz_input fi;
     if (fuzz_input_open(&fi, data, size) != 0)
         return 0;
-    char err[1024];
     trace_rank **ranks = NULL;
     int n = 0;
-    if (nsys_sqlite_read(fi.path, 0, &fi.lim, &ranks, &n, err, sizeof err) == 0) {
+    if (nsys_sqlite_read(fi.path, 0, &fi.lim, &ranks, &n, fi.err, sizeof fi.err) == 0) {
         for (int i = 0; i < n; i++) {
             fuzz_check_rank(ranks[i], true);
             trace_rank_free(ranks[i]);
