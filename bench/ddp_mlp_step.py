@@ -14,7 +14,6 @@ in ns) with its overlap ratio.  Exits 3 when torch is missing.
 import argparse
 import json
 import os
-import socket
 import sys
 import time
 
@@ -22,27 +21,18 @@ try:
     import torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
-    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    # The model and the rendezvous are those of tests/import/ddp_trace.py's job.
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "import"))
+    from gloo_mlp import free_port, join_gloo, mlp_training
 except ImportError as e:
     print("torch unavailable: %s" % e, file=sys.stderr)
     sys.exit(3)
 
 
 def worker(rank, a, q):
-    torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(a.port)
-    dist.init_process_group("gloo", rank=rank, world_size=a.world)
-    torch.manual_seed(0)
-    mods = []
-    for i in range(a.layers):
-        mods.append(torch.nn.Linear(a.width, a.width))
-        if i < a.layers - 1:
-            mods.append(torch.nn.ReLU())
-    ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=a.bucket_cap_mb)
-    opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
-    loss_fn = torch.nn.MSELoss()
-    x, y = torch.randn(a.batch, a.width), torch.randn(a.batch, a.width)
+    join_gloo(rank, a)
+    ddp, opt, loss_fn, x, y = mlp_training(a)
     times = []
     for it in range(a.warmup + a.iters):
         t0 = time.perf_counter()
@@ -77,9 +67,7 @@ def main():
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     a = p.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        a.port = s.getsockname()[1]
+    a.port = free_port()
     ctx = mp.get_context("spawn")
     q = ctx.SimpleQueue()
     mp.start_processes(worker, args=(a, q), nprocs=a.world, join=True, start_method="spawn")

@@ -1,5 +1,6 @@
 /* sim_by_hand.h — what the sim backend's tests (tests/test_sim_*.c) share: hand_scenario
- * below and its helpers.  The sim backend, worked out by hand: 2 ranks, a custom model of
+ * below and its helpers (run_sim, a scenario run on the sim backend and recorded, serves
+ * test_span_ranks.c too).  The sim backend, worked out by hand: 2 ranks, a custom model of
  * two 500,000-element parameters (two layers, each parameter 1-D, no buffers), a device of
  * 1 TFLOP/s at full efficiency and 4000 GB/s, batch 1, links of 1000 GB/s and 1 us.
  * So, for a rank of speed 1: forward of a layer 2*500000/1000 = 1000 ns, backward 2000
@@ -81,6 +82,7 @@ static inline scenario *hand_scenario(const char *const extra[])
     return sc;
 }
 
+/* Runs sc on the sim backend, recording into st; the run's id (a failure fails the test). */
 static inline int64_t run_sim(store *st, const scenario *sc)
 {
     model m;
@@ -155,6 +157,16 @@ static inline analysis_run *load(store *st, int64_t run)
         fail_msg("%s", err);
     assert_int_equal(n, 1);
     return runs;
+}
+
+/* The end of a test that ran scenario sc (hand_scenario's) in the store at path: frees
+ * sc, closes the store and removes its file. */
+static inline void hand_done(scenario *sc, store *st, const char *path)
+{
+    scenario_free(sc);
+    free(sc);
+    store_close(st);
+    remove_db(path);
 }
 
 #define NS_TO_MS(x) ((double)(x) / 1e6)

@@ -33,12 +33,8 @@
 #define MS(us) ((us) / 1000.0)
 
 typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
+    store_fixture s; /* the store, its errors and compare_write's output (tmp_store.h) */
     int64_t a, b, c;
-    char *buf;
-    size_t len;
 } fixture;
 
 static int64_t begin(fixture *f, const char *name, int world)
@@ -48,7 +44,7 @@ static int64_t begin(fixture *f, const char *name, int world)
                            .model = "mlp", .world_size = world, .iterations = 1, .warmup = 0,
                            .total_params = 1000, .bucket_cap_mb = 25, .rank_speed = speed};
     int64_t id = -1;
-    assert_int_equal(store_begin_run(f->st, &info, &id, f->err, sizeof f->err), 0);
+    assert_int_equal(store_begin_run(f->s.st, &info, &id, f->s.err, sizeof f->s.err), 0);
     return id;
 }
 
@@ -57,7 +53,7 @@ static void buckets(fixture *f, int64_t run, int n)
     const int params[] = {0, 1};
     store_bucket b[2] = {{.nbytes = 1000000, .size_limit = 26214400, .nparams = 1, .params = params},
                          {.nbytes = 500000, .size_limit = 26214400, .nparams = 1, .params = params + 1}};
-    assert_int_equal(store_write_buckets(f->st, run, 0, b, (size_t)n, f->err, sizeof f->err), 0);
+    assert_int_equal(store_write_buckets(f->s.st, run, 0, b, (size_t)n, f->s.err, sizeof f->s.err), 0);
 }
 
 /* One rank's iteration: forward [0,fw], backward [fw,bw], allreduce [ar0,ar1] of bucket 0, optimizer after. */
@@ -70,55 +66,43 @@ static void rank_iter(fixture *f, int64_t run, int rank, int64_t fw, int64_t bw,
         mk(rank, 0, STREAM_COMM, SPAN_ALLREDUCE, 0, 0, 1000000, ar0 * US, ar1 * US),
         mk(rank, 0, STREAM_COMPUTE, SPAN_OPTIMIZER, -1, -1, 0, op0 * US, op1 * US),
     };
-    assert_int_equal(store_write_spans(f->st, run, s, 4, f->err, sizeof f->err), 0);
+    assert_int_equal(store_write_spans(f->s.st, run, s, 4, f->s.err, sizeof f->s.err), 0);
 }
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || open_tmp_store(f->path, sizeof f->path, "ddpprof_test_compare_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
+    if (store_fixture_open(state, sizeof(fixture)) != 0)
         return -1;
-    }
-    *state = f;
+    fixture *f = *state;
     f->a = begin(f, "worked", 2);
     buckets(f, f->a, 1);
     rank_iter(f, f->a, 0, 10, 20, 12, 30, 30, 32);
     rank_iter(f, f->a, 1, 14, 28, 25, 30, 30, 32);
-    assert_int_equal(store_finish_run(f->st, f->a, NULL, f->err, sizeof f->err), 0);
+    assert_int_equal(store_finish_run(f->s.st, f->a, NULL, f->s.err, sizeof f->s.err), 0);
     f->b = begin(f, "even", 2);
     buckets(f, f->b, 1);
     rank_iter(f, f->b, 0, 10, 20, 12, 24, 24, 26);
     rank_iter(f, f->b, 1, 10, 20, 12, 24, 24, 26);
-    assert_int_equal(store_finish_run(f->st, f->b, NULL, f->err, sizeof f->err), 0);
+    assert_int_equal(store_finish_run(f->s.st, f->b, NULL, f->s.err, sizeof f->s.err), 0);
     f->c = begin(f, "three", 3);
     buckets(f, f->c, 2);
     for (int r = 0; r < 3; r++)
         rank_iter(f, f->c, r, 10, 20, 12, 24, 24, 26);
-    assert_int_equal(store_finish_run(f->st, f->c, NULL, f->err, sizeof f->err), 0);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
+    assert_int_equal(store_finish_run(f->s.st, f->c, NULL, f->s.err, sizeof f->s.err), 0);
     return 0;
 }
 
 static char *compare(fixture *f, int64_t a, int64_t b, report_format fmt)
 {
-    f->buf = NULL;
-    f->len = 0;
-    FILE *out = open_memstream(&f->buf, &f->len);
+    f->s.buf = NULL;
+    f->s.len = 0;
+    FILE *out = open_memstream(&f->s.buf, &f->s.len);
     assert_non_null(out);
-    int rc = compare_write(f->st, a, b, fmt, out, f->err, sizeof f->err);
+    int rc = compare_write(f->s.st, a, b, fmt, out, f->s.err, sizeof f->s.err);
     assert_int_equal(fclose(out), 0);
     if (rc != 0)
-        fail_msg("compare_write: %s", f->err);
-    return f->buf;
+        fail_msg("compare_write: %s", f->s.err);
+    return f->s.buf;
 }
 
 static void quad_(json_t *obj, const char *key, double a, double b, int line)
@@ -243,7 +227,7 @@ static void test_what_is_not_comparable_is_said(void **state)
 static int cli(fixture *f, int argc, char **argv)
 {
     char path[96];
-    snprintf(path, sizeof path, "%s.out", f->path);
+    snprintf(path, sizeof path, "%s.out", f->s.path);
     fflush(stdout);
     fflush(stderr);
     int so = dup(STDOUT_FILENO), se = dup(STDERR_FILENO);
@@ -267,15 +251,15 @@ static void test_cli_exit_codes(void **state)
     char a[24], b[24];
     snprintf(a, sizeof a, "%lld", (long long)f->a);
     snprintf(b, sizeof b, "%lld", (long long)f->b);
-    char *ok[] = {"compare", f->path, "--run", a, "--run", b, NULL};
+    char *ok[] = {"compare", f->s.path, "--run", a, "--run", b, NULL};
     assert_int_equal(cli(f, 6, ok), EXIT_OK);
-    char *ok_json[] = {"compare", f->path, "--run", a, "--run", b, "--json", NULL};
+    char *ok_json[] = {"compare", f->s.path, "--run", a, "--run", b, "--json", NULL};
     assert_int_equal(cli(f, 7, ok_json), EXIT_OK);
-    char *one[] = {"compare", f->path, "--run", a, NULL};
+    char *one[] = {"compare", f->s.path, "--run", a, NULL};
     assert_int_equal(cli(f, 4, one), EXIT_USAGE);
-    char *missing[] = {"compare", f->path, "--run", a, "--run", "999", NULL};
+    char *missing[] = {"compare", f->s.path, "--run", a, "--run", "999", NULL};
     assert_int_equal(cli(f, 6, missing), EXIT_USAGE);
-    char *bad[] = {"compare", f->path, "--run", a, "--run", "x", NULL};
+    char *bad[] = {"compare", f->s.path, "--run", a, "--run", "x", NULL};
     assert_int_equal(cli(f, 6, bad), EXIT_USAGE);
     char *nodb[] = {"compare", "/nonexistent/db.sqlite", "--run", a, "--run", b, NULL};
     assert_int_equal(cli(f, 6, nodb), EXIT_USAGE);
@@ -289,5 +273,5 @@ int main(void)
         cmocka_unit_test(test_what_is_not_comparable_is_said),
         cmocka_unit_test(test_cli_exit_codes),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, store_fixture_teardown);
 }

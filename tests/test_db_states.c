@@ -724,19 +724,30 @@ static void on_alarm(int sig)
     _exit(3);
 }
 
+/* Opens the fixture's database (into *st), begins a run "full" in it (its id into *run)
+ * and leaves the file `spare` pages to grow by: VACUUM first, so that no free pages are
+ * left for a long text to take, then max_page_count the pages it has plus spare.  The
+ * store's database handle comes back. */
+static sqlite3 *open_full(fixture *f, int64_t spare, store **st, int64_t *run)
+{
+    assert_int_equal(store_open(f->path, st, f->err, sizeof f->err), 0);
+    *run = begin_run(*st, "full", f->err, sizeof f->err);
+    sqlite3 *db = store_db(*st);
+    assert_int_equal(sqlite3_exec(db, "VACUUM", NULL, NULL, NULL), SQLITE_OK);
+    char sql[64];
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld",
+             (long long)(scalar(db, "PRAGMA page_count") + spare));
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    return db;
+}
+
 static void test_full_database_stops_recorder(void **state)
 {
     fixture *f = *state;
     store *st = NULL;
-    assert_int_equal(store_open(f->path, &st, f->err, sizeof f->err), 0);
-    int64_t run = begin_run(st, "full", f->err, sizeof f->err);
-    sqlite3 *db = store_db(st);
-    /* No free pages left for the long text to take. */
-    assert_int_equal(sqlite3_exec(db, "VACUUM", NULL, NULL, NULL), SQLITE_OK);
+    int64_t run;
+    sqlite3 *db = open_full(f, 4, &st, &run);
     char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld",
-             (long long)scalar(db, "PRAGMA page_count") + 4);
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
 
     recorder *rec = NULL;
     assert_int_equal(recorder_create(st, run, 2, &rec), 0);
@@ -793,15 +804,9 @@ static void test_finish_on_full_database(void **state)
 {
     fixture *f = *state;
     store *st = NULL;
-    assert_int_equal(store_open(f->path, &st, f->err, sizeof f->err), 0);
-    int64_t run = begin_run(st, "full", f->err, sizeof f->err);
-    sqlite3 *db = store_db(st);
-    /* No free pages left for the long text to take. */
-    assert_int_equal(sqlite3_exec(db, "VACUUM", NULL, NULL, NULL), SQLITE_OK);
+    int64_t run;
+    sqlite3 *db = open_full(f, 0, &st, &run);
     char sql[64];
-    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld",
-             (long long)scalar(db, "PRAGMA page_count"));
-    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
     char long_error[6000];
     memset(long_error, 'x', sizeof long_error - 1);
     long_error[sizeof long_error - 1] = '\0';

@@ -41,10 +41,8 @@
 #define NBUCKETS 2
 
 typedef struct {
-    char path[64];
-    store *st;
+    store_fixture s; /* the store and its errors (tmp_store.h) */
     int64_t run_id;
-    char err[512];
 } fixture;
 
 /* Per iteration and rank: forward and backward per layer on compute, a copy_in per
@@ -58,7 +56,7 @@ static int write_run(fixture *f)
                            .backend = "cpu", .model = "mlp", .world_size = WORLD,
                            .iterations = ITERS - 1, .warmup = 1, .total_params = 10,
                            .bucket_cap_mb = 25, .rank_speed = speeds};
-    if (store_begin_run(f->st, &info, &f->run_id, f->err, sizeof f->err) != 0)
+    if (store_begin_run(f->s.st, &info, &f->run_id, f->s.err, sizeof f->s.err) != 0)
         return -1;
     span spans[512];
     size_t n = 0;
@@ -87,38 +85,24 @@ static int write_run(fixture *f)
             spans[n++] = mk(r, it, STREAM_HOST, SPAN_WAIT, -1, -1, 0, t, it * 100000 + 30000);
         }
     }
-    if (store_write_spans(f->st, f->run_id, spans, n, f->err, sizeof f->err) != 0)
+    if (store_write_spans(f->s.st, f->run_id, spans, n, f->s.err, sizeof f->s.err) != 0)
         return -1;
-    return store_finish_run(f->st, f->run_id, NULL, f->err, sizeof f->err);
+    return store_finish_run(f->s.st, f->run_id, NULL, f->s.err, sizeof f->s.err);
 }
 
 static int setup(void **state)
 {
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || open_tmp_store(f->path, sizeof f->path, "ddpprof_test_export_", &f->st, f->err,
-                             sizeof f->err) != 0) {
-        free(f);
+    if (store_fixture_open(state, sizeof(fixture)) != 0)
         return -1;
-    }
+    fixture *f = *state;
     if (write_run(f) != 0) {
-        fprintf(stderr, "writing run: %s\n", f->err);
-        store_close(f->st);
-        remove_db(f->path);
-        free(f);
+        fprintf(stderr, "writing run: %s\n", f->s.err);
+        store_fixture_teardown(state);
         return -1;
     }
-    *state = f;
     return 0;
 }
 
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
@@ -127,12 +111,12 @@ static char *export_text(fixture *f, int rank, size_t *len)
     char *buf = NULL;
     FILE *out = open_memstream(&buf, len);
     assert_non_null(out);
-    int rc = rank < 0 ? trace_export_chrome(f->st, f->run_id, out, f->err, sizeof f->err)
-                      : trace_export_kineto(f->st, f->run_id, rank, out, f->err,
-                                            sizeof f->err);
+    int rc = rank < 0 ? trace_export_chrome(f->s.st, f->run_id, out, f->s.err, sizeof f->s.err)
+                      : trace_export_kineto(f->s.st, f->run_id, rank, out, f->s.err,
+                                            sizeof f->s.err);
     assert_int_equal(fclose(out), 0);
     if (rc != 0)
-        fail_msg("export: %s", f->err);
+        fail_msg("export: %s", f->s.err);
     return buf;
 }
 
@@ -180,7 +164,7 @@ static int cmp_str(const void *a, const void *b)
 static char **db_span_lines(fixture *f, int rank, size_t *n)
 {
     sqlite3_stmt *s;
-    assert_int_equal(sqlite3_prepare_v2(store_db(f->st),
+    assert_int_equal(sqlite3_prepare_v2(store_db(f->s.st),
                                         "SELECT rank, stream, start_ns, end_ns, name, kind, iter,"
                                         " layer, bucket, bytes, seq FROM span WHERE run_id = ?1"
                                         " AND (?2 < 0 OR rank = ?2)",
@@ -256,7 +240,7 @@ static void collectives_from_db(fixture *f, collective_truth *c, int nseq)
     for (int i = 0; i < nseq; i++)
         c[i] = (collective_truth){.last_rank = -1};
     sqlite3_stmt *s;
-    assert_int_equal(sqlite3_prepare_v2(store_db(f->st),
+    assert_int_equal(sqlite3_prepare_v2(store_db(f->s.st),
                                         "SELECT seq, rank, MIN(start_ns) FROM span WHERE run_id = ?1"
                                         " AND kind = 'allreduce' GROUP BY seq, rank ORDER BY seq, rank",
                                         -1, &s, NULL),
@@ -530,7 +514,7 @@ static void test_command(void **state)
     char out[128], ranks[128], rank_file[160];
     snprintf(out, sizeof out, "%s/trace.json", dir);
     snprintf(ranks, sizeof ranks, "%s/ranks", dir);
-    assert_int_equal(run_export((const char *[]){f->path, "--format", "chrome", "-o", out,
+    assert_int_equal(run_export((const char *[]){f->s.path, "--format", "chrome", "-o", out,
                                                  "--per-rank", ranks, NULL}),
                      0);
     json_error_t je;
@@ -547,10 +531,10 @@ static void test_command(void **state)
     }
     assert_int_equal(rmdir(ranks), 0);
     unlink(out);
-    assert_int_equal(run_export((const char *[]){f->path, NULL}), 2);                          /* no output */
-    assert_int_equal(run_export((const char *[]){f->path, "--run", "99", "-o", out, NULL}), 2); /* no such run */
+    assert_int_equal(run_export((const char *[]){f->s.path, NULL}), 2);                          /* no output */
+    assert_int_equal(run_export((const char *[]){f->s.path, "--run", "99", "-o", out, NULL}), 2); /* no such run */
     assert_int_equal(access(out, F_OK), -1);
-    assert_int_equal(run_export((const char *[]){f->path, "--format", "svg", "-o", out, NULL}), 2);
+    assert_int_equal(run_export((const char *[]){f->s.path, "--format", "svg", "-o", out, NULL}), 2);
     assert_int_equal(run_export((const char *[]){"/nonexistent/db", "-o", out, NULL}), 2);
     assert_int_equal(rmdir(dir), 0);
 }
@@ -558,11 +542,11 @@ static void test_command(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_chrome_spans, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_chrome_flows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_chrome_metadata, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_kineto_rank_files, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_chrome_spans, setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_chrome_flows, setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_chrome_metadata, setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_kineto_rank_files, setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_command, setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -144,12 +144,23 @@ static char *probe_buckets(json_t *root, const char *members, const char *sizes,
     return strbuf_detach(&s, NULL);
 }
 
-/* One figure of ddpprof's ddp_logging row (rank 0, iteration it); -1 where NULL. */
-static int64_t ddpprof_logging(sqlite3 *db, int64_t run, int it, const char *col)
+/* The end of a test that ran scenario sc's model m on the cpu backend into the store db
+ * at dbpath: closes and removes the store, frees the model and the scenario. */
+static void cpu_run_done(store *db, const char *dbpath, model *m, scenario *sc)
 {
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT COALESCE(%s, -1) FROM ddp_logging WHERE run_id = ? AND rank = 0 AND iter = ?",
-             col);
+    store_close(db);
+    remove_db(dbpath);
+    model_free(m);
+    scenario_free(sc);
+    free(sc);
+}
+
+/* One figure (expr) of table's rows of rank 0 in iteration it; -1 where it is NULL. */
+static int64_t rank0_figure(sqlite3 *db, const char *table, int64_t run, int it, const char *expr)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT COALESCE(%s, -1) FROM %s WHERE run_id = ? AND rank = 0 AND iter = ?", expr,
+             table);
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
     sqlite3_bind_int64(st, 1, run);
@@ -160,19 +171,16 @@ static int64_t ddpprof_logging(sqlite3 *db, int64_t run, int it, const char *col
     return v;
 }
 
+/* One figure of ddpprof's ddp_logging row (rank 0, iteration it); -1 where NULL. */
+static int64_t ddpprof_logging(sqlite3 *db, int64_t run, int it, const char *col)
+{
+    return rank0_figure(db, "ddp_logging", run, it, col);
+}
+
 /* A figure of rank 0's spans in iteration it; -1 where there is none. */
 static int64_t ddpprof_spans(sqlite3 *db, int64_t run, int it, const char *expr)
 {
-    char sql[512];
-    snprintf(sql, sizeof sql, "SELECT COALESCE(%s, -1) FROM span WHERE run_id = ? AND rank = 0 AND iter = ?", expr);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    sqlite3_bind_int64(st, 1, run);
-    sqlite3_bind_int(st, 2, it);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return rank0_figure(db, "span", run, it, expr);
 }
 
 /* PyTorch's call time of the first allreduce of iteration it whose dtype is (or, with
@@ -324,11 +332,7 @@ static void check(const parity_case *pc, const char *bucket_dtype)
     check_logger(root, s, res.run_id, strstr(pc->probe_args, "--static-graph") != NULL,
                  strstr(pc->probe_args, "--hook") != NULL);
     json_decref(root);
-    store_close(db);
-    remove_db(dbpath);
-    model_free(&m);
-    scenario_free(sc);
-    free(sc);
+    cpu_run_done(db, dbpath, &m, sc);
 }
 
 /* Uneven inputs under join(): each rank's whole sequence of collectives (the joined
@@ -407,11 +411,7 @@ static void test_mlp_join(void **state)
     }
     unlink(out);
     rmdir(dir);
-    store_close(db);
-    remove_db(dbpath);
-    model_free(&m);
-    scenario_free(sc);
-    free(sc);
+    cpu_run_done(db, dbpath, &m, sc);
 }
 
 static const char *const mlp_keys[] = {"model.preset", "mlp", "model.layers", "3", "model.hidden", "32", NULL};

@@ -166,6 +166,21 @@ static void expect_contains(const char *text, const char *frag)
         fail_msg("'%s' lacks '%s'", text, frag);
 }
 
+/* A TCP socket bound to a free port of 127.0.0.1 (its address in *sa) and not listening:
+ * the tests take the port from it, to listen on later or to find connections refused. */
+static int bound_probe(struct sockaddr_in *sa)
+{
+    int probe = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(probe >= 0);
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(probe, (struct sockaddr *)sa, sizeof *sa), 0);
+    socklen_t sl = sizeof *sa;
+    assert_int_equal(getsockname(probe, (struct sockaddr *)sa, &sl), 0);
+    return probe;
+}
+
 /* Runs a world of `world` thread ranks with the given skews; returns rank 0's handle. */
 static rdv *run_world(int world, const int64_t *skew, const void *blob, size_t blob_len, joiner *js)
 {
@@ -275,14 +290,8 @@ static void test_skew(void **state)
 static void test_rank0_late(void **state)
 {
     (void)state;
-    int probe = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(probe >= 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(probe, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(getsockname(probe, (struct sockaddr *)&sa, &sl), 0);
+    struct sockaddr_in sa;
+    int probe = bound_probe(&sa);
     int port = ntohs(sa.sin_port);
     assert_int_equal(close(probe), 0);
 
@@ -612,14 +621,8 @@ static void test_stray_connections(void **state)
 static void test_unreachable(void **state)
 {
     (void)state;
-    int probe = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(probe >= 0);
-    struct sockaddr_in sa = {0};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    assert_int_equal(bind(probe, (struct sockaddr *)&sa, sizeof sa), 0);
-    socklen_t sl = sizeof sa;
-    assert_int_equal(getsockname(probe, (struct sockaddr *)&sa, &sl), 0);
+    struct sockaddr_in sa;
+    int probe = bound_probe(&sa);
     int port = ntohs(sa.sin_port); /* bound but not listening: connections are refused */
     rdv_config c = config(2, 3, port, 0.5);
     rdv *r = NULL;

@@ -34,35 +34,8 @@
 
 #define US 1000 /* test times are in µs; the database holds ns */
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-    char *buf; /* report() output */
-    size_t len;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_report_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static int64_t begin_run(fixture *f, const char *name, int world, int iterations, int warmup)
 {
@@ -711,17 +684,17 @@ static void test_cli_run_ids(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_worked_example_json, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unknown_run_and_empty_db, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_text_report_contains_figures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_rank_summary_above_32, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_failed_run_reports_spans_and_error, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_step_stats_over_measured_iterations, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_no_measured_iterations_uses_all, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bucket_ready_launch_delay_busbw, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_every_run, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_running_abandoned_unknown, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cli_run_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_worked_example_json, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_run_and_empty_db, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_text_report_contains_figures, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_rank_summary_above_32, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_failed_run_reports_spans_and_error, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_step_stats_over_measured_iterations, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_no_measured_iterations_uses_all, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bucket_ready_launch_delay_busbw, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_every_run, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_running_abandoned_unknown, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_cli_run_ids, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

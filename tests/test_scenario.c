@@ -21,36 +21,19 @@
 #include "engine/scenario/scenario.h"
 #include "harness.h"
 
-typedef struct {
-    char dir[64];
-    int nfiles;
-} fixture;
-
+/* The files the tests write go to one scratch directory, /tmp/test_scenario.XXXXXX, made
+ * before the first test and removed after the last. */
 static int group_setup(void **state)
 {
-    fixture *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
-        return -1;
-    if (tmpdir_make(fx->dir, sizeof fx->dir, "test_scenario.") != 0) {
-        free(fx);
-        return -1;
-    }
-    *state = fx;
-    return 0;
-}
-
-static int group_teardown(void **state)
-{
-    fixture *fx = *state;
-    int rc = tmpdir_remove(fx->dir);
-    free(fx);
-    return rc;
+    (void)state;
+    return scratch_setup("test_scenario.");
 }
 
 /* Writes `text` to <tmpdir>/<name> and returns its path in `path`. */
 static void put(void **state, const char *name, const char *text, char path[256])
 {
-    write_file_in(((fixture *)*state)->dir, name, text, path, 256);
+    (void)state;
+    write_file_in(scratch_dir(), name, text, path, 256);
 }
 
 static scenario *new_scenario(void)
@@ -454,9 +437,9 @@ static void test_error_long_line(void **state)
 
 static void test_error_cannot_open(void **state)
 {
-    fixture *fx = *state;
+    (void)state;
     char path[256], want[SCENARIO_ERR], err[SCENARIO_ERR] = "";
-    snprintf(path, sizeof path, "%s/does-not-exist.ini", fx->dir);
+    snprintf(path, sizeof path, "%s/does-not-exist.ini", scratch_dir());
     scenario *sc = new_scenario();
     assert_int_equal(scenario_load_file(path, sc, err, sizeof err), -1);
     snprintf(want, sizeof want, "%s: cannot open: %s", path, strerror(ENOENT));
@@ -469,9 +452,9 @@ static void test_error_cannot_open(void **state)
 
 static void test_file_size_limit_is_inclusive(void **state)
 {
-    fixture *fx = *state;
+    (void)state;
     char path[256], err[SCENARIO_ERR] = "";
-    snprintf(path, sizeof path, "%s/exactly-1mib.ini", fx->dir);
+    snprintf(path, sizeof path, "%s/exactly-1mib.ini", scratch_dir());
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     long n = fprintf(f, "[run]\nname = big\n");
@@ -542,9 +525,9 @@ static void test_utf8_names(void **state)
 
 static void test_name_from_odd_file_name(void **state)
 {
-    fixture *fx = *state;
+    (void)state;
     char path[256], err[SCENARIO_ERR] = "";
-    snprintf(path, sizeof path, "%s/caf\xE9;x.ini", fx->dir);
+    snprintf(path, sizeof path, "%s/caf\xE9;x.ini", scratch_dir());
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     assert_true(fputs("[run]\n", f) >= 0);
@@ -1323,5 +1306,5 @@ int main(void)
         cmocka_unit_test(test_to_ini_round_trip),
         cmocka_unit_test(test_to_ini_wraps_hash_items_safely),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, group_setup, scratch_group_teardown);
 }

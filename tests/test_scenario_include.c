@@ -19,40 +19,25 @@
 #include "engine/scenario/scenario.h"
 #include "harness.h"
 
-typedef struct {
-    char dir[64];
-} fixture;
-
+/* The files the tests write go to one scratch directory, /tmp/test_include.XXXXXX (and
+ * its folder net/), made before the first test and removed after the last. */
 static int setup(void **state)
 {
-    fixture *fx = calloc(1, sizeof *fx);
-    if (fx == NULL)
+    if (scratch_setup("test_include.") != 0)
         return -1;
-    if (tmpdir_make(fx->dir, sizeof fx->dir, "test_include.") != 0) {
-        free(fx);
-        return -1;
-    }
     char sub[96];
-    snprintf(sub, sizeof sub, "%s/net", fx->dir);
+    snprintf(sub, sizeof sub, "%s/net", scratch_dir());
     if (mkdir(sub, 0700) != 0) {
-        free(fx);
+        scratch_group_teardown(state);
         return -1;
     }
-    *state = fx;
     return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *fx = *state;
-    int rc = tmpdir_remove(fx->dir);
-    free(fx);
-    return rc;
 }
 
 static void put(void **state, const char *name, const char *text, char path[256])
 {
-    write_file_in(((fixture *)*state)->dir, name, text, path, 256);
+    (void)state;
+    write_file_in(scratch_dir(), name, text, path, 256);
 }
 
 static scenario *load(const char *path, int want_rc, char *err, size_t errlen)
@@ -81,9 +66,8 @@ static void test_included_keys_apply_and_including_file_wins(void **state)
     assert_true(sc->mem_bw_gbps == 40);
     assert_int_equal(sc->world_size, 2);
     assert_int_equal(sc->ninclude, 1);
-    fixture *fx = *state;
     char want[256];
-    snprintf(want, sizeof want, "%s/net/fabric.ini", fx->dir);
+    snprintf(want, sizeof want, "%s/net/fabric.ini", scratch_dir());
     assert_string_equal(sc->include_path[0], want);
     /* the run is named after the including file, and its source is that file */
     assert_string_equal(sc->name, "top");
@@ -124,8 +108,7 @@ static void expect_error(void **state, const char *name, const char *text, const
     char p[256], err[SCENARIO_ERR], want[SCENARIO_ERR + 256];
     put(state, name, text, p);
     scenario *sc = load(p, -1, err, sizeof err);
-    fixture *fx = *state;
-    snprintf(want, sizeof want, "%s/%s:%s", fx->dir, located_in, fmt_suffix);
+    snprintf(want, sizeof want, "%s/%s:%s", scratch_dir(), located_in, fmt_suffix);
     assert_string_equal(err, want);
     scenario_free(sc);
     free(sc);
@@ -133,25 +116,23 @@ static void expect_error(void **state, const char *name, const char *text, const
 
 static void test_missing_file(void **state)
 {
-    fixture *fx = *state;
     char suffix[512];
     snprintf(suffix, sizeof suffix, "2: include = nope.ini: cannot open %s/nope.ini: No such file or directory",
-             fx->dir);
+             scratch_dir());
     expect_error(state, "missing.ini", "; a comment first\ninclude = nope.ini\n[run]\n", suffix, "missing.ini");
 }
 
 static void test_loops(void **state)
 {
-    fixture *fx = *state;
     char p[256], suffix[512];
     snprintf(suffix, sizeof suffix, "1: include = self.ini: include loop: %s/self.ini is already being read",
-             fx->dir);
+             scratch_dir());
     expect_error(state, "self.ini", "include = self.ini\n[run]\n", suffix, "self.ini");
 
     put(state, "loop_b.ini", "include = loop_a.ini\n[run]\n", p);
     snprintf(suffix, sizeof suffix,
              "1: include = loop_a.ini: include loop: %s/loop_a.ini is already being read (it includes %s/loop_b.ini)",
-             fx->dir, fx->dir);
+             scratch_dir(), scratch_dir());
     expect_error(state, "loop_a.ini", "include = loop_b.ini\n[run]\n", suffix, "loop_b.ini");
 }
 
@@ -162,9 +143,8 @@ static void test_bad_key_inside_included_file(void **state)
     char err[SCENARIO_ERR];
     put(state, "uses_bad.ini", "include = bad_inc.ini\n[run]\n", p);
     scenario *sc = load(p, -1, err, sizeof err);
-    fixture *fx = *state;
     char want[256];
-    snprintf(want, sizeof want, "%s/bad_inc.ini:3: ", fx->dir);
+    snprintf(want, sizeof want, "%s/bad_inc.ini:3: ", scratch_dir());
     /* located in the included file, at its line, whatever the wording of the hint */
     assert_memory_equal(err, want, strlen(want));
     assert_non_null(strstr(err, "bandwith_gbps"));
@@ -183,9 +163,8 @@ static void test_cross_key_error_of_an_included_key_names_its_file(void **state)
     put(state, "skew_inc.ini", "[skew]\n\nslow_ranks = 1\n", p);
     put(state, "skew_top.ini", "include = skew_inc.ini\n[run]\nworld_size = 2\n", p);
     scenario *sc = load(p, -1, err, sizeof err);
-    fixture *fx = *state;
     char want[256];
-    snprintf(want, sizeof want, "%s/skew_inc.ini:3: ", fx->dir);
+    snprintf(want, sizeof want, "%s/skew_inc.ini:3: ", scratch_dir());
     if (strncmp(err, want, strlen(want)) != 0)
         fail_msg("want a message located at %s, got %s", want, err);
     scenario_free(sc);
@@ -221,8 +200,7 @@ static void test_depth_is_bounded(void **state)
     snprintf(text, sizeof text, "chain%d.ini", SCENARIO_MAX_INCLUDES + 2);
     put(state, text, "[run]\n", p);
     char err[SCENARIO_ERR];
-    fixture *fx = *state;
-    snprintf(p, sizeof p, "%s/chain0.ini", fx->dir);
+    snprintf(p, sizeof p, "%s/chain0.ini", scratch_dir());
     scenario *sc = load(p, -1, err, sizeof err);
     assert_non_null(strstr(err, "more than 8 included files"));
     scenario_free(sc);
@@ -242,5 +220,5 @@ int main(void)
         cmocka_unit_test(test_misplaced_and_forbidden),
         cmocka_unit_test(test_depth_is_bounded),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, scratch_group_teardown);
 }

@@ -40,10 +40,7 @@ static void test_cache_allreduce_stall_by_hand(void **state)
         GAP_STEP(1, 0),
     };
     expect_spans(db, run_sim(st, sc), out_of_cache, sizeof out_of_cache / sizeof out_of_cache[0]);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* A host's memory counts its own ranks only: 1e6 parameters x 12 bytes x 2 ranks of a
@@ -115,10 +112,7 @@ static void test_cache_bandwidths_by_hand(void **state)
         assert_int_equal(lo, uncached[k]);
         assert_int_equal(hi, uncached[k]);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [device] cache_op_*: in cache (32 MiB, as above) every forward (1e6 FLOPs at 1 TFLOP/s:
@@ -158,10 +152,7 @@ static void test_cache_wakeups_by_hand(void **state)
         assert_int_equal(lo, model[k] + 5000);
         assert_int_equal(hi, model[k] + 5000);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] cache_allreduce_factor = 0.5 with the measured table of test_sums_on_host_by_hand
@@ -192,10 +183,7 @@ static void test_cache_allreduce_by_hand(void **state)
         assert_int_equal(ao.time_ns[i], table);
         assert_int_equal(af.time_ns[i], table / 2);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 int main(void)

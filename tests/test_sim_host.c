@@ -260,10 +260,7 @@ static void test_host_cores_in_a_run(void **state)
     assert_int_equal(sqlite3_step(q), SQLITE_ROW);
     assert_int_equal(sqlite3_column_int64(q, 0), 0);
     sqlite3_finalize(q);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 static void test_host_copies_results_out(void **state)
@@ -307,10 +304,7 @@ static void test_host_copies_results_out(void **state)
         assert_int_equal(ap.time_ns[i], at.time_ns[i]);
         assert_int_equal(ap.spread_ns[i], 0);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] comm_on_host_cores: two ranks (threads), a bucket allreduce of 2 MB measured
@@ -363,10 +357,7 @@ static void test_sums_on_host_by_hand(void **state)
         assert_int_equal(a1.spread_ns[i], 0);
         assert_int_equal(a2.spread_ns[i], 0);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* Per bucket allreduce of `run` (two ranks): its iteration, the first rank out, both
@@ -441,10 +432,7 @@ static void test_late_exit_by_hand(void **state)
                 assert_true(lag >= 1000);
         }
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] compute_wake_late_*: two ranks on one core (crowded), every compute stream that
@@ -519,10 +507,7 @@ static void test_compute_wake_by_hand(void **state)
                 assert_int_equal(w[i][late].copy_out_start, w[i][late].allreduce_end);
         }
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* Late exits per host: four ranks on two hosts of one core each (network.gpus_per_node =
@@ -561,10 +546,7 @@ static void test_late_exit_per_host(void **state)
     }
     sqlite3_finalize(q);
     assert_int_equal(groups, 2 * 5); /* two hosts, five iterations */
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 int main(void)

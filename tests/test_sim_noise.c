@@ -100,10 +100,7 @@ static void test_gap_stalls(void **state)
     int64_t count;
     assert_int_equal(span_differences(store_db(st), a, b, &count), 0);
     assert_true(count > 10);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] backward_stall_fraction = 1 and backward_stall_us = 2: every backward's
@@ -160,10 +157,7 @@ static void test_noise_seed_draws_the_noise_alone(void **state)
     assert_int_equal(span_differences(db, fixed2, run_sim(st, sc), &count), 0);
     assert_int_equal(scenario_override(sc, "run.seed=3", err, sizeof err), 0);
     assert_true(span_differences(db, fixed2, run_sim(st, sc), &count) > count / 2);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* op_wakeup_sd_us: each wake-up of a timed op is a lognormal draw of mean op_wakeup_us

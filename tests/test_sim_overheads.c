@@ -79,10 +79,7 @@ static void test_op_overhead_by_hand(void **state)
         };
         expect_some_spans(store_db(st), run, busy, sizeof busy / sizeof busy[0]);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] comm_launch_us = 0.75 beside op_overhead_us = 0.5 and op_wakeup_us = 0.25: the
@@ -149,10 +146,7 @@ static void test_comm_launch_by_hand(void **state)
         assert_int_equal(sqlite3_column_int64(q, 2), k == 0 ? 750 : 0);
         sqlite3_finalize(q);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] comm_launch_per_op_us = 3 on a crowded host (four ranks, one core; rank 1
@@ -208,10 +202,7 @@ static void test_comm_launch_per_op_by_hand(void **state)
     assert_true(beside_ops >= 1);
     idle_launches(store_db(st), roomy, 0, &launches, &beside_ops);
     assert_true(launches >= 8);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [host] comm_launch_behind_us on the roofline below, a core per rank, in the second
@@ -251,10 +242,7 @@ static void test_comm_launch_behind_by_hand(void **state)
         before_end += start < short_end + 500;
     }
     assert_true(before_end >= 1);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* A backward that sleeps still writes its gradients on a core first.  As in the roofline
@@ -282,10 +270,7 @@ static void test_sleeping_write_by_hand(void **state)
         assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", false), 13500);
         assert_int_equal(span_time(db, shared, r, 0, "backward", -1, "layer1", true), 16000);
     }
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* The roofline of a backward: at mem_bw_gbps = 500 writing a layer's 2 MB of gradients
@@ -342,10 +327,7 @@ static void test_memory_bound_backward_by_hand(void **state)
     assert_int_equal(scenario_override(sc, "host.host_cores=2", (char[SCENARIO_ERR]){0}, SCENARIO_ERR), 0);
     run = run_sim(st, sc);
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [device] comm_slowdown = 3: a forward or backward inside its rank's collective runs at
@@ -397,10 +379,7 @@ static void test_comm_slowdown_by_hand(void **state)
         assert_true(fabs(a->ranks[r].overlap_pct - 50.0) < 1e-9);
     }
     analysis_free(a, 1);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 #undef CONTENDED
@@ -441,10 +420,7 @@ static void test_comm_wakeup_by_hand(void **state)
     };
 #undef LATE_WAKE
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* The backwards of a run with comm_wakeup_us = 0.5: how many there are, how many last
@@ -493,10 +469,7 @@ static void test_grad_write_never_wakes_by_hand(void **state)
     backward_durations(store_db(st), sleeping, 2500, &n, &exact, &inside);
     assert_true(exact > 0 && exact < n);
     assert_int_equal(inside, exact);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* [device] copy_out_gbps = 2000 and optimizer_gbps = 1000: a copy out of a bucket moves
@@ -528,10 +501,7 @@ static void test_bandwidth_per_kind_by_hand(void **state)
     const want_span want[] = {CONSTRUCTION(0), PER_KIND(0), CONSTRUCTION(1), PER_KIND(1)};
 #undef PER_KIND
     expect_spans(store_db(st), run, want, sizeof want / sizeof want[0]);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* The gaps, per rank and iteration after the first, from the end of the iteration before's
@@ -605,10 +575,7 @@ static void test_host_wake_by_hand(void **state)
     assert_int_equal(scenario_override(sc, "ddp.no_sync_every=2", err, sizeof err), 0);
     turnarounds(db, run_sim(st, sc), &lo, &hi, &spread, &host_lo, &host_hi);
     assert_true(lo == 500 && hi == 2500 && host_lo == 0 && host_hi == 2000);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 int main(void)

@@ -75,10 +75,7 @@ static void test_equal_ranks_by_hand(void **state)
     assert_int_equal(a->buckets_initial, 1);
     assert_int_equal(a->buckets_rebuilt, 2);
     analysis_free(a, 1);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* Rank 1 twice as slow (slow_ranks = 1, slowdown = 2: its forwards and backwards take
@@ -183,10 +180,7 @@ static void test_skewed_rank_by_hand(void **state)
     assert_ms(a->ranks[1].wait_ms, 0);
     assert_true(fabs(a->ranks[1].speed - 0.5) < 1e-12);
     analysis_free(a, 1);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* no_sync_every = 2, four iterations, none warm-up: iterations 0 and 2 only run
@@ -256,10 +250,7 @@ static void test_no_sync_and_rebuild_by_hand(void **state)
         assert_ms(a->ranks[r].wait_ms, 0);
     }
     analysis_free(a, 1);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* ddp.join with uneven inputs (skew.rank_steps = 1, 2: rank 0 runs out of data after
@@ -307,10 +298,7 @@ static void test_join_by_hand(void **state)
     };
     sqlite3 *db = store_db(st);
     expect_spans(db, run, want, sizeof want / sizeof want[0]);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* The same scenario and seed give the same span table (every column but run_id), with
@@ -330,10 +318,7 @@ static void check_deterministic(const char *const extra[])
     assert_int_equal(span_differences(db, a, b, &count), 0);
     assert_true(count > 1000);
     assert_true(span_differences(db, a, c, &count) > 0);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 static void test_deterministic(void **state)
@@ -456,10 +441,7 @@ static void test_phase_detail_keeps_the_figures(void **state)
     }
     analysis_free(a, 1);
     analysis_free(b, 1);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 /* The sweep summary lists each run's step and names the fastest: the equal-rank step of
@@ -526,10 +508,7 @@ static void test_failure_is_recorded(void **state)
     assert_string_equal((const char *)sqlite3_column_text(q, 0), "failed");
     assert_true(sqlite3_column_int64(q, 1) >= 22);
     sqlite3_finalize(q);
-    scenario_free(sc);
-    free(sc);
-    store_close(st);
-    remove_db(path);
+    hand_done(sc, st, path);
 }
 
 int main(void)

@@ -24,6 +24,7 @@
 #include "profiler/span_select.h"
 #include "profiler/stats_live.h"
 #include "profiler/store.h"
+#include "sim_by_hand.h" /* run_sim */
 #include "tmp_store.h"
 
 /* ------------------------------------------------------------------ choice */
@@ -218,20 +219,6 @@ static scenario *skewed_world(const char *spans_ranks)
     return sc;
 }
 
-static int64_t predict(store *st, const scenario *sc)
-{
-    model m;
-    char err[512];
-    assert_int_equal(model_build(sc, &m, err, sizeof err), 0);
-    launch_options opt = {.record = true};
-    launch_result res;
-    int rc = launch_run(sc, &m, st, backend_find("sim"), &opt, &res, err, sizeof err);
-    model_free(&m);
-    if (rc != 0)
-        fail_msg("launch_run: %d %s %s", rc, err, res.error);
-    return res.run_id;
-}
-
 static int64_t scalar(sqlite3 *db, const char *sql, int64_t a, int64_t b)
 {
     sqlite3_stmt *s;
@@ -262,7 +249,7 @@ static void test_chosen_ranks_match_every_span_kept(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "spanranks", &st, err, sizeof err), 0);
     scenario *every = skewed_world("all"), *chosen = skewed_world("5,42");
-    int64_t all_run = predict(st, every), some_run = predict(st, chosen);
+    int64_t all_run = run_sim(st, every), some_run = run_sim(st, chosen);
     sqlite3 *db = store_db(st);
 
     /* Which ranks kept spans: the chosen ones, each said in rank.spans. */
@@ -327,7 +314,7 @@ static void test_inexact_live_falls_back_to_spans(void **state)
     store *st;
     assert_int_equal(open_tmp_store(path, sizeof path, "spanlive", &st, err, sizeof err), 0);
     scenario *every = skewed_world("all");
-    int64_t run = predict(st, every);
+    int64_t run = run_sim(st, every);
     sqlite3 *db = store_db(st);
     int64_t waits = scalar(db, "SELECT SUM(wait_ns) FROM iteration_stat WHERE run_id = ?1", run, 0);
     assert_true(waits > 0);

@@ -32,31 +32,8 @@
 #include "profiler/store.h"
 #include "tmp_store.h"
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f || open_tmp_store(f->path, sizeof f->path, "ddpprof_test_stats_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static int64_t scalar(sqlite3 *db, const char *sql)
 {
@@ -330,10 +307,10 @@ static void test_upgrade_from_schema_3(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_stats_equal_views, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_report_same_either_way, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_running_run_has_none, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_upgrade_from_schema_3, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stats_equal_views, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_report_same_either_way, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_running_run_has_none, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_from_schema_3, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

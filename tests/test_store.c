@@ -27,33 +27,8 @@
 
 #define US 1000 /* the worked example is in µs; the database holds ns */
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_store_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static int64_t begin_run(fixture *f, int world, int iterations, int warmup)
 {
@@ -585,18 +560,18 @@ static void test_span_batch_is_atomic_and_nulls(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_pragmas_and_schema, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_worked_example_views, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unions_nested_overlapping_disjoint, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_unions_random_against_brute_force, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_warmup_flag, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_run_status_transitions, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_schema_version_refusal, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_readonly_refuses_non_ddpprof_file, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ddp_logging, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_run_queries_use_indexes, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_buckets_and_params, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_span_batch_is_atomic_and_nulls, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pragmas_and_schema, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_worked_example_views, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_unions_nested_overlapping_disjoint, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_unions_random_against_brute_force, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_warmup_flag, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_run_status_transitions, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_schema_version_refusal, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_readonly_refuses_non_ddpprof_file, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_ddp_logging, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_one_run_queries_use_indexes, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_buckets_and_params, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_span_batch_is_atomic_and_nulls, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

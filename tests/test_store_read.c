@@ -30,53 +30,10 @@
 #include "profiler/store_read_run.h"
 #include "profiler/store_read_spans.h"
 #include "tmp_store.h"
+#include "two_rank_store.h"
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_store_read_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
-
-static int64_t begin_run(fixture *f, const char *name, double cap_mb)
-{
-    double speed[2] = {1.0, 1.5};
-    store_run_info info = {.name = name,
-                           .source = "test.ini",
-                           .scenario_ini = "[run]\nworld_size = 2\n",
-                           .backend = "sim",
-                           .model = "mlp",
-                           .world_size = 2,
-                           .iterations = 3,
-                           .warmup = 1,
-                           .total_params = 1000,
-                           .bucket_cap_mb = cap_mb,
-                           .rank_speed = speed};
-    int64_t id = -1;
-    assert_int_equal(store_begin_run(f->st, &info, &id, f->err, sizeof f->err), 0);
-    return id;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static void test_runs(void **state)
 {
@@ -90,7 +47,7 @@ static void test_runs(void **state)
     assert_false(found);
     store_run_header_free(&h);
 
-    int64_t a = begin_run(f, "first", 25), b = begin_run(f, "second", 40);
+    int64_t a = two_rank_run(f, "first", 25), b = two_rank_run(f, "second", 40);
     assert_int_equal(store_read_run_ids(f->st, &ids, f->err, sizeof f->err), 0);
     assert_true(ids.count == 2 && ids.min_id == a && ids.max_id == b);
     assert_int_equal(store_run_exists(f->st, b, &exists, f->err, sizeof f->err), 0);
@@ -140,7 +97,7 @@ static int take_run(int64_t id, const char *overrides, void *ctx)
 static void test_runs_from(void **state)
 {
     fixture *f = *state;
-    int64_t a = begin_run(f, "a", 25), b = begin_run(f, "b", 25), c = begin_run(f, "c", 25);
+    int64_t a = two_rank_run(f, "a", 25), b = two_rank_run(f, "b", 25), c = two_rank_run(f, "c", 25);
     assert_int_equal(store_set_run_provenance(f->st, c, "{\"ddp.bucket_cap_mb\": \"35\"}", -1, -1, f->err,
                                               sizeof f->err),
                      0);
@@ -167,7 +124,7 @@ static int take_rank(const store_rank_row *r, void *ctx)
 static void test_ranks_and_buckets(void **state)
 {
     fixture *f = *state;
-    int64_t run = begin_run(f, "layout", 25);
+    int64_t run = two_rank_run(f, "layout", 25);
     store_rank_row rows[2] = {{-1, 0, 9}, {-1, 0, 9}};
     assert_int_equal(store_each_rank(f->st, run, take_rank, rows, f->err, sizeof f->err), 0);
     assert_int_equal(rows[0].rank, 0);
@@ -204,22 +161,10 @@ static void test_ranks_and_buckets(void **state)
  * the buckets' allreduces, and an all_to_all on rank 0 in iteration 2. */
 static int64_t write_iterations(fixture *f)
 {
-    int64_t run = begin_run(f, "spans", 25);
+    int64_t run = two_rank_run(f, "spans", 25);
     span s[64];
-    int n = 0;
-    int64_t seq = 1;
-    for (int it = 0; it < 3; it++) {
-        for (int r = 0; r < 2; r++) {
-            int64_t t = 1000 * it + 10 * r;
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_FORWARD, -1, -1, 0, t, t + 100);
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_BACKWARD, -1, -1, 0, t + 100, t + 300);
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 0, -1, 0, t + 150, t + 160);
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 1, -1, 0, t + 290, t + 310);
-            s[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, seq, 64, t + 160, 1000 * it + 400);
-            s[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 1, seq + 1, 128, t + 310, 1000 * it + 500);
-        }
-        seq += 2;
-    }
+    int64_t seq;
+    int n = two_rank_iterations(s, &seq);
     s[n++] = mk(0, 2, STREAM_COMM, SPAN_ALL_TO_ALL, -1, seq, 32, 2020, 2060);
     assert_int_equal(store_write_spans(f->st, run, s, (size_t)n, f->err, sizeof f->err), 0);
     return run;
@@ -366,7 +311,7 @@ static int take_equivalence(const store_equivalence_row *row, void *ctx)
 static void test_equivalence_rows(void **state)
 {
     fixture *f = *state;
-    int64_t a = begin_run(f, "reference", 25), b = begin_run(f, "ddp", 25), c = begin_run(f, "other", 25);
+    int64_t a = two_rank_run(f, "reference", 25), b = two_rank_run(f, "ddp", 25), c = two_rank_run(f, "other", 25);
     equivalence_rows l = {0};
     /* No table: no rows, no error. */
     assert_int_equal(store_each_equivalence(f->st, -1, take_equivalence, &l, f->err, sizeof f->err), 0);
@@ -443,15 +388,15 @@ static void test_read_transaction(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_runs, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_runs_from, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_span_groups, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_overlap_and_collectives, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_equivalence_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_equivalence_timing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_page_cache, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runs, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_runs_from, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_span_groups, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_overlap_and_collectives, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_equivalence_rows, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_equivalence_timing, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_page_cache, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_read_transaction, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

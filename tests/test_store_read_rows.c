@@ -36,53 +36,10 @@
 #include "profiler/store_read_spans.h"
 #include "profiler/store_read_stats.h"
 #include "tmp_store.h"
+#include "two_rank_store.h"
 
-typedef struct {
-    char path[64];
-    store *st;
-    char err[512];
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof *f);
-    if (!f)
-        return -1;
-    if (open_tmp_store(f->path, sizeof f->path, "ddpprof_test_store_rows_", &f->st, f->err, sizeof f->err) != 0) {
-        free(f);
-        return -1;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-    store_close(f->st);
-    remove_db(f->path);
-    free(f);
-    return 0;
-}
-
-static int64_t begin_run(fixture *f, const char *name)
-{
-    double speed[2] = {1.0, 1.5};
-    store_run_info info = {.name = name,
-                           .source = "test.ini",
-                           .scenario_ini = "[run]\nworld_size = 2\n",
-                           .backend = "sim",
-                           .model = "mlp",
-                           .world_size = 2,
-                           .iterations = 3,
-                           .warmup = 1,
-                           .total_params = 1000,
-                           .bucket_cap_mb = 25,
-                           .rank_speed = speed};
-    int64_t id = -1;
-    assert_int_equal(store_begin_run(f->st, &info, &id, f->err, sizeof f->err), 0);
-    return id;
-}
+/* Each test gets a fresh store (tmp_store.h). */
+typedef store_fixture fixture;
 
 static void finish(fixture *f, int64_t run)
 {
@@ -94,24 +51,15 @@ static void finish(fixture *f, int64_t run)
  * two buckets, the buckets' allreduces, and a host wait on rank 1 in iteration 1. */
 static int64_t write_iterations(fixture *f)
 {
-    int64_t run = begin_run(f, "spans");
+    int64_t run = two_rank_run(f, "spans", 25);
     span s[64];
-    int n = 0;
-    int64_t seq = 1;
-    for (int it = 0; it < 3; it++) {
-        for (int r = 0; r < 2; r++) {
-            int64_t t = 1000 * it + 10 * r;
-            s[n] = mk(r, it, STREAM_COMPUTE, SPAN_FORWARD, -1, -1, 0, t, t + 100);
-            s[n].layer = 0;
-            snprintf(s[n++].name, sizeof s[0].name, "fc1");
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_BACKWARD, -1, -1, 0, t + 100, t + 300);
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 0, -1, 0, t + 150, t + 160);
-            s[n++] = mk(r, it, STREAM_COMPUTE, SPAN_COPY_IN, 1, -1, 0, t + 290, t + 310);
-            s[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 0, seq, 64, t + 160, 1000 * it + 400);
-            s[n++] = mk(r, it, STREAM_COMM, SPAN_ALLREDUCE, 1, seq + 1, 128, t + 310, 1000 * it + 500);
+    int64_t seq;
+    int n = two_rank_iterations(s, &seq);
+    for (int i = 0; i < n; i++)
+        if (s[i].kind == SPAN_FORWARD) { /* the forwards are layer 0's, named */
+            s[i].layer = 0;
+            snprintf(s[i].name, sizeof s[i].name, "fc1");
         }
-        seq += 2;
-    }
     s[n++] = mk(1, 1, STREAM_HOST, SPAN_WAIT, -1, -1, -1, 1500, 1600);
     assert_int_equal(store_write_spans(f->st, run, s, (size_t)n, f->err, sizeof f->err), 0);
     return run;
@@ -120,7 +68,7 @@ static int64_t write_iterations(fixture *f)
 static void test_run_row(void **state)
 {
     fixture *f = *state;
-    int64_t first = begin_run(f, "first"), run = begin_run(f, "second");
+    int64_t first = two_rank_run(f, "first", 25), run = two_rank_run(f, "second", 25);
     assert_int_equal(store_set_run_provenance(f->st, run, "{\"ddp.bucket_cap_mb\": \"35\"}", first, 1, f->err,
                                               sizeof f->err),
                      0);
@@ -205,7 +153,7 @@ static void test_run_lists(void **state)
     assert_int_equal(n, 0);
 
     /* Sweep a: three points, one of them failed; sweep d: one point only. */
-    int64_t a = begin_run(f, "a"), b = begin_run(f, "b"), c = begin_run(f, "c"), d = begin_run(f, "d");
+    int64_t a = two_rank_run(f, "a", 25), b = two_rank_run(f, "b", 25), c = two_rank_run(f, "c", 25), d = two_rank_run(f, "d", 25);
     for (int64_t id = a; id <= d; id++)
         assert_int_equal(store_set_run_provenance(f->st, id, NULL, id == d ? d : a, -1, f->err, sizeof f->err), 0);
     finish(f, a);
@@ -319,7 +267,7 @@ static int take_bucket(const store_bucket_row *b, void *ctx)
 static void test_ranks_and_buckets(void **state)
 {
     fixture *f = *state;
-    int64_t run = begin_run(f, "layout");
+    int64_t run = two_rank_run(f, "layout", 25);
     int *ranks = NULL;
     size_t n = 9;
     /* The rank table's two ranks, and rank 3 by its spans alone. */
@@ -537,7 +485,7 @@ static int take_hta(const store_hta_stat *h, void *ctx)
 static void test_import_tables(void **state)
 {
     fixture *f = *state;
-    int64_t run = begin_run(f, "imported"), other = begin_run(f, "recorded");
+    int64_t run = two_rank_run(f, "imported", 25), other = two_rank_run(f, "recorded", 25);
     static const char sha[] = "0123456789012345678901234567890123456789012345678901234567890123";
     store_source_file files[] = {{0, "rank0.json", 10, sha, "kineto-json", 0, "distributedInfo"},
                                  {1, "all.sqlite", 20, sha, "nsys-sqlite", -1, NULL}};
@@ -572,13 +520,13 @@ static void test_import_tables(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_run_row, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_run_lists, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_span_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_iterations_and_arrivals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stats_stored_and_viewed, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_import_tables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_row, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_run_lists, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_span_rows, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_ranks_and_buckets, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_iterations_and_arrivals, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_stats_stored_and_viewed, store_fixture_setup, store_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_import_tables, store_fixture_setup, store_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

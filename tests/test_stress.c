@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
+#include "tmp_store.h" /* remove_db */
 #include "test_slowdown.h"
 #include <sqlite3.h>
 
@@ -289,12 +290,7 @@ static void test_random_aborts(void **state)
             worst_signal_latency = o.ended_after_signal_s;
         if (t.signal && o.ended_after_signal_s > SIGNAL_GRACE_S)
             fail_msg("trial %d took %.2f s to end after its signal: %s", i, o.ended_after_signal_s, what);
-        char side[160];
-        unlink(db);
-        snprintf(side, sizeof side, "%s-wal", db);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", db);
-        unlink(side);
+        remove_db(db); /* and its WAL files */
     }
     unlink(err_path);
     rmdir(dir);
@@ -343,12 +339,7 @@ static void interrupt_long_phase(const char *const *overrides, double signal_at)
     assert_non_null(strstr(error, "interrupted"));
     print_message("ended %.3f s after SIGINT: %s\n", o.ended_after_signal_s, error);
     assert_true(o.ended_after_signal_s < SIGNAL_GRACE_S);
-    char side[160];
-    unlink(db);
-    snprintf(side, sizeof side, "%s-wal", db);
-    unlink(side);
-    snprintf(side, sizeof side, "%s-shm", db);
-    unlink(side);
+    remove_db(db); /* and its WAL files */
     unlink(err_path);
     rmdir(dir);
 }

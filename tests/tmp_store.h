@@ -1,9 +1,11 @@
 /* tmp_store.h — test helpers shared by the store, report and engine tests: a results
- * database in a fresh temporary file (removed with its WAL files afterwards), and a
- * span built from its fields. */
+ * database in a fresh temporary file (removed with its WAL files afterwards), the cmocka
+ * fixture of the tests that each get such a store (store_fixture), and a span built
+ * from its fields. */
 #ifndef DDPPROF_TMP_STORE_H
 #define DDPPROF_TMP_STORE_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -35,6 +37,53 @@ static inline int open_tmp_store(char *path, size_t pathlen, const char *prefix,
         remove_db(path);
         return -1;
     }
+    return 0;
+}
+
+/* The fixture of the tests that each get a fresh store (one test's, or a group's): the
+ * file, the open store, room for its errors, and a report a test writes into memory
+ * (open_memstream into buf and len; the test frees buf, the teardown does not).  A test
+ * that keeps more begins its own fixture with a store_fixture and opens it with
+ * store_fixture_open and its size; one with nothing more uses store_fixture_setup. */
+typedef struct {
+    char path[64];
+    store *st;
+    char err[512];
+    char *buf;
+    size_t len;
+} store_fixture;
+
+/* A zeroed fixture of `size` bytes (>= sizeof (store_fixture); a test's own begins with
+ * one) with a store opened in /tmp/ddpprof_<program>_XXXXXX, into *state.  0, or -1
+ * with the reason on stderr and nothing left behind: a cmocka setup's result. */
+static inline int store_fixture_open(void **state, size_t size)
+{
+    char prefix[40];
+    /* The program's name keeps each binary's files apart in /tmp, cut to fit path[64]. */
+    snprintf(prefix, sizeof prefix, "ddpprof_%.24s_", program_invocation_short_name);
+    store_fixture *f = calloc(1, size);
+    if (!f || open_tmp_store(f->path, sizeof f->path, prefix, &f->st, f->err, sizeof f->err) != 0) {
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+/* store_fixture_open of a plain store_fixture, as a cmocka setup. */
+static inline int store_fixture_setup(void **state)
+{
+    return store_fixture_open(state, sizeof(store_fixture));
+}
+
+/* Closes the store, removes its file (and WAL files) and frees the fixture: the
+ * teardown of both. */
+static inline int store_fixture_teardown(void **state)
+{
+    store_fixture *f = *state;
+    store_close(f->st);
+    remove_db(f->path);
+    free(f);
     return 0;
 }
 

@@ -1,5 +1,6 @@
 /* fuzz_import.h — what the importer's fuzz targets share: an input as a file (a memfd,
- * so that the readers open it by path as they open a trace), and the checks on what a
+ * so that the readers open it by path as they open a trace) with the limits every reader
+ * is given (fuzz_input: 200,000 events, 64 MiB), and the checks on what a
  * reader made of it: every rank analysed into spans (rank_spans.c), each span ending
  * at or after its start, of a known stream and kind, its bucket only on an allreduce or
  * a copy into a bucket.  A broken property aborts, so that libFuzzer keeps the input. */
@@ -31,6 +32,30 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t
     }
     snprintf(path, n, "/proc/self/fd/%d", fd);
     return fd;
+}
+
+/* libFuzzer's entry, which each importer target defines. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* An input made a file for a reader: the memfd and its path, the reader's limits,
+ * counting the events it takes into used (so the struct stays where it was opened), and
+ * room for the reader's error. */
+typedef struct {
+    int fd;
+    char path[64];
+    size_t used;
+    trace_limits lim;
+    char err[1024];
+} fuzz_input;
+
+/* fuzz_file of the input into in, with the limits; 0, or -1 when the file cannot be made
+ * (not the input's fault: the target returns 0).  The target closes in->fd. */
+static inline int fuzz_input_open(fuzz_input *in, const uint8_t *data, size_t size)
+{
+    in->fd = fuzz_file(data, size, in->path, sizeof in->path);
+    in->used = 0;
+    in->lim = (trace_limits){.max_events = 200000, .max_file_bytes = 64 << 20, .events_used = &in->used};
+    return in->fd < 0 ? -1 : 0;
 }
 
 static inline void fuzz_check_rank(trace_rank *tr, bool device_job)

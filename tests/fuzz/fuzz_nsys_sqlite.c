@@ -9,19 +9,14 @@
 #include "fuzz_import.h"
 #include "profiler/import/nsys_sqlite.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[64], err[1024];
-    int fd = fuzz_file(data, size, path, sizeof path);
-    if (fd < 0)
+    fuzz_input fi;
+    if (fuzz_input_open(&fi, data, size) != 0)
         return 0;
-    size_t used = 0;
-    trace_limits lim = {.max_events = 200000, .max_file_bytes = 64 << 20, .events_used = &used};
     trace_rank **ranks = NULL;
     int n = 0;
-    if (nsys_sqlite_read(path, 0, &lim, &ranks, &n, err, sizeof err) == 0) {
+    if (nsys_sqlite_read(fi.path, 0, &fi.lim, &ranks, &n, fi.err, sizeof fi.err) == 0) {
         for (int i = 0; i < n; i++) {
             fuzz_check_rank(ranks[i], true);
             trace_rank_free(ranks[i]);
@@ -29,6 +24,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         free(ranks);
     }
-    close(fd);
+    close(fi.fd);
     return 0;
 }

@@ -10,23 +10,18 @@
 #include "profiler/import/kineto_json.h"
 #include "profiler/import/source_input.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char path[64], err[1024];
-    int fd = fuzz_file(data, size, path, sizeof path);
-    if (fd < 0)
+    fuzz_input fi;
+    if (fuzz_input_open(&fi, data, size) != 0)
         return 0;
-    size_t used = 0;
-    trace_limits lim = {.max_events = 200000, .max_file_bytes = 64 << 20, .events_used = &used};
     source_input *in = NULL;
     source_kind kind;
-    if (source_open(path, lim.max_file_bytes, &in, &kind, err, sizeof err) == 0 && kind != SOURCE_EMPTY &&
-        kind != SOURCE_SQLITE) {
+    if (source_open(fi.path, fi.lim.max_file_bytes, &in, &kind, fi.err, sizeof fi.err) == 0 &&
+        kind != SOURCE_EMPTY && kind != SOURCE_SQLITE) {
         trace_rank tr;
-        trace_rank_init(&tr, path, 0, NULL, &lim);
-        if (kineto_json_read(in, &tr, err, sizeof err) == 0) {
+        trace_rank_init(&tr, fi.path, 0, NULL, &fi.lim);
+        if (kineto_json_read(in, &tr, fi.err, sizeof fi.err) == 0) {
             bool device = false;
             for (size_t i = 0; i < tr.nev; i++)
                 device |= tr.ev[i].type == TEV_KERNEL || tr.ev[i].type == TEV_MEMCPY || tr.ev[i].type == TEV_MEMSET;
@@ -35,6 +30,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         trace_rank_free(&tr);
     }
     source_close(in);
-    close(fd);
+    close(fi.fd);
     return 0;
 }

@@ -14,7 +14,6 @@ the files written and the bucket sizes DDP used.  Exits 3 when torch is missing.
 import argparse
 import json
 import os
-import socket
 import sys
 import time
 
@@ -22,7 +21,8 @@ try:
     import torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
-    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from gloo_mlp import free_port, join_gloo, mlp_training
 except ImportError as e:
     print("torch unavailable: %s" % e, file=sys.stderr)
     sys.exit(3)
@@ -42,21 +42,9 @@ class Slow(torch.nn.Module):
 
 
 def worker(rank, a):
-    torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(a.port)
-    dist.init_process_group("gloo", rank=rank, world_size=a.world)
-    torch.manual_seed(0)
+    join_gloo(rank, a)
     slow = [int(r) for r in str(a.slow_rank).split(",") if r != ""]
-    mods = [Slow(a.slow_ms / 1000.0 if rank in slow else 0.0)]
-    for i in range(a.layers):
-        mods.append(torch.nn.Linear(a.width, a.width))
-        if i < a.layers - 1:
-            mods.append(torch.nn.ReLU())
-    ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=a.bucket_cap_mb)
-    opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
-    loss_fn = torch.nn.MSELoss()
-    x, y = torch.randn(a.batch, a.width), torch.randn(a.batch, a.width)
+    ddp, opt, loss_fn, x, y = mlp_training(a, [Slow(a.slow_ms / 1000.0 if rank in slow else 0.0)])
     path = os.path.join(a.out, "rank%d.json" % rank)
 
     def ready(prof):
@@ -88,10 +76,7 @@ def main():
     p.add_argument("--bucket-cap-mb", type=float, default=1.0)
     a = p.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    a.port = s.getsockname()[1]
-    s.close()
+    a.port = free_port()
     mp.spawn(worker, args=(a,), nprocs=a.world, join=True)
     files = [os.path.join(a.out, "rank%d.json" % r) for r in range(a.world)]
     print(json.dumps({"files": files, "world": a.world, "slow_rank": a.slow_rank}))

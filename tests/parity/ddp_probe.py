@@ -10,16 +10,16 @@ fields, those of each iteration as the logger holds them at the next forward.  W
 import argparse
 import json
 import os
-import socket
 import sys
 import time
 
 try:
     import torch
     import torch.distributed as dist
-    import torch.multiprocessing as mp
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     from torch.nn.parallel import DistributedDataParallel as DDP
+
+    from ddp_run import leave, spawn
 except ImportError as e:
     print("skip: %s" % e, file=sys.stderr)
     sys.exit(77)
@@ -148,9 +148,7 @@ def worker(rank, a):
                 ddp(batch(a)).sum().backward()
         with open("%s.rank%d" % (a.out, rank), "w") as f:
             json.dump(log, f)
-        dist.barrier()
-        sys.stdout.flush()
-        os._exit(0)
+        leave()
     per_iter = []
     for it in range(a.iters):
         del log[:]
@@ -178,12 +176,7 @@ def worker(rank, a):
         }
         with open(a.out, "w") as f:
             json.dump(out, f, indent=1)
-    dist.barrier()
-    # The reducer holds the Python process group; tearing both down at interpreter exit
-    # crashes torch 1.13, and there is nothing left to release: leave at once.
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    leave()
 
 
 def main():
@@ -207,10 +200,7 @@ def main():
                    help="join(divide_by_initial_world_size=False)")
     p.add_argument("--out", required=True)
     a = p.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        a.port = s.getsockname()[1]
-    mp.spawn(worker, args=(a,), nprocs=a.world, join=True)
+    spawn(worker, a)
 
 
 if __name__ == "__main__":

@@ -17,17 +17,17 @@ import argparse
 import datetime
 import json
 import os
-import socket
 import sys
 
 try:
     import numpy as np
     import torch
     import torch.distributed as dist
-    import torch.multiprocessing as mp
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     from torch.nn.parallel import DistributedDataParallel as DDP
     from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+    from ddp_run import leave, spawn
 except ImportError as e:
     print("skip: %s" % e, file=sys.stderr)
     sys.exit(77)
@@ -136,15 +136,6 @@ def worker(rank, a):
     leave()
 
 
-def leave():
-    """Waits for every rank, then exits without tearing gloo down: its teardown after
-    join() can hang in torch 1.13, and there is nothing left to release."""
-    dist.barrier()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--world", type=int, required=True)
@@ -164,10 +155,7 @@ def main():
     p.add_argument("--divide-by-ranks-training", action="store_true")
     p.add_argument("--hook", choices=["none", "fp16", "bf16"], default="none")
     a = p.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        a.port = s.getsockname()[1]
-    mp.spawn(worker, args=(a,), nprocs=a.world, join=True)
+    spawn(worker, a)
 
 
 if __name__ == "__main__":
