@@ -273,6 +273,7 @@ static void test_fragment_loads_back_with_fitted_values(void **state)
     /* included by a scenario, which keeps the last word */
     snprintf(top, sizeof top, "%s/uses.ini", scratch_dir());
     write_file(top, "include = calibration.ini\n[run]\nworld_size = 2\n[device]\npreset = h100\n");
+    scenario_free(sc); /* the fragment's lists, before loading again */
     assert_int_equal(scenario_load_file(top, sc, err, sizeof err), 0);
     assert_true(fabs(sc->latency_us - f.ring.alpha_us) < 1e-4);
     assert_true(fabs(sc->bandwidth_gbps - f.ring.bandwidth_gbps) < 1e-4);
@@ -354,6 +355,7 @@ static void test_calibrate_from_a_run(void **state)
     ddpprof_run(r, many);
     if (r->status != 0)
         fail_msg("calibrate --from exited %d: %s", r->status, r->err);
+    scenario_free(sc); /* the first fragment's lists, before loading again */
     if (scenario_load_file(out, sc, err, sizeof err) != 0)
         fail_msg("the fragment from twelve runs does not load: %s", err);
     assert_true(sc->host_cores == 2);

@@ -32,12 +32,14 @@ static void test_network_model(void **state)
     net_model_init(&nm, sc);
     assert_true(net_allreduce_ns(&nm, 8e6) == 0);
     /* presets fill the link unless it is set */
+    scenario_free(sc); /* its lists, before the defaults again */
     scenario_defaults(sc);
     assert_int_equal(scenario_override(sc, "network.preset=ib-ndr400", err, sizeof err), 0);
     assert_true(fabs(sc->bandwidth_gbps - 46.0) < 1e-9);
     assert_true(fabs(sc->latency_us - 14.0) < 1e-9);
     assert_int_equal(scenario_override(sc, "network.intra_preset=nvlink4", err, sizeof err), 0);
     assert_true(fabs(sc->intra_bandwidth_gbps - 369.0) < 1e-9);
+    scenario_free(sc); /* its lists, before the defaults again */
     scenario_defaults(sc);
     assert_int_equal(scenario_override(sc, "network.bandwidth_gbps=3", err, sizeof err), 0);
     assert_int_equal(scenario_override(sc, "network.preset=roce100", err, sizeof err), 0);

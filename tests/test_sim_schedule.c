@@ -474,6 +474,9 @@ static void test_sweep_summary_names_the_best(void **state)
     fclose(out);
     assert_non_null(strstr(text, "best: none beyond the spread over iterations"));
     free(text);
+    scenario_free(twin);
+    scenario_free(slow);
+    scenario_free(fast);
     free(twin);
     free(slow);
     free(fast);
