@@ -13,33 +13,24 @@ in ns) with its overlap ratio.  Exits 3 when torch is missing.
 """
 import argparse
 import json
-import os
-import socket
 import sys
 import time
 
 try:
     import torch
     import torch.distributed as dist
-    import torch.multiprocessing as mp
     from torch.nn.parallel import DistributedDataParallel as DDP
 except ImportError as e:
     print("torch unavailable: %s" % e, file=sys.stderr)
     sys.exit(3)
 
+from gloo_mlp import join_gloo, mlp, run_ranks  # noqa: E402 (after the check for torch)
+
 
 def worker(rank, a, q):
-    torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(a.port)
-    dist.init_process_group("gloo", rank=rank, world_size=a.world)
+    join_gloo(rank, a)
     torch.manual_seed(0)
-    mods = []
-    for i in range(a.layers):
-        mods.append(torch.nn.Linear(a.width, a.width))
-        if i < a.layers - 1:
-            mods.append(torch.nn.ReLU())
-    ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=a.bucket_cap_mb)
+    ddp = DDP(mlp(a.layers, a.width), bucket_cap_mb=a.bucket_cap_mb)
     opt = torch.optim.SGD(ddp.parameters(), lr=1e-3)
     loss_fn = torch.nn.MSELoss()
     x, y = torch.randn(a.batch, a.width), torch.randn(a.batch, a.width)
@@ -77,12 +68,7 @@ def main():
     p.add_argument("--iters", type=int, default=20)
     p.add_argument("--warmup", type=int, default=3)
     a = p.parse_args()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        a.port = s.getsockname()[1]
-    ctx = mp.get_context("spawn")
-    q = ctx.SimpleQueue()
-    mp.start_processes(worker, args=(a, q), nprocs=a.world, join=True, start_method="spawn")
+    q = run_ranks(worker, a)
     print(json.dumps(q.get()))
 
 
