@@ -1,5 +1,15 @@
 # run_lines.sh — sourced by the benchmarks that time `ddpprof run` (profiler_overhead.sh,
-# span_stream.sh): what they read of a run's stderr, written once.  Not run by itself.
+# span_stream.sh): their arguments and what they read of a run's stderr, written once.
+# Not run by itself.
+
+# run_args [N [SCENARIO]]: sets N (runs per mode, default 3) and SCENARIO (default
+# scenarios/skewed.ini), or exits 2 saying what is wrong.
+run_args() {
+    N=${1:-3}
+    SCENARIO=${2:-scenarios/skewed.ini}
+    [[ $N =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [N [SCENARIO]]  (N: runs per mode, default 3)" >&2; exit 2; }
+    [[ -f $SCENARIO ]] || { echo "$0: no scenario file '$SCENARIO'" >&2; exit 2; }
+}
 
 # run_failed ERRFILE WHAT: says that ddpprof run (WHAT) failed, with its stderr, and exits.
 run_failed() {

@@ -23,10 +23,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ROOT=$PWD
 # shellcheck source=bench/run_lines.sh
 . bench/run_lines.sh
-N=${1:-3}
-SCENARIO=${2:-scenarios/skewed.ini}
-[[ $N =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [N [SCENARIO]]  (N: runs per mode, default 3)" >&2; exit 2; }
-[[ -f $SCENARIO ]] || { echo "$0: no scenario file '$SCENARIO'" >&2; exit 2; }
+run_args "$@"
 
 if [[ -n ${DDPPROF:-} ]]; then
     BIN=$(readlink -f "$DDPPROF")
