@@ -30,18 +30,20 @@ the cap began, the trace directory.  Exits 3 when torch is missing.
 import argparse
 import json
 import os
-import socket
 import sys
 import time
 
 try:
     import torch
     import torch.distributed as dist
-    import torch.multiprocessing as mp
     from torch.nn.parallel import DistributedDataParallel as DDP
 except ImportError as e:
     print("torch unavailable: %s" % e, file=sys.stderr)
     sys.exit(3)
+
+# The ranks, their rendezvous and the model are those of tests/import/ddp_trace.py's job.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "import"))
+from gloo_mlp import join_gloo, mlp, run_ranks  # noqa: E402 (after the check for torch)
 
 
 def write_trace(events, path):
@@ -78,19 +80,11 @@ def profiler_steps(path):
 
 
 def worker(rank, a, q):
-    torch.set_num_threads(1)
-    os.environ["MASTER_ADDR"] = "127.0.0.1"
-    os.environ["MASTER_PORT"] = str(a.port)
-    dist.init_process_group("gloo", rank=rank, world_size=a.world)
+    join_gloo(rank, a)
     for cap in a.caps:
         load = float(open("/proc/loadavg").read().split()[0])
         torch.manual_seed(0)
-        mods = []
-        for i in range(a.layers):
-            mods.append(torch.nn.Linear(a.width, a.width))
-            if i < a.layers - 1:
-                mods.append(torch.nn.ReLU())
-        ddp = DDP(torch.nn.Sequential(*mods), bucket_cap_mb=cap)
+        ddp = DDP(mlp(a.layers, a.width), bucket_cap_mb=cap)
         opt = torch.optim.SGD(ddp.parameters(), lr=1e-4)
         loss_fn = torch.nn.MSELoss()
         torch.manual_seed(1 + rank)
@@ -153,12 +147,7 @@ def main():
     a.caps = [float(c) for c in a.bucket_cap_mb.split(",")]
     for c in a.caps:
         os.makedirs(cap_dir(a.out, c), exist_ok=True)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        a.port = s.getsockname()[1]
-    ctx = mp.get_context("spawn")
-    q = ctx.SimpleQueue()
-    mp.start_processes(worker, args=(a, q), nprocs=a.world, join=True, start_method="spawn")
+    q = run_ranks(worker, a)
     res = [q.get() for _ in range(a.world * len(a.caps))]
     for order, cap in enumerate(a.caps):
         mine = sorted((r for r in res if r[0] == cap), key=lambda r: r[1])

@@ -17,10 +17,9 @@ set -euo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ROOT=$PWD
-N=${1:-3}
-SCENARIO=${2:-scenarios/skewed.ini}
-[[ $N =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [N [SCENARIO]]  (N: runs per mode, default 3)" >&2; exit 2; }
-[[ -f $SCENARIO ]] || { echo "$0: no scenario file '$SCENARIO'" >&2; exit 2; }
+# shellcheck source=bench/run_lines.sh
+. bench/run_lines.sh
+run_args "$@"
 
 if ! make -C "$ROOT" ddpprof >/dev/null 2>&1; then
     [[ -x $ROOT/ddpprof ]] || { make -C "$ROOT" ddpprof; exit 1; }
@@ -37,20 +36,10 @@ one_run() {
     local TIMEFORMAT=%R
     if ! { time "$ROOT/ddpprof" run "$SCENARIO" -o "$TMP/$mode-$i.sqlite" "${flag[@]}" >/dev/null 2>"$err"; } \
         2>"$tf"; then
-        echo "$0: ddpprof run ($mode #$i) failed:" >&2
-        cat "$err" >&2
-        exit 1
-    fi
-    local line
-    line=$(grep -E 'complete in [0-9.]+ s' "$err" | tail -n 1 || true)
-    if [[ -z $line ]]; then
-        echo "$0: no 'complete in X s' line from ddpprof run ($mode #$i):" >&2
-        cat "$err" >&2
-        exit 1
+        run_failed "$err" "$mode #$i"
     fi
     local wall spans
-    wall=$(sed -E 's/.*complete in ([0-9.]+) s.*/\1/' <<<"$line")
-    spans=$(sed -E 's/.*, ([0-9]+) spans.*/\1/' <<<"$line")
+    run_wall_spans "$err" "$mode #$i"
     echo "$mode $wall $(tail -n 1 "$tf") $spans" >>"$TMP/times"
     printf '  %-6s #%d  run %6.2f s  process %6.2f s  %s spans\n' "$mode" "$i" "$wall" "$(tail -n 1 "$tf")" "$spans"
 }

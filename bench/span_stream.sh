@@ -21,10 +21,9 @@ set -euo pipefail
 
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 ROOT=$PWD
-N=${1:-3}
-SCENARIO=${2:-scenarios/skewed.ini}
-[[ $N =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [N [SCENARIO]]  (N: runs per mode, default 3)" >&2; exit 2; }
-[[ -f $SCENARIO ]] || { echo "$0: no scenario file '$SCENARIO'" >&2; exit 2; }
+# shellcheck source=bench/run_lines.sh
+. bench/run_lines.sh
+run_args "$@"
 
 if [[ -n ${DDPPROF:-} ]]; then
     BIN=$(readlink -f "$DDPPROF")
@@ -67,20 +66,10 @@ one_run() {
     local db=$TMP/$cs-$mode-$i.sqlite err=$TMP/$cs-$mode-$i.err tf=$TMP/$cs-$mode-$i.time
     local TIMEFORMAT=%R
     if ! { time "$BIN" run "$SCENARIO" -o "$db" -s run.ranks="$mode" "$@" >/dev/null 2>"$err"; } 2>"$tf"; then
-        echo "$0: ddpprof run ($cs, $mode #$i) failed:" >&2
-        cat "$err" >&2
-        exit 1
-    fi
-    local line
-    line=$(grep -E 'complete in [0-9.]+ s' "$err" | tail -n 1 || true)
-    if [[ -z $line ]]; then
-        echo "$0: no 'complete in X s' line from ddpprof run ($cs, $mode #$i):" >&2
-        cat "$err" >&2
-        exit 1
+        run_failed "$err" "$cs, $mode #$i"
     fi
     local wall spans pwall
-    wall=$(sed -E 's/.*complete in ([0-9.]+) s.*/\1/' <<<"$line")
-    spans=$(sed -E 's/.*, ([0-9]+) spans.*/\1/' <<<"$line")
+    run_wall_spans "$err" "$cs, $mode #$i"
     pwall=$(tail -n 1 "$tf")
     echo "$cs $mode $wall $pwall $spans" >>"$TMP/times"
     step_times "$db" | while read -r rank ms; do echo "$cs $mode $rank $ms"; done >>"$TMP/steps"

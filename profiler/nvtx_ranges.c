@@ -1,6 +1,19 @@
 /* nvtx_ranges.c — thin wrappers over NVTX3's domain API (header-only, loaded lazily). */
 #include "profiler/nvtx_ranges.h"
 
+uint32_t prof_nvtx_colour(span_kind k)
+{
+    switch (k) {
+    case SPAN_FORWARD: return 0xff4c9be8;
+    case SPAN_BACKWARD: return 0xff2e7d32;
+    case SPAN_COPY_IN:
+    case SPAN_COPY_OUT: return 0xff9e9e9e;
+    case SPAN_ALLREDUCE: return 0xffe65100;
+    case SPAN_OPTIMIZER: return 0xff8e24aa;
+    default: return 0xff607d8b;
+    }
+}
+
 #ifdef DDPPROF_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 #include <sys/syscall.h>

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "profiler/span.h"
+
 typedef struct {
     void *domain;
 } prof_nvtx;
@@ -18,6 +20,9 @@ void prof_nvtx_destroy(prof_nvtx *n);
 /* Pushes a range named `msg` in colour `argb` on the calling thread. */
 void prof_nvtx_push(const prof_nvtx *n, const char *msg, uint32_t argb);
 void prof_nvtx_pop(const prof_nvtx *n);
+/* The ARGB colour a range of span kind `k` is drawn in, the same whichever backend
+ * pushes it, so that a kind reads alike across runs in Nsight Systems. */
+uint32_t prof_nvtx_colour(span_kind k);
 /* Names the calling OS thread in the timeline ("rank 2 comm"). */
 void prof_nvtx_name_thread(const char *name);
 

@@ -233,153 +233,190 @@ static void add_bandwidths(strbuf *t, const calib_bandwidths *b, bool in_cache)
                         in_cache ? bandwidth_keys[k].cache_key : bandwidth_keys[k].key, gbps[k]);
 }
 
+/* [network]: the bucket allreduces' measured table, and the ring fit (NULL: none). */
+static void add_network(strbuf *t, const calib_run_costs *c, const ring_fit *ring)
+{
+    if (c->nar == 0)
+        return;
+    strbuf_addf(t, "; %zu bucket allreduces, from the last rank's arrival to the end, the median per size;\n"
+                   "; allreduce times interpolated between them at the world sizes seen%s\n",
+               c->ncollectives, ring ? ", the ring fit elsewhere and for broadcasts" : "");
+    strbuf_addf(t, "[network]\nalgorithm = measured\n");
+    if (ring)
+        strbuf_addf(t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
+    add_measurements(t, c->ar, c->nar);
+}
+
+/* [device]: what a GPU user would set too (bandwidths, the hand-off, compute slowed by
+ * communication); its header only when something is under it. */
+static void add_device(strbuf *t, const calib_run_costs *c)
+{
+    if (calib_bandwidths_spans(&c->memory) || c->ngaps || c->ncontended)
+        strbuf_addf(t, "\n[device]\n");
+    add_bandwidths(t, &c->memory, false);
+    if (c->ngaps)
+        strbuf_addf(t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n",
+                   c->ngaps, c->op_overhead_us);
+    if (c->ncontended)
+        strbuf_addf(t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the "
+                       "time inside (%zu spans)\ncomm_slowdown = %.4f\n",
+                   c->ncontended, c->comm_slowdown);
+}
+
+/* [host]: the cores the runs' ranks shared, and the collectives' part in them. */
+static void add_host_cores(strbuf *h, const calib_run_costs *c)
+{
+    if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
+        strbuf_addf(h, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared "
+                       "out\n; (with the write that begins each backward that sleeps, at grad_write_gbps)\n"
+                       "host_cores = %g\n",
+                   c->host_cores);
+    if (c->host_cores > 0 && c->nar > 0)
+        strbuf_addf(h, "; the bucket allreduces' sums shared them too: the measured table is each collective's time "
+                       "alone\ncomm_on_host_cores = true\n");
+    if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
+        strbuf_addf(h,
+                   c->comm_core_weight == CALIB_WEIGHT_PRIOR
+                       ? "; the sums' weight beside the copies and steps on the cores: the comm workers' "
+                         "scheduler weight at\n"
+                         "; niceness 10 (110 / 1024); no other makes the %zu bucket allreduces that met other work "
+                         "agree 2 %%\n"
+                         "; better on their times alone\ncomm_core_weight = %.4f\n"
+                       : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu "
+                         "bucket allreduces\n"
+                         "; that met other work agree best on their times alone (the sleeping backwards' writes "
+                         "left out)\n"
+                         "comm_core_weight = %.4f\n",
+                   c->nweighted, c->comm_core_weight);
+}
+
+/* [host]: the terms of runs whose ranks' memory fits in the last-level cache, learned
+ * apart. */
+static void add_host_cache(strbuf *h, const calib_run_costs *c)
+{
+    if (calib_bandwidths_spans(&c->cache) == 0)
+        return;
+    strbuf_addf(h, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's "
+                   "last-level cache, learned apart\ncache_mb = %g\n",
+               c->cache_mb);
+    add_bandwidths(h, &c->cache, true);
+    if (c->ncache_collectives)
+        strbuf_addf(h, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
+                       "cache_allreduce_factor = %.4f\n",
+                   c->ncache_collectives, c->cache_allreduce_factor);
+    if (c->ncache_uncrowded)
+        strbuf_addf(h, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and "
+                       "mean\ncache_allreduce_stall_fraction = %.6f\ncache_allreduce_stall_us = %.4f\n",
+                   c->ncache_uncrowded, c->cache_allreduce_stall_fraction, c->cache_allreduce_stall_us);
+    if (c->ncache_crowded)
+        strbuf_addf(h, "; in cache, with more ranks than cores: likewise, of %zu\n"
+                       "cache_allreduce_crowded_stall_fraction = %.6f\ncache_allreduce_crowded_stall_us = %.4f\n",
+                   c->ncache_crowded, c->cache_allreduce_crowded_stall_fraction,
+                   c->cache_allreduce_crowded_stall_us);
+    if (c->ncache_forward)
+        strbuf_addf(h, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and "
+                       "their stalls\ncache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\n"
+                       "cache_op_stall_fraction = %.6f\ncache_op_stall_us = %.4f\n",
+                   c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
+                   c->cache_op_stall_us);
+    if (c->ncache_host_wake)
+        strbuf_addf(h, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, "
+                       "likewise (%zu)\ncache_host_wake_us = %.4f\ncache_host_wake_sd_us = %.4f\n"
+                       "cache_host_wake_stall_fraction = %.6f\ncache_host_wake_stall_us = %.4f\n",
+                   c->ncache_host_wake, c->cache_host_wake_us, c->cache_host_wake_sd_us,
+                   c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
+    if (c->ncache_launch)
+        strbuf_addf(h, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the "
+                       "hold of\n"
+                       "; those woken beside their compute's run of copies or writes (%zu; 0 where none)\n"
+                       "cache_comm_launch_us = %.4f\ncache_comm_launch_sd_us = %.4f\n"
+                       "cache_comm_launch_per_op_us = %.4f\ncache_comm_launch_behind_us = %.4f\n",
+                   c->ncache_launch, c->ncache_launch_goes_on, c->cache_comm_launch_us, c->cache_comm_launch_sd_us,
+                   c->cache_comm_launch_per_op_us, c->cache_comm_launch_behind_us);
+}
+
+/* [host]: the compute ops' hand-offs, wake-ups and stalls. */
+static void add_host_op_terms(strbuf *h, const calib_run_costs *c)
+{
+    if (c->nbusy_gaps)
+        strbuf_addf(h, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of "
+                       "%zu\nop_overhead_busy_us = %.4f\n",
+                   c->nbusy_gaps, c->op_overhead_busy_us);
+    if (c->nforward)
+        strbuf_addf(h, "; forwards beyond their model, the mean of %zu and its standard deviation\n"
+                       "op_wakeup_us = %.4f\nop_wakeup_sd_us = %.4f\n",
+                   c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
+    if (c->op_stall_fraction > 0)
+        strbuf_addf(h, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their "
+                       "share and mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
+                   c->op_stall_fraction, c->op_stall_us);
+    if (c->op_gap_stall_fraction > 0)
+        strbuf_addf(h, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median "
+                       "absolute deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\n"
+                       "op_gap_stall_us = %.4f\n",
+                   c->op_gap_stall_fraction, c->op_gap_stall_us);
+    if (c->nhost_wake && c->host_wake_us > 0)
+        strbuf_addf(h, "; a rank's next iteration after its last compute op (its host woken from the step's "
+                       "synchronize), beyond op_overhead_us:\n"
+                       "; the mean of %zu and its standard deviation, and the stalls beyond the median by over 10 "
+                       "median absolute deviations\nhost_wake_us = %.4f\nhost_wake_sd_us = %.4f\n"
+                       "host_wake_stall_fraction = %.6f\nhost_wake_stall_us = %.4f\n",
+                   c->nhost_wake, c->host_wake_us, c->host_wake_sd_us, c->host_wake_stall_fraction,
+                   c->host_wake_stall_us);
+    if (c->backward_stall_fraction > 0)
+        strbuf_addf(h, "; stalls of the %zu backwards that sleep, outside collectives, likewise\n"
+                       "backward_stall_fraction = %.6f\nbackward_stall_us = %.4f\n",
+                   c->nbackward, c->backward_stall_fraction, c->backward_stall_us);
+}
+
+/* [host]: the collectives' wake-ups, late starts and late exits beside the compute. */
+static void add_host_comm_terms(strbuf *h, const calib_run_costs *c)
+{
+    if (c->ncontended)
+        strbuf_addf(h, "; forwards and backwards inside their rank's collectives: their late wake-up beside "
+                       "comm_slowdown (%zu spans)\ncomm_wakeup_us = %.4f\n",
+                   c->ncontended, c->comm_wakeup_us);
+    if (c->nlaunch)
+        strbuf_addf(h, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late "
+                       "start beyond op_overhead_us,\n"
+                       "; fitted as this plus comm_launch_per_op_us per copy, step or write of the other ranks "
+                       "running on a crowded host\n; (%zu launches met some), and the residuals' standard deviation\n"
+                       "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
+                   c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us,
+                   c->comm_launch_per_op_us);
+    if (c->nlaunch_goes_on)
+        strbuf_addf(h, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the "
+                       "mean wait\n"
+                       "; for a core elsewhere, exponential, where %zu started only once that run had ended (out of "
+                       "the fit above)\ncomm_launch_behind_us = %.4f\n",
+                   c->nlaunch_goes_on, c->nlaunch_behind, c->comm_launch_behind_us);
+    if (c->comm_exit_late_fraction > 0)
+        strbuf_addf(h, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out "
+                       "aside: the share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"
+                       "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
+                   CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
+                   c->comm_exit_late_sd_us);
+    if (c->compute_wake_late_fraction > 0)
+        strbuf_addf(h, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share "
+                       "whose compute went on over %.1f ms after its end (of %zu), their mean and standard deviation\n"
+                       "compute_wake_late_fraction = %.6f\ncompute_wake_late_us = %.4f\n"
+                       "compute_wake_late_sd_us = %.4f\n",
+                   CALIB_EXIT_LATE_NS / 1e6, c->nwake, c->compute_wake_late_fraction, c->compute_wake_late_us,
+                   c->compute_wake_late_sd_us);
+}
+
 char *calib_run_ini_text(const calib_run_costs *c, const ring_fit *ring, const char *about)
 {
     strbuf t = STRBUF_INIT;
     add_comment(&t, "written by ddpprof calibrate --from: learned from %s", about);
-    if (c->nar > 0) {
-        strbuf_addf(&t, "; %zu bucket allreduces, from the last rank's arrival to the end, the median per size;\n"
-                        "; allreduce times interpolated between them at the world sizes seen%s\n",
-                    c->ncollectives, ring ? ", the ring fit elsewhere and for broadcasts" : "");
-        strbuf_addf(&t, "[network]\nalgorithm = measured\n");
-        if (ring)
-            strbuf_addf(&t, "latency_us = %.4f\nbandwidth_gbps = %.4f\n", ring->alpha_us, ring->bandwidth_gbps);
-        add_measurements(&t, c->ar, c->nar);
-    }
-    /* [device]: what a GPU user would set too (bandwidths, the hand-off, compute slowed by
-     * communication); [host]: the terms of ranks sharing this host's cores, after it. */
-    if (calib_bandwidths_spans(&c->memory) || c->ngaps || c->ncontended)
-        strbuf_addf(&t, "\n[device]\n");
-    add_bandwidths(&t, &c->memory, false);
-    if (c->ngaps)
-        strbuf_addf(&t, "; idle time between consecutive forwards, the median of %zu\nop_overhead_us = %.4f\n",
-                    c->ngaps, c->op_overhead_us);
-    if (c->ncontended)
-        strbuf_addf(&t, "; forwards and backwards inside their rank's collectives: time beyond the model fitted to the "
-                        "time inside (%zu spans)\ncomm_slowdown = %.4f\n",
-                    c->ncontended, c->comm_slowdown);
+    add_network(&t, c, ring);
+    /* [host]: the terms of ranks sharing this host's cores, after [device]. */
+    add_device(&t, c);
     strbuf h = STRBUF_INIT;
-    if (c->host_cores > 0 && calib_bandwidths_spans(&c->memory) > c->memory.ngrad_write)
-        strbuf_addf(&h, "; the cores the runs' ranks shared: the bandwidths above are one op's on one core, shared "
-                        "out\n; (with the write that begins each backward that sleeps, at grad_write_gbps)\n"
-                        "host_cores = %g\n",
-                    c->host_cores);
-    if (c->host_cores > 0 && c->nar > 0)
-        strbuf_addf(&h, "; the bucket allreduces' sums shared them too: the measured table is each collective's time "
-                        "alone\ncomm_on_host_cores = true\n");
-    if (c->host_cores > 0 && c->nar > 0 && c->nweighted > 0)
-        strbuf_addf(&h,
-                    c->comm_core_weight == CALIB_WEIGHT_PRIOR
-                        ? "; the sums' weight beside the copies and steps on the cores: the comm workers' "
-                          "scheduler weight at\n"
-                          "; niceness 10 (110 / 1024); no other makes the %zu bucket allreduces that met other work "
-                          "agree 2 %%\n"
-                          "; better on their times alone\ncomm_core_weight = %.4f\n"
-                        : "; the sums' weight beside the copies and steps on the cores: the one at which the %zu "
-                          "bucket allreduces\n"
-                          "; that met other work agree best on their times alone (the sleeping backwards' writes "
-                          "left out)\n"
-                          "comm_core_weight = %.4f\n",
-                    c->nweighted, c->comm_core_weight);
-    if (calib_bandwidths_spans(&c->cache) > 0) {
-        strbuf_addf(&h, "; runs whose ranks' memory (12 bytes per parameter, each rank of a host) fits in the host's "
-                        "last-level cache, learned apart\ncache_mb = %g\n",
-                    c->cache_mb);
-        add_bandwidths(&h, &c->cache, true);
-        if (c->ncache_collectives)
-            strbuf_addf(&h, "; in cache: bucket allreduces' times over the table's at their size, the median of %zu\n"
-                            "cache_allreduce_factor = %.4f\n",
-                        c->ncache_collectives, c->cache_allreduce_factor);
-        if (c->ncache_uncrowded)
-            strbuf_addf(&h, "; in cache, with a core per rank: those that stalled beyond it, their share of %zu and "
-                            "mean\ncache_allreduce_stall_fraction = %.6f\ncache_allreduce_stall_us = %.4f\n",
-                        c->ncache_uncrowded, c->cache_allreduce_stall_fraction, c->cache_allreduce_stall_us);
-        if (c->ncache_crowded)
-            strbuf_addf(&h, "; in cache, with more ranks than cores: likewise, of %zu\n"
-                            "cache_allreduce_crowded_stall_fraction = %.6f\ncache_allreduce_crowded_stall_us = %.4f\n",
-                        c->ncache_crowded, c->cache_allreduce_crowded_stall_fraction,
-                        c->cache_allreduce_crowded_stall_us);
-        if (c->ncache_forward)
-            strbuf_addf(&h, "; in cache: forwards beyond their model, the mean of %zu and its standard deviation, and "
-                            "their stalls\ncache_op_wakeup_us = %.4f\ncache_op_wakeup_sd_us = %.4f\n"
-                            "cache_op_stall_fraction = %.6f\ncache_op_stall_us = %.4f\n",
-                        c->ncache_forward, c->cache_op_wakeup_us, c->cache_op_wakeup_sd_us, c->cache_op_stall_fraction,
-                        c->cache_op_stall_us);
-        if (c->ncache_host_wake)
-            strbuf_addf(&h, "; in cache: a rank's next iteration after its last compute op, beyond op_overhead_us, "
-                            "likewise (%zu)\ncache_host_wake_us = %.4f\ncache_host_wake_sd_us = %.4f\n"
-                            "cache_host_wake_stall_fraction = %.6f\ncache_host_wake_stall_us = %.4f\n",
-                        c->ncache_host_wake, c->cache_host_wake_us, c->cache_host_wake_sd_us,
-                        c->cache_host_wake_stall_fraction, c->cache_host_wake_stall_us);
-        if (c->ncache_launch)
-            strbuf_addf(&h, "; in cache: bucket allreduces an idle comm stream started late (%zu), likewise, and the "
-                            "hold of\n"
-                            "; those woken beside their compute's run of copies or writes (%zu; 0 where none)\n"
-                            "cache_comm_launch_us = %.4f\ncache_comm_launch_sd_us = %.4f\n"
-                            "cache_comm_launch_per_op_us = %.4f\ncache_comm_launch_behind_us = %.4f\n",
-                        c->ncache_launch, c->ncache_launch_goes_on, c->cache_comm_launch_us, c->cache_comm_launch_sd_us,
-                        c->cache_comm_launch_per_op_us, c->cache_comm_launch_behind_us);
-    }
-    if (c->nbusy_gaps)
-        strbuf_addf(&h, "; idle time after a copy or step, before the next op queued (no sleep between), the mean of "
-                        "%zu\nop_overhead_busy_us = %.4f\n",
-                    c->nbusy_gaps, c->op_overhead_busy_us);
-    if (c->nforward)
-        strbuf_addf(&h, "; forwards beyond their model, the mean of %zu and its standard deviation\n"
-                        "op_wakeup_us = %.4f\nop_wakeup_sd_us = %.4f\n",
-                    c->nforward, c->op_wakeup_us, c->op_wakeup_sd_us);
-    if (c->op_stall_fraction > 0)
-        strbuf_addf(&h, "; stalls: forwards beyond the median excess by over 10 median absolute deviations, their "
-                        "share and mean beyond op_wakeup_us\nop_stall_fraction = %.6f\nop_stall_us = %.4f\n",
-                    c->op_stall_fraction, c->op_stall_us);
-    if (c->op_gap_stall_fraction > 0)
-        strbuf_addf(&h, "; stalls of the hand-off: gaps between forwards beyond their median by over 10 median "
-                        "absolute deviations, their share and mean beyond it\nop_gap_stall_fraction = %.6f\n"
-                        "op_gap_stall_us = %.4f\n",
-                    c->op_gap_stall_fraction, c->op_gap_stall_us);
-    if (c->nhost_wake && c->host_wake_us > 0)
-        strbuf_addf(&h, "; a rank's next iteration after its last compute op (its host woken from the step's "
-                        "synchronize), beyond op_overhead_us:\n"
-                        "; the mean of %zu and its standard deviation, and the stalls beyond the median by over 10 "
-                        "median absolute deviations\nhost_wake_us = %.4f\nhost_wake_sd_us = %.4f\n"
-                        "host_wake_stall_fraction = %.6f\nhost_wake_stall_us = %.4f\n",
-                    c->nhost_wake, c->host_wake_us, c->host_wake_sd_us, c->host_wake_stall_fraction,
-                    c->host_wake_stall_us);
-    if (c->backward_stall_fraction > 0)
-        strbuf_addf(&h, "; stalls of the %zu backwards that sleep, outside collectives, likewise\n"
-                        "backward_stall_fraction = %.6f\nbackward_stall_us = %.4f\n",
-                    c->nbackward, c->backward_stall_fraction, c->backward_stall_us);
-    if (c->ncontended)
-        strbuf_addf(&h, "; forwards and backwards inside their rank's collectives: their late wake-up beside "
-                        "comm_slowdown (%zu spans)\ncomm_wakeup_us = %.4f\n",
-                    c->ncontended, c->comm_wakeup_us);
-    if (c->nlaunch)
-        strbuf_addf(&h, "; bucket allreduces whose comm stream idled until the bucket was ready (%zu): their late "
-                        "start beyond op_overhead_us,\n"
-                        "; fitted as this plus comm_launch_per_op_us per copy, step or write of the other ranks "
-                        "running on a crowded host\n; (%zu launches met some), and the residuals' standard deviation\n"
-                        "comm_launch_us = %.4f\ncomm_launch_sd_us = %.4f\ncomm_launch_per_op_us = %.4f\n",
-                    c->nlaunch, c->nlaunch_beside_ops, c->comm_launch_us, c->comm_launch_sd_us,
-                    c->comm_launch_per_op_us);
-    if (c->nlaunch_goes_on)
-        strbuf_addf(&h, "; of those, the ones whose compute stream went straight on with copies or writes (%zu): the "
-                        "mean wait\n"
-                        "; for a core elsewhere, exponential, where %zu started only once that run had ended (out of "
-                        "the fit above)\ncomm_launch_behind_us = %.4f\n",
-                    c->nlaunch_goes_on, c->nlaunch_behind, c->comm_launch_behind_us);
-    if (c->comm_exit_late_fraction > 0)
-        strbuf_addf(&h, "; ranks waiting for a bucket allreduce on a host of fewer cores than ranks, the first out "
-                        "aside: the share that left over %.1f ms after it (of %zu), their mean and standard deviation\n"
-                        "comm_exit_late_fraction = %.6f\ncomm_exit_late_us = %.4f\ncomm_exit_late_sd_us = %.4f\n",
-                    CALIB_EXIT_LATE_NS / 1e6, c->nexit, c->comm_exit_late_fraction, c->comm_exit_late_us,
-                    c->comm_exit_late_sd_us);
-    if (c->compute_wake_late_fraction > 0)
-        strbuf_addf(&h, "; ranks idle until the last bucket allreduce on a host of fewer cores than ranks: the share "
-                        "whose compute went on over %.1f ms after its end (of %zu), their mean and standard deviation\n"
-                        "compute_wake_late_fraction = %.6f\ncompute_wake_late_us = %.4f\n"
-                        "compute_wake_late_sd_us = %.4f\n",
-                    CALIB_EXIT_LATE_NS / 1e6, c->nwake, c->compute_wake_late_fraction, c->compute_wake_late_us,
-                    c->compute_wake_late_sd_us);
+    add_host_cores(&h, c);
+    add_host_cache(&h, c);
+    add_host_op_terms(&h, c);
+    add_host_comm_terms(&h, c);
     if (h.failed)
         t.failed = true; /* the [host] section would be incomplete: so is the text */
     else if (h.len > 0)

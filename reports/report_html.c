@@ -400,6 +400,73 @@ out:
     free(values);
 }
 
+/* The rows of the scenario keys in which the runs members[0..m) differ, each run's
+ * value (an imported run records no scenario: then a row says so instead). */
+static void config_diff_rows(FILE *out, const analysis_run *runs, const size_t *members, size_t m)
+{
+    const char *texts[64];
+    size_t nt = m < 64 ? m : 64;
+    for (size_t k = 0; k < nt; k++)
+        texts[k] = runs[members[k]].scenario;
+    run_config_key *diff = NULL;
+    int nd = 0;
+    for (size_t k = 0; k < nt && nd == 0; k++)
+        if (!texts[k]) { /* an imported run: no scenario to compare */
+            fprintf(out, "<tr class=\"differs\"><td colspan=\"99\">(run %lld records no scenario: the"
+                         " configurations are not compared)</td></tr>\n",
+                    (long long)runs[members[k]].id);
+            nd = -2;
+        }
+    if (nd == 0)
+        nd = run_config_diff(texts, nt, &diff);
+    if (nd == -1)
+        fputs("<tr class=\"differs\"><td colspan=\"99\">(configurations not compared: out of memory)</td></tr>\n",
+              out);
+    for (int d = 0; d < nd; d++) {
+        fputs("<tr class=\"differs\"><td>differs: ", out);
+        html_esc(out, diff[d].key);
+        fputs("</td>", out);
+        for (size_t k = 0; k < m; k++) {
+            fputs("<td>", out);
+            html_esc(out, k < nt && diff[d].values[k] ? diff[d].values[k] : "-");
+            fputs("</td>", out);
+        }
+        fputs("</tr>\n", out);
+    }
+    if (nd > 0)
+        run_config_diff_free(diff, nd, nt);
+}
+
+/* The rows of the figures of runs members[0..m): the job's step, then each rank's. */
+static void figure_rows(FILE *out, const analysis_run *runs, const size_t *members, size_t m, size_t maxr)
+{
+    fputs("<tr><td>job step ms, mean</td>", out);
+    char p[96];
+    for (size_t k = 0; k < m; k++) {
+        snprintf(p, sizeof p, "runs.%zu.step_ms_mean", members[k]);
+        html_fig(out, "td", p, runs[members[k]].step_ms_mean, 3);
+    }
+    fputs("</tr>\n", out);
+    static const char *const keys[] = {"step_ms", "compute_ms", "overlap_pct", "exposed_comm_ms", "wait_ms"};
+    static const char *const names[] = {"step ms", "compute ms", "overlap %", "exposed comm ms", "wait ms"};
+    for (size_t rk = 0; rk < maxr; rk++)
+        for (int f = 0; f < 5; f++) {
+            fprintf(out, "<tr><td>rank %zu %s</td>", rk, names[f]);
+            for (size_t k = 0; k < m; k++) {
+                const analysis_run *r = &runs[members[k]];
+                if (rk >= r->nranks) {
+                    fputs("<td>-</td>", out);
+                    continue;
+                }
+                const analysis_rank *a = &r->ranks[rk];
+                double v[5] = {a->step_ms, a->compute_ms, a->overlap_pct, a->exposed_comm_ms, a->wait_ms};
+                snprintf(p, sizeof p, "runs.%zu.ranks.%zu.%s", members[k], rk, keys[f]);
+                html_fig(out, "td", p, v[f], f == 2 ? 1 : 3);
+            }
+            fputs("</tr>\n", out);
+        }
+}
+
 /* Runs of one name recorded by different backends, side by side. */
 static void backend_sections(FILE *out, const analysis_run *runs, size_t n)
 {
@@ -444,62 +511,8 @@ static void backend_sections(FILE *out, const analysis_run *runs, size_t n)
         fputs("</tr>\n", out);
         /* Side by side only as what they are: the scenario keys in which the runs'
          * effective configurations differ, each run's value. */
-        const char *texts[64];
-        size_t nt = m < 64 ? m : 64;
-        for (size_t k = 0; k < nt; k++)
-            texts[k] = runs[members[k]].scenario;
-        run_config_key *diff = NULL;
-        int nd = 0;
-        for (size_t k = 0; k < nt && nd == 0; k++)
-            if (!texts[k]) { /* an imported run: no scenario to compare */
-                fprintf(out, "<tr class=\"differs\"><td colspan=\"99\">(run %lld records no scenario: the"
-                             " configurations are not compared)</td></tr>\n",
-                        (long long)runs[members[k]].id);
-                nd = -2;
-            }
-        if (nd == 0)
-            nd = run_config_diff(texts, nt, &diff);
-        if (nd == -1)
-            fputs("<tr class=\"differs\"><td colspan=\"99\">(configurations not compared: out of memory)</td></tr>\n",
-                  out);
-        for (int d = 0; d < nd; d++) {
-            fputs("<tr class=\"differs\"><td>differs: ", out);
-            html_esc(out, diff[d].key);
-            fputs("</td>", out);
-            for (size_t k = 0; k < m; k++) {
-                fputs("<td>", out);
-                html_esc(out, k < nt && diff[d].values[k] ? diff[d].values[k] : "-");
-                fputs("</td>", out);
-            }
-            fputs("</tr>\n", out);
-        }
-        if (nd > 0)
-            run_config_diff_free(diff, nd, nt);
-        fputs("<tr><td>job step ms, mean</td>", out);
-        char p[96];
-        for (size_t k = 0; k < m; k++) {
-            snprintf(p, sizeof p, "runs.%zu.step_ms_mean", members[k]);
-            html_fig(out, "td", p, runs[members[k]].step_ms_mean, 3);
-        }
-        fputs("</tr>\n", out);
-        static const char *const keys[] = {"step_ms", "compute_ms", "overlap_pct", "exposed_comm_ms", "wait_ms"};
-        static const char *const names[] = {"step ms", "compute ms", "overlap %", "exposed comm ms", "wait ms"};
-        for (size_t rk = 0; rk < maxr; rk++)
-            for (int f = 0; f < 5; f++) {
-                fprintf(out, "<tr><td>rank %zu %s</td>", rk, names[f]);
-                for (size_t k = 0; k < m; k++) {
-                    const analysis_run *r = &runs[members[k]];
-                    if (rk >= r->nranks) {
-                        fputs("<td>-</td>", out);
-                        continue;
-                    }
-                    const analysis_rank *a = &r->ranks[rk];
-                    double v[5] = {a->step_ms, a->compute_ms, a->overlap_pct, a->exposed_comm_ms, a->wait_ms};
-                    snprintf(p, sizeof p, "runs.%zu.ranks.%zu.%s", members[k], rk, keys[f]);
-                    html_fig(out, "td", p, v[f], f == 2 ? 1 : 3);
-                }
-                fputs("</tr>\n", out);
-            }
+        config_diff_rows(out, runs, members, m);
+        figure_rows(out, runs, members, m, maxr);
         fputs("</table></section>\n", out);
     }
 out:

@@ -30,27 +30,6 @@ const cli_command cli_bench_command = {
     .options = bench_option_table,
 };
 
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || v <= 0)
-        return -1;
-    double mult = 1;
-    if (*end == 'K' || *end == 'k')
-        mult = 1024, end++;
-    else if (*end == 'M' || *end == 'm')
-        mult = 1024.0 * 1024, end++;
-    else if (*end == 'G' || *end == 'g')
-        mult = 1024.0 * 1024 * 1024, end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end)
-        return -1;
-    *out = (int64_t)(v * mult);
-    return *out >= 4 ? 0 : -1;
-}
-
 static int run_size(const backend_ops *be, int ranks, int64_t bytes, int iters, int warmup)
 {
     int64_t count = bytes / 4;
@@ -87,7 +66,7 @@ int cli_bench(int argc, char **argv)
     int64_t sz[64];
     int nsz = 0;
     for (char *save, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (nsz == 64 || parse_size(tok, &sz[nsz]) != 0) {
+        if (nsz == 64 || cli_parse_size(tok, &sz[nsz]) != 0) {
             int rc = cli_usage_error(&cli_bench_command,
                                      "--sizes: '%s' is not a size (e.g. 4K, 25M, 1G; at least 4 bytes)", tok);
             free(list);

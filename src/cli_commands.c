@@ -39,14 +39,17 @@ void cli_commands_usage(strbuf *out)
                        "exit status: 0 success, 1 runtime failure, 2 bad usage or bad scenario\n");
 }
 
+static void top_level_usage(const void *ctx, strbuf *out)
+{
+    (void)ctx;
+    cli_commands_usage(out);
+}
+
 int cli_commands_usage_error(const char *fmt, ...)
 {
-    strbuf usage = STRBUF_INIT;
-    cli_commands_usage(&usage);
     va_list ap;
     va_start(ap, fmt);
-    int rc = cli_usage_errorv(&usage, fmt, ap);
+    int rc = cli_usage_errorv(top_level_usage, NULL, fmt, ap);
     va_end(ap);
-    strbuf_release(&usage);
     return rc;
 }

@@ -281,23 +281,25 @@ void cli_options_summary(const cli_command *cmd, strbuf *out)
     }
 }
 
-int cli_usage_errorv(const strbuf *usage, const char *fmt, va_list ap)
+int cli_usage_errorv(void (*usage)(const void *ctx, strbuf *out), const void *ctx, const char *fmt, va_list ap)
 {
+    strbuf text = STRBUF_INIT;
+    usage(ctx, &text);
     fputs("ddpprof: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputs("\n", stderr);
-    fputs(usage->buf, stderr);
+    fputs(text.buf, stderr);
+    strbuf_release(&text);
     return EXIT_USAGE;
 }
 
+static void command_usage(const void *cmd, strbuf *out) { cli_options_usage(cmd, out); }
+
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
 {
-    strbuf usage = STRBUF_INIT;
-    cli_options_usage(cmd, &usage);
     va_list ap;
     va_start(ap, fmt);
-    int rc = cli_usage_errorv(&usage, fmt, ap);
+    int rc = cli_usage_errorv(command_usage, cmd, fmt, ap);
     va_end(ap);
-    strbuf_release(&usage);
     return rc;
 }

@@ -135,7 +135,8 @@ void cli_options_usage(const cli_command *cmd, strbuf *out);
 void cli_options_summary(const cli_command *cmd, strbuf *out);
 /* Prints "ddpprof: <message>" and cmd's usage to stderr; returns EXIT_USAGE. */
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same with any usage text (the top-level one). */
-int cli_usage_errorv(const strbuf *usage, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/* The same with any usage text (the top-level one): `usage(ctx, out)` writes it. */
+int cli_usage_errorv(void (*usage)(const void *ctx, strbuf *out), const void *ctx, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
 
 #endif

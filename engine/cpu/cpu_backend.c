@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/backend_common.h"
 #include "engine/cpu/cpu_backend.h"
 #include "engine/cpu/cpu_bench_copy.h"
 #include "engine/cpu/cpu_bench_dispatch.h"
@@ -165,15 +166,9 @@ done:
     return rc;
 }
 
-static int available(char *why, size_t whylen)
-{
-    (void)why, (void)whylen;
-    return 1;
-}
-
 const backend_ops cpu_backend_ops = {
     .name = "cpu",
-    .available = available,
+    .available = backend_available_always,
     .world_create = world_create,
     .world_abort = world_abort,
     .world_aborted = world_aborted,

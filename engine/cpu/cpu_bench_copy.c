@@ -7,28 +7,20 @@
  * copied one small buffer over and over would time the caches instead. */
 #include "engine/cpu/cpu_bench_copy.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/cpu/cpu_bench_threads.h"
 #include "engine/cpu/cpu_collectives.h"
 #include "engine/cpu/cpu_work.h"
-
-/* The start line: copiers wait on it so that they run together, sharing the memory
- * system as ranks do; `cancel` when not every copier could be started. */
-typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int go, cancel;
-} start_line;
 
 /* Elements of each copier's source and destination region: 32 MiB, or the copy's size
  * if larger. */
 #define COLD_REGION_ELEMS ((int64_t)8 << 20)
 
 typedef struct {
-    start_line *start;
+    cpu_start_line *start;
     int64_t count, region; /* elements per copy; of each region */
     float scale;
     int iters, warmup;
@@ -45,12 +37,7 @@ static void *copier_main(void *arg)
     op.u.copy.n = c->count;
     op.u.copy.scale = c->scale;
     cpu_scratch scratch = {0};
-    pthread_mutex_lock(&c->start->mu);
-    while (!c->start->go)
-        pthread_cond_wait(&c->start->cv, &c->start->mu);
-    int cancel = c->start->cancel;
-    pthread_mutex_unlock(&c->start->mu);
-    if (cancel) {
+    if (cpu_start_line_wait(c->start) != 0) {
         c->rc = -1;
         return NULL;
     }
@@ -90,10 +77,9 @@ int cpu_bench_copy(int ranks, int64_t bytes, float scale, int iters, int warmup,
         return -1;
     }
     copier *cs = calloc((size_t)ranks, sizeof *cs);
-    pthread_t *th = calloc((size_t)ranks, sizeof *th);
-    start_line start = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    int rc = 0, started = 0;
-    if (!cs || !th) {
+    cpu_start_line start = CPU_START_LINE_INIT;
+    int rc = 0;
+    if (!cs) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
         goto done;
@@ -106,25 +92,7 @@ int cpu_bench_copy(int ranks, int64_t bytes, float scale, int iters, int warmup,
             goto done;
         }
     }
-    for (int r = 0; r < ranks; r++) {
-        int prc = pthread_create(&th[r], NULL, copier_main, &cs[r]);
-        if (prc != 0) {
-            snprintf(err, errlen, "cannot start a copy thread: %s", strerror(prc));
-            rc = -1;
-            break;
-        }
-        started++;
-    }
-    pthread_mutex_lock(&start.mu);
-    start.go = 1;
-    start.cancel = rc != 0;
-    pthread_cond_broadcast(&start.cv);
-    pthread_mutex_unlock(&start.mu);
-    for (int r = 0; r < started; r++)
-        if (pthread_join(th[r], NULL) != 0 && rc == 0) {
-            snprintf(err, errlen, "cannot join a copy thread");
-            rc = -1;
-        }
+    rc = cpu_bench_run_threads(ranks, copier_main, cs, sizeof *cs, &start, "copy", err, errlen);
     if (rc == 0) {
         double t_sum = 0;
         for (int r = 0; r < ranks; r++) {
@@ -144,6 +112,5 @@ done:
             free(cs[r].dst);
         }
     free(cs);
-    free(th);
     return rc;
 }

@@ -2,26 +2,20 @@
  * the devices a run uses (cpu_device.c), every rank's at once (cpu_bench_dispatch.h). */
 #include "engine/cpu/cpu_bench_dispatch.h"
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/backend.h"
+#include "engine/cpu/cpu_bench_threads.h"
 #include "engine/cpu/cpu_collectives.h"
 #include "engine/cpu/cpu_comm_internal.h"
 #include "engine/cpu/cpu_device.h"
 
 typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int go, cancel;
-} start_line;
-
-typedef struct {
     const cpu_world *w;
-    start_line *start;
+    cpu_start_line *start;
     int rank, ops, warmup;
     int64_t model_ns;
     int64_t t_start, t_end;
@@ -61,12 +55,7 @@ static int enqueue_ops(device *dev, const dispatcher *d, int n, int iter)
 static void *dispatcher_main(void *arg)
 {
     dispatcher *d = arg;
-    pthread_mutex_lock(&d->start->mu);
-    while (!d->start->go)
-        pthread_cond_wait(&d->start->cv, &d->start->mu);
-    int cancel = d->start->cancel;
-    pthread_mutex_unlock(&d->start->mu);
-    if (cancel) {
+    if (cpu_start_line_wait(d->start) != 0) {
         d->rc = -1;
         return NULL;
     }
@@ -94,35 +83,14 @@ static int run_dispatchers(cpu_world *w, int ranks, int64_t model_ns, int ops, i
                            char *err, size_t errlen)
 {
     dispatcher *ds = calloc((size_t)ranks, sizeof *ds);
-    pthread_t *th = calloc((size_t)ranks, sizeof *th);
-    start_line start = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-    int rc = 0, started = 0;
-    if (!ds || !th) {
+    cpu_start_line start = CPU_START_LINE_INIT;
+    if (!ds) {
         snprintf(err, errlen, "out of memory");
-        free(ds);
-        free(th);
         return -1;
     }
-    for (int r = 0; r < ranks; r++) {
+    for (int r = 0; r < ranks; r++)
         ds[r] = (dispatcher){.w = w, .start = &start, .rank = r, .ops = ops, .warmup = warmup, .model_ns = model_ns};
-        int prc = pthread_create(&th[r], NULL, dispatcher_main, &ds[r]);
-        if (prc != 0) {
-            snprintf(err, errlen, "cannot start a dispatch thread: %s", strerror(prc));
-            rc = -1;
-            break;
-        }
-        started++;
-    }
-    pthread_mutex_lock(&start.mu);
-    start.go = 1;
-    start.cancel = rc != 0;
-    pthread_cond_broadcast(&start.cv);
-    pthread_mutex_unlock(&start.mu);
-    for (int r = 0; r < started; r++)
-        if (pthread_join(th[r], NULL) != 0 && rc == 0) {
-            snprintf(err, errlen, "cannot join a dispatch thread");
-            rc = -1;
-        }
+    int rc = cpu_bench_run_threads(ranks, dispatcher_main, ds, sizeof *ds, &start, "dispatch", err, errlen);
     if (rc == 0) {
         double excess = 0;
         for (int r = 0; r < ranks && rc == 0; r++) {
@@ -136,7 +104,6 @@ static int run_dispatchers(cpu_world *w, int ranks, int64_t model_ns, int ops, i
             *us_per_op = excess / ranks / 1e3;
     }
     free(ds);
-    free(th);
     return rc;
 }
 

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/backend_common.h"
 #include "engine/cpu/cpu_priority.h"
 #include "engine/cpu/cpu_work.h"
 
@@ -55,18 +56,6 @@ struct cpu_device {
 };
 
 static const device_ops cpu_ops;
-
-static int init_cond_monotonic(pthread_cond_t *cv)
-{
-    pthread_condattr_t a;
-    if (pthread_condattr_init(&a) != 0)
-        return -1;
-    int rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(cv, &a);
-    pthread_condattr_destroy(&a);
-    return rc == 0 ? 0 : -1;
-}
 
 static void set_device_error(cpu_device *d, const char *msg)
 {
@@ -110,19 +99,6 @@ static void fail_stream_locked(cpu_stream *s, const char *msg)
     wake_waiters_locked(s);
 }
 
-static uint32_t colour_of(span_kind k)
-{
-    switch (k) {
-    case SPAN_FORWARD: return 0xff4c9be8;
-    case SPAN_BACKWARD: return 0xff2e7d32;
-    case SPAN_COPY_IN:
-    case SPAN_COPY_OUT: return 0xff9e9e9e;
-    case SPAN_ALLREDUCE: return 0xffe65100;
-    case SPAN_OPTIMIZER: return 0xff8e24aa;
-    default: return 0xff607d8b;
-    }
-}
-
 /* Waits for an event of the other stream of the same rank; fails if that stream failed
  * or the run was aborted. */
 static int wait_event(cpu_stream *self, dev_event ev, char *err, size_t errlen)
@@ -163,13 +139,13 @@ static int run_op(cpu_stream *s, const dev_op *op, char *err, size_t errlen)
     char label[SPAN_NAME + 48];
     if (op->phase_begin) {
         snprintf(label, sizeof label, "rank %d / %s", rank, span_kind_name(op->kind));
-        prof_nvtx_push(w->nvtx, label, colour_of(op->kind));
+        prof_nvtx_push(w->nvtx, label, prof_nvtx_colour(op->kind));
     }
     if (op->kind == SPAN_ALLREDUCE)
         snprintf(label, sizeof label, "rank %d / bucket %d allreduce", rank, op->bucket);
     else
         snprintf(label, sizeof label, "rank %d / %s %s", rank, span_kind_name(op->kind), op->name);
-    prof_nvtx_push(w->nvtx, label, colour_of(op->kind));
+    prof_nvtx_push(w->nvtx, label, prof_nvtx_colour(op->kind));
 
     int64_t start = cpu_clock_ns();
     int rc;
@@ -450,8 +426,8 @@ device *cpu_device_create(const cpu_world *w, int rank, char *err, size_t errlen
         s->id = (dev_stream)i;
         s->ring = recorder_ring(w->rec, (rank - w->first_rank) * BACKEND_RINGS_PER_RANK + i);
         s->wake_at = UINT64_MAX;
-        if (pthread_mutex_init(&s->mu, NULL) != 0 || init_cond_monotonic(&s->cv) != 0 ||
-            init_cond_monotonic(&s->done_cv) != 0) {
+        if (pthread_mutex_init(&s->mu, NULL) != 0 || backend_cond_init_monotonic(&s->cv) != 0 ||
+            backend_cond_init_monotonic(&s->done_cv) != 0) {
             snprintf(err, errlen, "rank %d: cannot initialise a stream's mutex/condition", rank);
             stop_streams(d);
             free(d);

@@ -15,6 +15,7 @@
 #endif
 
 #include "engine/backend.h"
+#include "engine/backend_common.h"
 
 /* ---- creation ---------------------------------------------------------------------------- */
 
@@ -165,19 +166,6 @@ static int setup(cuda_device *d, const cuda_device_config *c, char *err, size_t 
     return 0;
 }
 
-/* The poller's timed waits are on CLOCK_MONOTONIC, like every clock here. */
-static int init_cond_monotonic(pthread_cond_t *cv)
-{
-    pthread_condattr_t a;
-    if (pthread_condattr_init(&a) != 0)
-        return -1;
-    int rc = pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    if (rc == 0)
-        rc = pthread_cond_init(cv, &a);
-    pthread_condattr_destroy(&a);
-    return rc == 0 ? 0 : -1;
-}
-
 device *cuda_device_create(const cuda_device_config *c, char *err, size_t errlen)
 {
     cuda_device *d = calloc(1, sizeof *d);
@@ -196,7 +184,7 @@ device *cuda_device_create(const cuda_device_config *c, char *err, size_t errlen
         snprintf(err, errlen, "rank %d: pthread_mutex_init failed", c->rank);
         return NULL;
     }
-    if (init_cond_monotonic(&d->cv) != 0) {
+    if (backend_cond_init_monotonic(&d->cv) != 0) {
         pthread_mutex_destroy(&d->mu);
         free(d);
         snprintf(err, errlen, "rank %d: pthread_cond_init failed", c->rank);

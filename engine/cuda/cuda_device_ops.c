@@ -29,19 +29,6 @@ static int wait_for_slot(cuda_device *d, cuda_stream *st, uint64_t ticket)
     return rc;
 }
 
-static uint32_t colour_of(span_kind k)
-{
-    switch (k) {
-    case SPAN_FORWARD: return 0xff4c9be8;
-    case SPAN_BACKWARD: return 0xff2e7d32;
-    case SPAN_COPY_IN:
-    case SPAN_COPY_OUT: return 0xff9e9e9e;
-    case SPAN_ALLREDUCE: return 0xffe65100;
-    case SPAN_OPTIMIZER: return 0xff8e24aa;
-    default: return 0xff607d8b;
-    }
-}
-
 static void fill_meta(cuda_device *d, dev_stream s, const dev_op *op, span *m)
 {
     memset(m, 0, sizeof *m);
@@ -83,13 +70,13 @@ static int cuda_enqueue(device *base, dev_stream s, const dev_op *op)
     char label[SPAN_NAME + 48];
     if (op->phase_begin) {
         snprintf(label, sizeof label, "rank %d / %s", d->base.rank, span_kind_name(op->kind));
-        prof_nvtx_push(d->cfg.nvtx, label, colour_of(op->kind));
+        prof_nvtx_push(d->cfg.nvtx, label, prof_nvtx_colour(op->kind));
     }
     if (op->kind == SPAN_ALLREDUCE)
         snprintf(label, sizeof label, "rank %d / bucket %d allreduce", d->base.rank, op->bucket);
     else
         snprintf(label, sizeof label, "rank %d / %s %s", d->base.rank, span_kind_name(op->kind), op->name);
-    prof_nvtx_push(d->cfg.nvtx, label, colour_of(op->kind));
+    prof_nvtx_push(d->cfg.nvtx, label, prof_nvtx_colour(op->kind));
     /* The op's launches (NCCL's and cuBLAS's included) inside its external id. */
     bool pushed = false;
     int rc = d->cupti ? cupti_collect_push(d->cupti, &slot->meta, err, sizeof err) : 0;

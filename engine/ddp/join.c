@@ -19,18 +19,12 @@ static int fail_dev(reducer *r, char *err, size_t errlen)
 /* _match_all_reduce_for_bwd_pass(): every bucket's allreduce with zeros, in order. */
 static int zero_buckets(reducer *r, char *err, size_t errlen)
 {
-    comm_hook_kind hook = r->sc->comm_hook;
     for (int b = 0; b < r->current.nbuckets; b++) {
         if (r->buckets[b].buf && /* none on a device that only models time */
             dev_zero(r->dev, r->buckets[b].buf, (size_t)r->buckets[b].numel * sizeof(float)) != 0)
             return fail_dev(r, err, errlen);
-        dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = b, .seq = r->seq++,
-                     .bytes = r->buckets[b].numel * (hook == COMM_HOOK_NONE ? 4 : 2), .work = WORK_ALLREDUCE};
-        snprintf(op.name, sizeof op.name, "bucket %d", b);
-        op.u.coll.buf = r->buckets[b].buf;
-        op.u.coll.count = r->buckets[b].numel;
-        op.u.coll.dtype = hook == COMM_HOOK_FP16 ? DEV_F16 : hook == COMM_HOOK_BF16 ? DEV_BF16 : DEV_F32;
-        op.u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / join_div_factor(r);
+        dev_op op;
+        reducer_bucket_allreduce_op(r, b, &op);
         if (dev_enqueue(r->dev, DEV_STREAM_COMM, &op) != 0)
             return fail_dev(r, err, errlen);
     }

@@ -272,6 +272,18 @@ static int copy_in(reducer *r, int p, char *err, size_t errlen)
     return 0;
 }
 
+void reducer_bucket_allreduce_op(reducer *r, int b, dev_op *op)
+{
+    comm_hook_kind hook = r->sc->comm_hook;
+    *op = (dev_op){.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = b, .seq = r->seq++,
+                   .bytes = r->buckets[b].numel * (hook == COMM_HOOK_NONE ? 4 : 2), .work = WORK_ALLREDUCE};
+    snprintf(op->name, sizeof op->name, "bucket %d", b);
+    op->u.coll.buf = r->buckets[b].buf;
+    op->u.coll.count = r->buckets[b].numel;
+    op->u.coll.dtype = hook == COMM_HOOK_FP16 ? DEV_F16 : hook == COMM_HOOK_BF16 ? DEV_BF16 : DEV_F32;
+    op->u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / join_div_factor(r);
+}
+
 static int launch(reducer *r, int b, char *err, size_t errlen)
 {
     dev_event ev = dev_record(r->dev, DEV_STREAM_COMPUTE);
@@ -279,14 +291,8 @@ static int launch(reducer *r, int b, char *err, size_t errlen)
         text_copy(err, errlen, dev_error(r->dev));
         return -1;
     }
-    comm_hook_kind hook = r->sc->comm_hook;
-    dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = b, .seq = r->seq++,
-                 .bytes = r->buckets[b].numel * (hook == COMM_HOOK_NONE ? 4 : 2), .work = WORK_ALLREDUCE};
-    snprintf(op.name, sizeof op.name, "bucket %d", b);
-    op.u.coll.buf = r->buckets[b].buf;
-    op.u.coll.count = r->buckets[b].numel;
-    op.u.coll.dtype = hook == COMM_HOOK_FP16 ? DEV_F16 : hook == COMM_HOOK_BF16 ? DEV_BF16 : DEV_F32;
-    op.u.coll.prescale = hook == COMM_HOOK_NONE ? 1.0f : 1.0f / join_div_factor(r);
+    dev_op op;
+    reducer_bucket_allreduce_op(r, b, &op);
     return enqueue_or_fail(r, DEV_STREAM_COMM, &op, err, errlen);
 }
 

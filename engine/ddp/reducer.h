@@ -37,5 +37,9 @@ int reducer_prepare_backward(reducer *r, char *err, size_t errlen);
 int reducer_grad_ready(reducer *r, int p, char *err, size_t errlen);
 /* End of a synchronised backward pass. */
 int reducer_finalize_backward(reducer *r, char *err, size_t errlen);
+/* Fills *op with bucket b's allreduce as the comm hook sends it (its dtype, bytes and
+ * prescale), numbered next in r's collective sequence; the caller enqueues it on the
+ * comm stream.  Also what a joined rank shadows each bucket with (join.h). */
+void reducer_bucket_allreduce_op(reducer *r, int b, dev_op *op);
 
 #endif

@@ -209,121 +209,181 @@ static int enact_fault(trainer_args *a, int iter, char *err, size_t errlen)
     return 0;
 }
 
+/* What every step of one rank uses, fixed for the run. */
+typedef struct {
+    trainer_args *a;
+    reducer *r;
+    rank_memory *mem;
+    timing_model *tm;
+    float loss_scale;
+    double stretch;
+    bool my_fault; /* this rank is the one [fault] names */
+} step_plan;
+
+/* The forward pass: every layer's op, first to last. */
+static int forward_pass(const step_plan *sp, int it, char *err, size_t errlen)
+{
+    const scenario *sc = sp->a->sc;
+    const model *m = sp->a->m;
+    dev_op op;
+    for (int l = 0; l < m->nlayers; l++) {
+        layer_op(&op, sp->a->dev, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(sp->tm, &m->layers[l]),
+                 sp->stretch);
+        op.phase_begin = l == 0;
+        op.phase_end = l == m->nlayers - 1;
+        if (sp->mem->rt)
+            real_training_forward_op(sp->mem->rt, &op, l, sp->mem->params);
+        if (enqueue(sp->a, &op, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Layer L's backward op: its gradients' work when it has parameters, and the injected
+ * failure where [fault] puts it. */
+static void backward_op(const step_plan *sp, dev_op *op, const model_layer *L, int it, int l)
+{
+    const scenario *sc = sp->a->sc;
+    const model *m = sp->a->m;
+    rank_memory *mem = sp->mem;
+    layer_op(op, sp->a->dev, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(sp->tm, L), sp->stretch);
+    op->phase_begin = l == m->nlayers - 1;
+    op->phase_end = l == 0;
+    if (L->nparams > 0) {
+        op->work = WORK_GRAD;
+        op->u.grad.p0 = L->first_param;
+        op->u.grad.np = L->nparams;
+        for (int j = 0; j < L->nparams; j++) {
+            op->u.grad.grad[j] = mem->params[L->first_param + j].grad;
+            op->u.grad.numel[j] = mem->params[L->first_param + j].numel;
+            op->bytes += op->u.grad.numel[j] * FP32_BYTES;
+        }
+        op->u.grad.micro_step = it;
+        op->u.grad.accumulate = trainer_accumulates(sc, it);
+        op->u.grad.scale = sp->loss_scale;
+        if (mem->rt)
+            real_training_backward_op(mem->rt, op, l, mem->params, op->u.grad.accumulate);
+    }
+    if (sp->my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2) {
+        op->work = WORK_FAIL;
+        text_copy(op->name, sizeof op->name, L->name); /* the error names the op */
+    }
+}
+
+/* The backward pass, last layer first, each layer's gradients handed to the reducer as
+ * they become ready. */
+static int backward_pass(const step_plan *sp, int it, char *err, size_t errlen)
+{
+    const model *m = sp->a->m;
+    dev_op op;
+    for (int l = m->nlayers - 1; l >= 0; l--) {
+        const model_layer *L = &m->layers[l];
+        backward_op(sp, &op, L, it, l);
+        if (enqueue(sp->a, &op, err, errlen) != 0)
+            return -1;
+        /* Within a layer, in autograd's order (model_zoo.h). */
+        for (int i = 0; i < L->nparams; i++) {
+            int j = L->grads_in_registration_order ? i : L->nparams - 1 - i;
+            if (reducer_grad_ready(sp->r, L->first_param + j, err, errlen) != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* The SGD step over every parameter. */
+static int optimizer_step(const step_plan *sp, int it, char *err, size_t errlen)
+{
+    const scenario *sc = sp->a->sc;
+    const model *m = sp->a->m;
+    dev_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = SPAN_OPTIMIZER;
+    op.iter = it;
+    op.layer = -1;
+    op.bucket = -1;
+    op.seq = -1;
+    op.work = WORK_SGD;
+    op.u.sgd.params = sp->mem->params;
+    op.u.sgd.n = sp->mem->n;
+    op.u.sgd.lr = (float)sc->lr;
+    op.bytes = m->total_numel * FP32_BYTES;
+    /* SGD reads the parameter and gradient and writes the parameter. */
+    op.model_ns = timing_memory_ns(sp->tm, SPAN_OPTIMIZER, 12.0 * (double)m->total_numel);
+    snprintf(op.name, sizeof op.name, "sgd step");
+    return enqueue(sp->a, &op, err, errlen);
+}
+
+/* The step's end: the host waits for the compute stream (a span of its own), then, on a
+ * synchronised step, hands the parameters to on_sync. */
+static int end_step(const step_plan *sp, int it, bool sync, char *err, size_t errlen)
+{
+    trainer_args *a = sp->a;
+    int k = a->sc->no_sync_every;
+    int64_t t_wait = dev_now_ns(a->dev);
+    int rc = dev_synchronize(a->dev, DEV_STREAM_COMPUTE);
+    host_span(a, it, sync ? "end of step" : "end of step (no_sync)", t_wait, dev_now_ns(a->dev));
+    if (rc != 0) {
+        text_copy(err, errlen, dev_error(a->dev));
+        return -1;
+    }
+    if (sync && a->on_sync) {
+        const dev_param *seen = host_readable_params(a->dev, sp->mem, err, errlen);
+        if (!seen ||
+            a->on_sync(a->on_sync_user, a->dev->rank, it, it - (k - 1), it, seen, sp->mem->n, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One step of a rank with data: forward, backward (synchronised or under no_sync), the
+ * optimizer on a synchronised step, and the wait for it all. */
+static int train_step(const step_plan *sp, int it, char *err, size_t errlen)
+{
+    const scenario *sc = sp->a->sc;
+    int rank = sp->a->dev->rank;
+    int k = sc->no_sync_every;
+    bool sync = it % k == k - 1;
+    if (reducer_prepare_forward(sp->r, it, err, errlen) != 0)
+        return -1;
+    if (sp->mem->rt && real_training_begin_step(sp->mem->rt, it, sp->a->stop_requested) != 0) {
+        snprintf(err, errlen, "rank %d stopped at iteration %d: the run was aborted", rank, it);
+        return -1;
+    }
+    if (forward_pass(sp, it, err, errlen) != 0 || (sync && reducer_prepare_backward(sp->r, err, errlen) != 0) ||
+        backward_pass(sp, it, err, errlen) != 0)
+        return -1;
+    if (sync && (reducer_finalize_backward(sp->r, err, errlen) != 0 || optimizer_step(sp, it, err, errlen) != 0))
+        return -1;
+    return end_step(sp, it, sync, err, errlen);
+}
+
 static int run_iterations(trainer_args *a, reducer *r, rank_memory *mem, timing_model *tm, char *err,
                           size_t errlen)
 {
     const scenario *sc = a->sc;
-    const model *m = a->m;
     int rank = a->dev->rank;
     int total = sc->warmup + sc->iterations;
-    int k = sc->no_sync_every;
-    float loss_scale = sc->loss_reduction == LOSS_SUM ? (float)sc->batch : 1.0f;
+    step_plan sp = {.a = a, .r = r, .mem = mem, .tm = tm};
+    sp.loss_scale = sc->loss_reduction == LOSS_SUM ? (float)sc->batch : 1.0f;
     /* Only real work is stretched (modelled durations include the speed already); the
      * maximum costs O(world_size) per rank, which thousands of ranks feel. */
-    double stretch = sc->compute == COMPUTE_REAL ? max_speed(sc) / scenario_rank_speed(sc, rank) : 1.0;
-    bool my_fault = sc->fault != FAULT_NONE && sc->fault_rank == rank;
+    sp.stretch = sc->compute == COMPUTE_REAL ? max_speed(sc) / scenario_rank_speed(sc, rank) : 1.0;
+    sp.my_fault = sc->fault != FAULT_NONE && sc->fault_rank == rank;
 
     for (int it = 0; it < total; it++) {
         if (atomic_load(a->stop_requested)) {
             snprintf(err, errlen, "rank %d stopped at iteration %d: the run was aborted", rank, it);
             return -1;
         }
-        if (my_fault && it == sc->fault_iter && enact_fault(a, it, err, errlen) != 0)
+        if (sp.my_fault && it == sc->fault_iter && enact_fault(a, it, err, errlen) != 0)
             return -1;
-        int pos = it % k;
-        bool sync = pos == k - 1;
         if (sc->join && !join_has_data(sc, rank, it)) {
             /* Out of data: shadow the others' collectives (uneven inputs). */
             if (join_shadow_iteration(r, it, err, errlen) != 0)
                 return -1;
-            if (a->progress)
-                atomic_fetch_add(a->progress, 1);
-            continue;
-        }
-        if (reducer_prepare_forward(r, it, err, errlen) != 0)
+        } else if (train_step(&sp, it, err, errlen) != 0) {
             return -1;
-        if (mem->rt && real_training_begin_step(mem->rt, it, a->stop_requested) != 0) {
-            snprintf(err, errlen, "rank %d stopped at iteration %d: the run was aborted", rank, it);
-            return -1;
-        }
-
-        dev_op op;
-        for (int l = 0; l < m->nlayers; l++) {
-            layer_op(&op, a->dev, sc, &m->layers[l], it, l, SPAN_FORWARD, timing_forward_ns(tm, &m->layers[l]),
-                     stretch);
-            op.phase_begin = l == 0;
-            op.phase_end = l == m->nlayers - 1;
-            if (mem->rt)
-                real_training_forward_op(mem->rt, &op, l, mem->params);
-            if (enqueue(a, &op, err, errlen) != 0)
-                return -1;
-        }
-        if (sync && reducer_prepare_backward(r, err, errlen) != 0)
-            return -1;
-        for (int l = m->nlayers - 1; l >= 0; l--) {
-            const model_layer *L = &m->layers[l];
-            layer_op(&op, a->dev, sc, L, it, l, SPAN_BACKWARD, timing_backward_ns(tm, L), stretch);
-            op.phase_begin = l == m->nlayers - 1;
-            op.phase_end = l == 0;
-            if (L->nparams > 0) {
-                op.work = WORK_GRAD;
-                op.u.grad.p0 = L->first_param;
-                op.u.grad.np = L->nparams;
-                for (int j = 0; j < L->nparams; j++) {
-                    op.u.grad.grad[j] = mem->params[L->first_param + j].grad;
-                    op.u.grad.numel[j] = mem->params[L->first_param + j].numel;
-                    op.bytes += op.u.grad.numel[j] * FP32_BYTES;
-                }
-                op.u.grad.micro_step = it;
-                op.u.grad.accumulate = trainer_accumulates(sc, it);
-                op.u.grad.scale = loss_scale;
-                if (mem->rt)
-                    real_training_backward_op(mem->rt, &op, l, mem->params, op.u.grad.accumulate);
-            }
-            if (my_fault && sc->fault == FAULT_ERROR && it == sc->fault_iter && l == m->nlayers / 2) {
-                op.work = WORK_FAIL;
-                text_copy(op.name, sizeof op.name, L->name); /* the error names the op */
-            }
-            if (enqueue(a, &op, err, errlen) != 0)
-                return -1;
-            /* Within a layer, in autograd's order (model_zoo.h). */
-            for (int i = 0; i < L->nparams; i++) {
-                int j = L->grads_in_registration_order ? i : L->nparams - 1 - i;
-                if (reducer_grad_ready(r, L->first_param + j, err, errlen) != 0)
-                    return -1;
-            }
-        }
-        if (sync) {
-            if (reducer_finalize_backward(r, err, errlen) != 0)
-                return -1;
-            memset(&op, 0, sizeof op);
-            op.kind = SPAN_OPTIMIZER;
-            op.iter = it;
-            op.layer = -1;
-            op.bucket = -1;
-            op.seq = -1;
-            op.work = WORK_SGD;
-            op.u.sgd.params = mem->params;
-            op.u.sgd.n = mem->n;
-            op.u.sgd.lr = (float)sc->lr;
-            op.bytes = m->total_numel * FP32_BYTES;
-            /* SGD reads the parameter and gradient and writes the parameter. */
-            op.model_ns = timing_memory_ns(tm, SPAN_OPTIMIZER, 12.0 * (double)m->total_numel);
-            snprintf(op.name, sizeof op.name, "sgd step");
-            if (enqueue(a, &op, err, errlen) != 0)
-                return -1;
-        }
-        int64_t t_wait = dev_now_ns(a->dev);
-        int rc = dev_synchronize(a->dev, DEV_STREAM_COMPUTE);
-        host_span(a, it, sync ? "end of step" : "end of step (no_sync)", t_wait, dev_now_ns(a->dev));
-        if (rc != 0) {
-            text_copy(err, errlen, dev_error(a->dev));
-            return -1;
-        }
-        if (sync && a->on_sync) {
-            const dev_param *seen = host_readable_params(a->dev, mem, err, errlen);
-            if (!seen || a->on_sync(a->on_sync_user, rank, it, it - (k - 1), it, seen, mem->n, err, errlen) != 0)
-                return -1;
         }
         if (a->progress)
             atomic_fetch_add(a->progress, 1);

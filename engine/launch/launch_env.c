@@ -173,6 +173,18 @@ static int detect_torchrun(const env_src *e, launch_env *o, char *err, size_t er
     return get_port(e, "MASTER_PORT", &o->master_port, err, errlen);
 }
 
+/* MASTER_ADDR into o when the environment gives it: 1 when it did, 0 when it is not set,
+ * -1 with err when its value is not an address; used by mpirun and srun, which fall back
+ * on their own defaults. */
+static int given_master_addr(const env_src *e, launch_env *o, char *err, size_t errlen)
+{
+    const char *addr = env_get(e, "MASTER_ADDR");
+    if (!addr)
+        return 0;
+    o->addr_var = "MASTER_ADDR";
+    return set_addr(o, "MASTER_ADDR", addr, err, errlen) ? -1 : 1;
+}
+
 /* MASTER_ADDR / MASTER_PORT when given, else the defaults; used by mpirun and srun. */
 static int optional_master_port(const env_src *e, launch_env *o, char *err, size_t errlen)
 {
@@ -197,12 +209,10 @@ static int detect_mpi(const env_src *e, launch_env *o, char *err, size_t errlen)
         get_int(e, o->local_rank_var, &o->local_rank, err, errlen) ||
         get_int(e, o->local_world_var, &o->local_world_size, err, errlen) || check_ranks(o, err, errlen))
         return -1;
-    const char *addr = env_get(e, "MASTER_ADDR");
-    if (addr) {
-        o->addr_var = "MASTER_ADDR";
-        if (set_addr(o, "MASTER_ADDR", addr, err, errlen))
-            return -1;
-    } else {
+    int given = given_master_addr(e, o, err, errlen);
+    if (given < 0)
+        return -1;
+    if (!given) {
         o->addr_var = "default";
         memcpy(o->master_addr, "127.0.0.1", sizeof "127.0.0.1");
     }
@@ -306,12 +316,10 @@ static int detect_slurm(const env_src *e, launch_env *o, char *err, size_t errle
         get_int(e, "SLURM_LOCALID", &o->local_rank, err, errlen) ||
         slurm_local_size(e, o, err, errlen) || check_ranks(o, err, errlen))
         return -1;
-    const char *addr = env_get(e, "MASTER_ADDR");
-    if (addr) {
-        o->addr_var = "MASTER_ADDR";
-        if (set_addr(o, "MASTER_ADDR", addr, err, errlen))
-            return -1;
-    } else {
+    int given = given_master_addr(e, o, err, errlen);
+    if (given < 0)
+        return -1;
+    if (!given) {
         bool job = env_get(e, "SLURM_JOB_NODELIST") != NULL;
         const char *var = job ? "SLURM_JOB_NODELIST" : "SLURM_NODELIST";
         const char *list = env_get(e, var);

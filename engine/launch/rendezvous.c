@@ -509,160 +509,215 @@ static int take_hello(rdv *r, pending_conn *pc, char *why, size_t whylen)
     return -1;
 }
 
+/* Rank 0's side of the hellos: the connections that have not said theirs yet, and what
+ * one round of poll watches (the listening socket, those, the ranks that joined). */
+typedef struct {
+    pending_conn *pend;
+    int npend, cap;
+    struct pollfd *pfd;
+    int *who; /* per pfd entry: >= 0 an index in pend, < 0 minus a joined rank */
+    int nfds, npend_polled;
+    bool *missing;
+    int joined, strays;
+} hello_state;
+
+/* The ranks that have not joined, as "3, 5-7". */
+static void missing_ranks(const rdv *r, hello_state *g, char *list, size_t len)
+{
+    for (int i = 1; i < r->world; i++)
+        g->missing[i] = r->fds[i] < 0;
+    format_ranks(g->missing, r->world, list, len);
+}
+
+/* Why the rendezvous ran out of time. */
+static void why_timed_out(const rdv *r, hello_state *g, char *why, size_t whylen)
+{
+    char list[300];
+    missing_ranks(r, g, list, sizeof list);
+    /* Both parts fit: the list is under 300 bytes and the timeout at most a week, some
+     * 430 bytes in all of TEXT_MAX; were the second cut, only its end would be lost. */
+    int w = snprintf(why, whylen, "rank %s did not join within %.1f s", list, r->timeout_s);
+    if (g->strays > 0 && w > 0 && (size_t)w < whylen)
+        snprintf(why + w, whylen - (size_t)w,
+                 " (%d connection%s that did not speak the rendezvous protocol %s dropped)", g->strays, g->strays == 1 ? "" : "s", g->strays == 1 ? "was" : "were");
+}
+
+/* This round's poll set: the listening socket, the pending connections, the joined ranks. */
+static void fill_poll_set(const rdv *r, hello_state *g)
+{
+    int n = 0;
+    g->pfd[n] = (struct pollfd){r->listen_fd, POLLIN, 0};
+    g->who[n++] = 0;
+    for (int i = 0; i < g->npend; i++) {
+        g->pfd[n] = (struct pollfd){g->pend[i].fd, POLLIN, 0};
+        g->who[n++] = i;
+    }
+    for (int k = 1; k < r->world; k++) {
+        if (r->fds[k] >= 0) {
+            g->pfd[n] = (struct pollfd){r->fds[k], POLLIN, 0};
+            g->who[n++] = -k;
+        }
+    }
+    g->nfds = n;
+    g->npend_polled = g->npend;
+}
+
+/* A rank that already joined must stay silent until WELCOME: any byte or EOF means it
+ * died or is not following the protocol.  -1 with why when one did, else 0. */
+static int check_joined_silent(const rdv *r, const hello_state *g, char *why, size_t whylen)
+{
+    char eb[128];
+    for (int j = 1 + g->npend_polled; j < g->nfds; j++) {
+        if (!g->pfd[j].revents)
+            continue;
+        int k = -g->who[j];
+        unsigned char byte;
+        ssize_t m = recv(r->fds[k], &byte, 1, MSG_DONTWAIT);
+        if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            continue;
+        if (m == 0 || m < 0)
+            snprintf(why, whylen, "rank %d disconnected during the rendezvous%s%s", k, m < 0 ? ": " : "",
+                     m < 0 ? errtext(errno, eb, sizeof eb) : "");
+        else
+            snprintf(why, whylen, "rank %d sent data before the rendezvous was complete", k);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads what the pending connections sent; a complete hello joins its rank or is
+ * dropped as a stray.  -1 with why when a hello is refused, else 0. */
+static int read_hellos(rdv *r, hello_state *g, char *why, size_t whylen)
+{
+    for (int j = 1; j < 1 + g->npend_polled; j++) {
+        if (!g->pfd[j].revents)
+            continue;
+        pending_conn *pc = &g->pend[g->who[j]];
+        ssize_t m = recv(pc->fd, pc->hello + pc->have, HELLO_BYTES - pc->have, MSG_DONTWAIT);
+        if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            continue;
+        if (m <= 0) {
+            close_fd(&pc->fd); /* left before finishing its hello: it will retry or time out */
+            continue;
+        }
+        pc->have += (size_t)m;
+        if (pc->have < HELLO_BYTES)
+            continue;
+        int t = take_hello(r, pc, why, whylen);
+        if (t < 0)
+            return -1;
+        if (t == 0)
+            g->strays++;
+        else
+            g->joined++;
+        close_fd(&pc->fd);
+    }
+    /* Compact after the loop above: its indices refer to this round's layout. */
+    int w = 0;
+    for (int i = 0; i < g->npend; i++)
+        if (g->pend[i].fd >= 0)
+            g->pend[w++] = g->pend[i];
+    g->npend = w;
+    return 0;
+}
+
+/* Accepts every connection waiting on the listening socket as a pending one. */
+static void accept_pending(rdv *r, hello_state *g)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        int fd = accept4(r->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                break;
+            /* EMFILE and the like: the kernel keeps the connection queued; pause
+             * rather than spin, and let the deadline bound the retries. */
+            sleep_ns(10 * 1000000LL);
+            break;
+        }
+        if (g->npend == g->cap) {
+            /* Ranks say hello as soon as they connect, so the oldest silent
+             * connection is the likeliest not to be one: it makes room. */
+            g->strays++;
+            close_fd(&g->pend[0].fd);
+            memmove(g->pend, g->pend + 1, (size_t)(g->npend - 1) * sizeof *g->pend);
+            g->npend--;
+        }
+        pending_conn *pc = &g->pend[g->npend++];
+        memset(pc, 0, sizeof *pc);
+        pc->fd = fd;
+        peer_name(&ss, sl, pc->peer, sizeof pc->peer);
+    }
+}
+
+/* One round: waits up to the deadline (or the stop flag's next look) and handles what
+ * came.  0 to go on, or -1 with why: interrupted, timed out, a failed poll, a refused
+ * hello or a joined rank that spoke. */
+static int gather_round(rdv *r, hello_state *g, int64_t deadline, char *why, size_t whylen)
+{
+    int ms = poll_ms(deadline);
+    if (r->stop && atomic_load(r->stop)) {
+        char list[300];
+        missing_ranks(r, g, list, sizeof list);
+        snprintf(why, whylen, "interrupted by a signal while rank %s had not joined", list);
+        return -1;
+    }
+    /* A signal may land on another thread and leave poll asleep: look again soon. */
+    if (r->stop && ms > RDV_STOP_POLL_MS)
+        ms = RDV_STOP_POLL_MS;
+    if (ms == 0) {
+        why_timed_out(r, g, why, whylen);
+        return -1;
+    }
+    fill_poll_set(r, g);
+    int got = poll(g->pfd, (nfds_t)g->nfds, ms);
+    if (got < 0) {
+        if (errno == EINTR)
+            return 0;
+        char eb[128];
+        snprintf(why, whylen, "poll: %s", errtext(errno, eb, sizeof eb));
+        return -1;
+    }
+    if (got == 0)
+        return 0;
+    if (check_joined_silent(r, g, why, whylen) < 0 || read_hellos(r, g, why, whylen) < 0)
+        return -1;
+    if (g->pfd[0].revents)
+        accept_pending(r, g);
+    return 0;
+}
+
 /* Waits until ranks 1..world-1 have all said hello, or the deadline. */
 static int gather(rdv *r, int64_t deadline, char *err, size_t errlen)
 {
-    int cap = r->world - 1 + MAX_STRAYS;
-    pending_conn *pend = calloc((size_t)cap, sizeof *pend);
-    struct pollfd *pfd = calloc((size_t)(1 + cap + r->world), sizeof *pfd);
-    int *who = calloc((size_t)(1 + cap + r->world), sizeof *who); /* >=0 pending idx, <0 -rank */
-    bool *missing = calloc((size_t)r->world, sizeof *missing);
-    char why[TEXT_MAX], eb[128];
-    int rc = -1, npend = 0, joined = 0, strays = 0;
-    if (!pend || !pfd || !who || !missing) {
+    hello_state g = {.cap = r->world - 1 + MAX_STRAYS};
+    g.pend = calloc((size_t)g.cap, sizeof *g.pend);
+    g.pfd = calloc((size_t)(1 + g.cap + r->world), sizeof *g.pfd);
+    g.who = calloc((size_t)(1 + g.cap + r->world), sizeof *g.who);
+    g.missing = calloc((size_t)r->world, sizeof *g.missing);
+    char why[TEXT_MAX];
+    int rc = -1;
+    if (!g.pend || !g.pfd || !g.who || !g.missing) {
         set_err(err, errlen, "rendezvous: out of memory");
         goto out;
     }
-    while (joined < r->world - 1) {
-        int ms = poll_ms(deadline);
-        if (r->stop && atomic_load(r->stop)) {
-            for (int i = 1; i < r->world; i++)
-                missing[i] = r->fds[i] < 0;
-            char list[300];
-            format_ranks(missing, r->world, list, sizeof list);
-            snprintf(why, sizeof why, "interrupted by a signal while rank %s had not joined", list);
-            rc = serve_fail(r, pend, npend, why, err, errlen);
+    while (g.joined < r->world - 1)
+        if (gather_round(r, &g, deadline, why, sizeof why) < 0) {
+            rc = serve_fail(r, g.pend, g.npend, why, err, errlen);
             goto out;
         }
-        /* A signal may land on another thread and leave poll asleep: look again soon. */
-        if (r->stop && ms > RDV_STOP_POLL_MS)
-            ms = RDV_STOP_POLL_MS;
-        if (ms == 0) {
-            for (int i = 1; i < r->world; i++)
-                missing[i] = r->fds[i] < 0;
-            char list[300];
-            format_ranks(missing, r->world, list, sizeof list);
-            /* Both parts fit: the list is under 300 bytes and the timeout at most a week, some
-             * 430 bytes in all of TEXT_MAX; were the second cut, only its end would be lost. */
-            int w = snprintf(why, sizeof why, "rank %s did not join within %.1f s", list, r->timeout_s);
-            if (strays > 0 && w > 0 && (size_t)w < sizeof why)
-                snprintf(why + w, sizeof why - (size_t)w,
-                         " (%d connection%s that did not speak the rendezvous protocol %s dropped)",
-                         strays, strays == 1 ? "" : "s", strays == 1 ? "was" : "were");
-            rc = serve_fail(r, pend, npend, why, err, errlen);
-            goto out;
-        }
-        int n = 0;
-        pfd[n] = (struct pollfd){r->listen_fd, POLLIN, 0};
-        who[n++] = 0;
-        for (int i = 0; i < npend; i++) {
-            pfd[n] = (struct pollfd){pend[i].fd, POLLIN, 0};
-            who[n++] = i;
-        }
-        for (int k = 1; k < r->world; k++) {
-            if (r->fds[k] >= 0) {
-                pfd[n] = (struct pollfd){r->fds[k], POLLIN, 0};
-                who[n++] = -k;
-            }
-        }
-        int got = poll(pfd, (nfds_t)n, ms);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            snprintf(why, sizeof why, "poll: %s", errtext(errno, eb, sizeof eb));
-            rc = serve_fail(r, pend, npend, why, err, errlen);
-            goto out;
-        }
-        if (got == 0)
-            continue;
-        /* A rank that already joined must stay silent until WELCOME: any byte or EOF
-         * means it died or is not following the protocol. */
-        for (int j = 1 + npend; j < n; j++) {
-            if (!pfd[j].revents)
-                continue;
-            int k = -who[j];
-            unsigned char byte;
-            ssize_t m = recv(r->fds[k], &byte, 1, MSG_DONTWAIT);
-            if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                continue;
-            if (m == 0 || m < 0)
-                snprintf(why, sizeof why, "rank %d disconnected during the rendezvous%s%s", k,
-                         m < 0 ? ": " : "", m < 0 ? errtext(errno, eb, sizeof eb) : "");
-            else
-                snprintf(why, sizeof why, "rank %d sent data before the rendezvous was complete", k);
-            rc = serve_fail(r, pend, npend, why, err, errlen);
-            goto out;
-        }
-        for (int j = 1; j < 1 + npend; j++) {
-            if (!pfd[j].revents)
-                continue;
-            pending_conn *pc = &pend[who[j]];
-            ssize_t m = recv(pc->fd, pc->hello + pc->have, HELLO_BYTES - pc->have, MSG_DONTWAIT);
-            if (m < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-                continue;
-            if (m <= 0) {
-                close_fd(&pc->fd); /* left before finishing its hello: it will retry or time out */
-                continue;
-            }
-            pc->have += (size_t)m;
-            if (pc->have < HELLO_BYTES)
-                continue;
-            int t = take_hello(r, pc, why, sizeof why);
-            if (t < 0) {
-                rc = serve_fail(r, pend, npend, why, err, errlen);
-                goto out;
-            }
-            if (t == 0)
-                strays++;
-            else
-                joined++;
-            close_fd(&pc->fd);
-        }
-        /* Compact after the loop above: its indices refer to this round's layout. */
-        int w = 0;
-        for (int i = 0; i < npend; i++)
-            if (pend[i].fd >= 0)
-                pend[w++] = pend[i];
-        npend = w;
-        if (pfd[0].revents) {
-            for (;;) {
-                struct sockaddr_storage ss;
-                socklen_t sl = sizeof ss;
-                int fd = accept4(r->listen_fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
-                if (fd < 0) {
-                    if (errno == EINTR || errno == ECONNABORTED)
-                        continue;
-                    if (errno == EAGAIN || errno == EWOULDBLOCK)
-                        break;
-                    /* EMFILE and the like: the kernel keeps the connection queued; pause
-                     * rather than spin, and let the deadline bound the retries. */
-                    sleep_ns(10 * 1000000LL);
-                    break;
-                }
-                if (npend == cap) {
-                    /* Ranks say hello as soon as they connect, so the oldest silent
-                     * connection is the likeliest not to be one: it makes room. */
-                    strays++;
-                    close_fd(&pend[0].fd);
-                    memmove(pend, pend + 1, (size_t)(npend - 1) * sizeof *pend);
-                    npend--;
-                }
-                pending_conn *pc = &pend[npend++];
-                memset(pc, 0, sizeof *pc);
-                pc->fd = fd;
-                peer_name(&ss, sl, pc->peer, sizeof pc->peer);
-            }
-        }
-    }
     rc = 0;
 out:
-    if (pend)
-        for (int i = 0; i < npend; i++)
-            close_fd(&pend[i].fd);
-    free(pend);
-    free(pfd);
-    free(who);
-    free(missing);
+    if (g.pend)
+        for (int i = 0; i < g.npend; i++)
+            close_fd(&g.pend[i].fd);
+    free(g.pend);
+    free(g.pfd);
+    free(g.who);
+    free(g.missing);
     return rc;
 }
 

@@ -989,45 +989,40 @@ static int derive_network(source *s, scenario *sc, whatif_derived *d, char *err,
     return 0;
 }
 
-int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_derived *out, char *err,
-                  size_t errlen)
+/* Each held rank's means over the measured iterations: *rm (nheld of them; the caller
+ * frees rm[0].bwd_ns and rm, even on failure).  0, or -1 with s's err when out of memory
+ * or when a rank has no measured iteration with every phase. */
+static int measure_ranks(source *s, rank_means **rm)
 {
-    memset(out, 0, sizeof *out);
-    source s = {.st = st, .run = run_id, .err = err, .errlen = errlen};
-    rank_means *rm = NULL;
-    double *scratch = NULL, *speeds = NULL;
-    int rc = -1;
-    out->sc = calloc(1, sizeof *out->sc); /* zeroed: holds nothing, whatif_free() may free it */
-    if (!out->sc) {
-        set_err(err, errlen, "out of memory");
-        return -1;
-    }
-    if (read_run(&s) != 0 || read_ranks(&s) != 0 || read_buckets(&s) != 0 || read_iterations(&s) != 0 ||
-        read_phases(&s) != 0 || equivalent_sizes(&s, out) != 0)
-        goto out;
-    int nh = s.nheld;
-    rm = calloc((size_t)nh, sizeof *rm);
-    double *bwd = rm ? calloc((size_t)nh * (size_t)s.nb, sizeof *bwd) : NULL;
-    scratch = malloc((size_t)s.nit * (size_t)(s.nb + 2) * sizeof *scratch);
-    speeds = malloc((size_t)s.world * sizeof *speeds);
-    if (!rm || !bwd || !scratch || !speeds) {
+    int nh = s->nheld;
+    *rm = calloc((size_t)nh, sizeof **rm);
+    double *bwd = *rm ? calloc((size_t)nh * (size_t)s->nb, sizeof *bwd) : NULL;
+    double *scratch = malloc((size_t)s->nit * (size_t)(s->nb + 2) * sizeof *scratch);
+    if (!*rm || !bwd || !scratch) {
         free(bwd);
-        set_err(err, errlen, "out of memory");
-        goto out;
+        free(scratch);
+        set_err(s->err, s->errlen, "out of memory");
+        return -1;
     }
     int seen = 0;
     for (int i = 0; i < nh; i++) {
-        rm[i].bwd_ns = bwd + (size_t)i * (size_t)s.nb;
-        seen += rank_mean(&s, s.held[i], &rm[i], scratch);
+        (*rm)[i].bwd_ns = bwd + (size_t)i * (size_t)s->nb;
+        seen += rank_mean(s, s->held[i], &(*rm)[i], scratch);
     }
+    free(scratch);
     if (seen < nh) {
-        set_err(err, errlen,
+        set_err(s->err, s->errlen,
                 "run %lld: %d of the %d ranks it holds have no measured iteration with a forward, a backward and every "
                 "bucket's copies",
-                (long long)run_id, nh - seen, nh);
-        goto out;
+                (long long)s->run, nh - seen, nh);
+        return -1;
     }
-    /* The representative rank: the median by compute; the others' speeds relative to it. */
+    return 0;
+}
+
+/* The representative rank: the median by compute (the lower of the two middle ones). */
+static int median_rank(const rank_means *rm, int nh)
+{
     int base = 0;
     for (int i = 0; i < nh; i++) {
         int below = 0;
@@ -1036,82 +1031,140 @@ int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_der
         if (below == (nh - 1) / 2)
             base = i;
     }
-    /* Every rank's speed: a traced rank's own; a rank not traced, that of a traced rank
-     * in turn (the traced ranks repeat over the world). */
-    int nspeeds = s.world <= SCENARIO_MAX_RANK_LIST ? s.world : nh;
+    return base;
+}
+
+/* Every rank's speed relative to the representative rank `base` (held index), into
+ * speeds: a traced rank's own; a rank not traced, that of a traced rank in turn (the
+ * traced ranks repeat over the world).  Returns how many speeds there are, and says how
+ * they were found in d's notes. */
+static int rank_speeds(const source *s, const rank_means *rm, int base, double *speeds, whatif_derived *d)
+{
+    int nh = s->nheld;
+    int nspeeds = s->world <= SCENARIO_MAX_RANK_LIST ? s->world : nh;
     int nknown = 0; /* ranks without spans whose speed factor the rank table gives */
     for (int r = 0; r < nspeeds; r++) {
         double v;
-        double own = s.table_speed[r], of_base = s.table_speed[s.held[base]];
-        if (nspeeds == s.world && s.pos_of[r] < 0 && !isnan(own) && own > 0 && of_base > 0) {
+        double own = s->table_speed[r], of_base = s->table_speed[s->held[base]];
+        if (nspeeds == s->world && s->pos_of[r] < 0 && !isnan(own) && own > 0 && of_base > 0) {
             v = own / of_base; /* a recorded rank whose spans were not kept */
             nknown++;
         } else {
-            int i = nspeeds == s.world && s.pos_of[r] >= 0 ? s.pos_of[r] : r % nh;
+            int i = nspeeds == s->world && s->pos_of[r] >= 0 ? s->pos_of[r] : r % nh;
             v = rm[i].total_ns > 0 ? rm[base].total_ns / rm[i].total_ns : 1.0;
         }
         speeds[r] = v < SPEED_FACTOR_MIN ? SPEED_FACTOR_MIN : v > SPEED_FACTOR_MAX ? SPEED_FACTOR_MAX : v;
     }
     if (nknown > 0)
-        add_note(out, "ranks: %d measured (their spans kept), %d by the speed factor the run recorded", nh, nknown);
-    else if (nh < s.world)
-        add_note(out, "ranks: %d of %d traced; the others take the traced ranks' speeds in turn, and a collective's "
-                      "measured time (which holds the wait for the untraced ranks) stands for all",
-                 nh, s.world);
+        add_note(d, "ranks: %d measured (their spans kept), %d by the speed factor the run recorded", nh, nknown);
+    else if (nh < s->world)
+        add_note(d, "ranks: %d of %d traced; the others take the traced ranks' speeds in turn, and a collective's "
+                    "measured time (which holds the wait for the untraced ranks) stands for all",
+                 nh, s->world);
+    return nspeeds;
+}
 
-    scenario *sc = out->sc;
-    bool recorded = recorded_scenario(&s, sc);
-    if (!recorded)
-        scenario_defaults(sc);
+/* The replay's [run], [skew] and [ddp]: the sim backend, the run's world and measured
+ * iterations, no skew but the ranks' speeds, the run's bucket limits. */
+static int set_replay_run(source *s, scenario *sc, const rank_means *base, const double *speeds, int nspeeds,
+                          char *err, size_t errlen)
+{
     char name[160];
-    snprintf(name, sizeof name, "whatif of run %lld", (long long)run_id); /* short: a sweep adds its point */
-    double opt_bytes = 0; /* the SGD step's bytes, as the trainer times it */
+    snprintf(name, sizeof name, "whatif of run %lld", (long long)s->run); /* short: a sweep adds its point */
+    int warmup = s->it0 - s->first_iter > MIN_REPLAY_WARMUP ? s->it0 - s->first_iter : MIN_REPLAY_WARMUP;
     if (set(sc, "run.name", name, err, errlen) != 0 || set(sc, "run.backend", "sim", err, errlen) != 0 ||
-        set(sc, "run.ranks", "threads", err, errlen) != 0 || set_num(sc, "run.world_size", s.world, err, errlen) != 0 ||
-        set_num(sc, "run.iterations", rm[base].iterations, err, errlen) != 0 ||
-        set_num(sc, "run.warmup", s.it0 - s.first_iter > MIN_REPLAY_WARMUP ? s.it0 - s.first_iter : MIN_REPLAY_WARMUP, err, errlen) != 0 ||
-        set(sc, "model.compute", "model", err, errlen) != 0 || set(sc, "model.params_file", "", err, errlen) != 0 ||
-        set(sc, "skew.slow_ranks", "", err, errlen) != 0 || set(sc, "skew.slowdown", "1", err, errlen) != 0 ||
-        set(sc, "skew.jitter", "0", err, errlen) != 0 || set(sc, "skew.slow_fraction", "0", err, errlen) != 0 ||
-        set(sc, "skew.speed_sigma", "0", err, errlen) != 0 ||
+        set(sc, "run.ranks", "threads", err, errlen) != 0 ||
+        set_num(sc, "run.world_size", s->world, err, errlen) != 0 ||
+        set_num(sc, "run.iterations", base->iterations, err, errlen) != 0 ||
+        set_num(sc, "run.warmup", warmup, err, errlen) != 0 || set(sc, "model.compute", "model", err, errlen) != 0 ||
+        set(sc, "model.params_file", "", err, errlen) != 0 || set(sc, "skew.slow_ranks", "", err, errlen) != 0 ||
+        set(sc, "skew.slowdown", "1", err, errlen) != 0 || set(sc, "skew.jitter", "0", err, errlen) != 0 ||
+        set(sc, "skew.slow_fraction", "0", err, errlen) != 0 || set(sc, "skew.speed_sigma", "0", err, errlen) != 0 ||
         set_list(sc, "skew.speed", speeds, nspeeds, "%.6g", err, errlen) != 0 ||
         set(sc, "skew.speed_repeat", "true", err, errlen) != 0 ||
-        set(sc, "ddp.broadcast_buffers", "false", err, errlen) != 0 || bucket_limits(&s, sc, err, errlen) != 0)
-        goto out;
-    scenario_reset_section(sc, "host");
-    scenario_reset_section(sc, "fault");
-    if (choose_model(&s, o, &rm[base], recorded, sc, out, err, errlen) != 0)
-        goto out;
+        set(sc, "ddp.broadcast_buffers", "false", err, errlen) != 0 || bucket_limits(s, sc, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
+/* The replay's [device]: memory free (the measured phases hold the copies), the
+ * optimizer at the bandwidth that gives the representative rank's step for the derived
+ * model's parameters, no hand-off. */
+static int set_replay_device(scenario *sc, const rank_means *base, char *err, size_t errlen)
+{
     model m;
     char merr[256];
     if (model_build(sc, &m, merr, sizeof merr) != 0) {
         set_err(err, errlen, "the derived model: %s", merr);
-        goto out;
+        return -1;
     }
-    opt_bytes = SGD_BYTES_PER_PARAM * (double)m.total_numel;
+    double opt_bytes = SGD_BYTES_PER_PARAM * (double)m.total_numel; /* the SGD step's, as the trainer times it */
     model_free(&m);
-    double opt_gbps = rm[base].opt_ns > 0 ? opt_bytes / rm[base].opt_ns : FREE_GBPS;
+    double opt_gbps = base->opt_ns > 0 ? opt_bytes / base->opt_ns : FREE_GBPS;
     if (set_num(sc, "device.mem_bw_gbps", FREE_GBPS, err, errlen) != 0 ||
         set_num(sc, "device.copy_out_gbps", FREE_GBPS, err, errlen) != 0 ||
         set_num(sc, "device.grad_write_gbps", FREE_GBPS, err, errlen) != 0 ||
         set_num(sc, "device.optimizer_gbps", opt_gbps < FREE_GBPS ? opt_gbps : FREE_GBPS, err, errlen) != 0 ||
         set(sc, "device.op_overhead_us", "0", err, errlen) != 0 || set(sc, "device.comm_slowdown", "0", err, errlen) != 0)
-        goto out;
-    if (derive_network(&s, sc, out, err, errlen) != 0)
-        goto out;
+        return -1;
+    return 0;
+}
+
+/* Collectives other than DDP's in `rank`'s forward and backward, kept in the model
+ * where they ran (model.forward_comm_us, backward_comm_us) and said in d's notes. */
+static int set_other_comm(source *s, int rank, scenario *sc, whatif_derived *d, char *err, size_t errlen)
+{
     double fwd_comm, bwd_comm;
-    if (other_comm(&s, s.held[base], &fwd_comm, &bwd_comm) != 0)
-        goto out;
-    if (fwd_comm > 0 || bwd_comm > 0) {
-        if (set_num(sc, "model.forward_comm_us", fwd_comm / 1e3, err, errlen) != 0 ||
-            set_num(sc, "model.backward_comm_us", bwd_comm / 1e3, err, errlen) != 0 ||
-            set_num(sc, "model.comm_ranks", s.world, err, errlen) != 0)
-            goto out;
-        add_note(out, "other collectives: %.3f ms of the forward and %.3f ms of the backward are collectives other than "
-                      "DDP's with no compute beside them; they stay where they ran and scale with the world size as "
-                      "(n-1)/n (those after the backward stay as measured)",
-                 fwd_comm / 1e6, bwd_comm / 1e6);
+    if (other_comm(s, rank, &fwd_comm, &bwd_comm) != 0)
+        return -1;
+    if (fwd_comm <= 0 && bwd_comm <= 0)
+        return 0;
+    if (set_num(sc, "model.forward_comm_us", fwd_comm / 1e3, err, errlen) != 0 ||
+        set_num(sc, "model.backward_comm_us", bwd_comm / 1e3, err, errlen) != 0 ||
+        set_num(sc, "model.comm_ranks", s->world, err, errlen) != 0)
+        return -1;
+    add_note(d, "other collectives: %.3f ms of the forward and %.3f ms of the backward are collectives other than "
+                "DDP's with no compute beside them; they stay where they ran and scale with the world size as "
+                "(n-1)/n (those after the backward stay as measured)",
+             fwd_comm / 1e6, bwd_comm / 1e6);
+    return 0;
+}
+
+int whatif_derive(store *st, int64_t run_id, const whatif_options *o, whatif_derived *out, char *err,
+                  size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    source s = {.st = st, .run = run_id, .err = err, .errlen = errlen};
+    rank_means *rm = NULL;
+    double *speeds = NULL;
+    int rc = -1;
+    out->sc = calloc(1, sizeof *out->sc); /* zeroed: holds nothing, whatif_free() may free it */
+    if (!out->sc) {
+        set_err(err, errlen, "out of memory");
+        return -1;
     }
+    if (read_run(&s) != 0 || read_ranks(&s) != 0 || read_buckets(&s) != 0 || read_iterations(&s) != 0 ||
+        read_phases(&s) != 0 || equivalent_sizes(&s, out) != 0 || measure_ranks(&s, &rm) != 0)
+        goto out;
+    speeds = malloc((size_t)s.world * sizeof *speeds);
+    if (!speeds) {
+        set_err(err, errlen, "out of memory");
+        goto out;
+    }
+    int base = median_rank(rm, s.nheld);
+    int nspeeds = rank_speeds(&s, rm, base, speeds, out);
+    scenario *sc = out->sc;
+    bool recorded = recorded_scenario(&s, sc);
+    if (!recorded)
+        scenario_defaults(sc);
+    if (set_replay_run(&s, sc, &rm[base], speeds, nspeeds, err, errlen) != 0)
+        goto out;
+    scenario_reset_section(sc, "host");
+    scenario_reset_section(sc, "fault");
+    if (choose_model(&s, o, &rm[base], recorded, sc, out, err, errlen) != 0 ||
+        set_replay_device(sc, &rm[base], err, errlen) != 0 || derive_network(&s, sc, out, err, errlen) != 0 ||
+        set_other_comm(&s, s.held[base], sc, out, err, errlen) != 0)
+        goto out;
     add_note(out, "compute: rank %d's measured iterations (%d, from iteration %d; means), forward %.3f ms, "
                   "backward %.3f ms to the last bucket, optimizer phase %.3f ms%s; the other ranks by their speed",
              s.held[base], rm[base].iterations, s.it0, rm[base].fwd_ns / 1e6, (rm[base].total_ns - rm[base].fwd_ns) / 1e6,
@@ -1136,7 +1189,6 @@ out:
     if (rm)
         free(rm[0].bwd_ns);
     free(rm);
-    free(scratch);
     free(speeds);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "engine/backend_common.h"
 #include "engine/workload/model_zoo.h"
 #include "engine/sim/sim_internal.h"
 
@@ -349,15 +350,9 @@ static int bench_allreduce(int ranks, int64_t bytes, int iters, int warmup, doub
     return 0;
 }
 
-static int available(char *why, size_t whylen)
-{
-    (void)why, (void)whylen;
-    return 1;
-}
-
 const backend_ops sim_backend_ops = {
     .name = "sim",
-    .available = available,
+    .available = backend_available_always,
     .world_create = world_create,
     .world_abort = world_abort,
     .world_aborted = world_aborted,

@@ -717,100 +717,100 @@ static bool imported_backend_nsys(const trace_rank *const *ranks, int n)
     return n > 0;
 }
 
-import_status import_traces(store *st, const import_options *o, import_summary *sum, char *err, size_t errlen)
-{
-    memset(sum, 0, sizeof *sum);
-    size_t used = 0;
-    trace_limits lim = {.max_events = o->max_events ? o->max_events : IMPORT_DEFAULT_MAX_EVENTS,
-                        .max_file_bytes = o->max_file_bytes ? o->max_file_bytes : IMPORT_DEFAULT_MAX_FILE_BYTES,
-                        .events_used = &used};
-    import_file *files = NULL;
-    trace_rank **ranks = NULL;
-    int nfiles = 0, nranks = 0, world = 0;
-    rank_result *rr = NULL;
-    coll_key *keys = NULL;
-    size_t nkeys = 0;
-    strbuf notes = STRBUF_INIT, how = STRBUF_INIT;
-    bool bulk = false;
-    import_status status = import_read_files(o, &files, &nfiles, &ranks, &nranks, &lim, err, errlen);
-    if (status != IMPORT_OK)
-        goto out;
-    if (nranks == 0) {
-        set_err(err, errlen, "%s: no process in the trace did any GPU work or holds any range", files[0].path);
-        status = IMPORT_BAD_INPUT;
-        goto out;
-    }
-    if ((status = resolve_ranks(o, ranks, nranks, &world, &notes, err, errlen)) != IMPORT_OK)
-        goto out;
-    status = IMPORT_RUNTIME;
+/* ---- the import --------------------------------------------------------------------------- */
 
-    /* Each trace's times in ns on its own clock: Kineto's base added; µs since the
-     * epoch recognised as the wall clock. */
-    bool wall = true, device_job = false;
+/* Each trace's times in ns on its own clock: Kineto's base added; µs since the epoch
+ * recognised as the wall clock.  *wall: every trace is on the wall clock; *device_job:
+ * some trace holds device work (a kernel, copy or memset). */
+static void to_own_clocks(trace_rank **ranks, int nranks, bool *wall, bool *device_job)
+{
+    *wall = true;
+    *device_job = false;
     for (int i = 0; i < nranks; i++) {
         trace_rank *t = ranks[i];
         int64_t lo = INT64_MAX;
         for (size_t e = 0; e < t->nev; e++) {
             t->ev[e].ts_ns += t->base_ns;
             lo = t->ev[e].ts_ns < lo ? t->ev[e].ts_ns : lo;
-            device_job |= t->ev[e].type == TEV_KERNEL || t->ev[e].type == TEV_MEMCPY || t->ev[e].type == TEV_MEMSET;
+            *device_job |= t->ev[e].type == TEV_KERNEL || t->ev[e].type == TEV_MEMCPY || t->ev[e].type == TEV_MEMSET;
         }
         if (!t->abs_clock && t->nev > 0 && lo >= EPOCH_NS_THRESHOLD)
             t->abs_clock = true;
-        wall &= t->abs_clock;
+        *wall &= t->abs_clock;
     }
-    rr = nranks > 0 ? calloc((size_t)nranks, sizeof *rr) : NULL;
-    if (!rr) {
+}
+
+/* Every rank's spans (*rr, nranks of them in rank order; the caller frees them with
+ * rank_result_free), each trace's events dropped once its spans are built.  0, or -1
+ * with err (*rr then holds what was built, to be freed all the same). */
+static int build_rank_spans(trace_rank **ranks, int nranks, bool device_job, rank_result **rr, char *err,
+                            size_t errlen)
+{
+    *rr = nranks > 0 ? calloc((size_t)nranks, sizeof **rr) : NULL;
+    if (!*rr) {
         set_err(err, errlen, "out of memory");
-        goto out;
+        return -1;
     }
     for (int i = 0; i < nranks; i++) {
-        if (rank_spans_build(&rr[i], ranks[i], device_job, err, errlen) < 0)
-            goto out;
+        if (rank_spans_build(&(*rr)[i], ranks[i], device_job, err, errlen) < 0)
+            return -1;
         /* The spans hold what is needed from here on (with the names): the events'
          * memory goes back before the next rank is analysed. */
         trace_rank_drop_events(ranks[i]);
     }
-    qsort(rr, (size_t)nranks, sizeof *rr, cmp_rank_ptr);
+    qsort(*rr, (size_t)nranks, sizeof **rr, cmp_rank_ptr);
+    return 0;
+}
 
-    bool any_comm = false, any_steps = false;
+/* Refuses traces with nothing of a DDP job in them (IMPORT_BAD_INPUT), else adds each
+ * rank's iteration periods (IMPORT_RUNTIME when that fails).  *any_comm, *any_steps:
+ * some rank has a collective, a ProfilerStep. */
+static import_status check_analysable(rank_result *rr, int nranks, bool device_job, bool *any_comm,
+                                      bool *any_steps, char *err, size_t errlen)
+{
+    *any_comm = *any_steps = false;
     for (int i = 0; i < nranks; i++) {
-        any_comm |= rr[i].has_comm;
-        any_steps |= rr[i].nsteps > 0;
+        *any_comm |= rr[i].has_comm;
+        *any_steps |= rr[i].nsteps > 0;
         if (rr[i].nsp == 0) {
             set_err(err, errlen,
                     "%s: rank %d: nothing to analyse: no GPU kernel, copy or memset, and no host op of"
                     " training or of gloo",
                     rr[i].tr->path, rr[i].tr->rank);
-            status = IMPORT_BAD_INPUT;
-            goto out;
+            return IMPORT_BAD_INPUT;
         }
     }
     for (int i = 0; i < nranks; i++)
         if (add_periods(&rr[i], err, errlen) < 0)
-            goto out;
-    if (!device_job && !any_comm) {
+            return IMPORT_RUNTIME;
+    if (!device_job && !*any_comm) {
         set_err(err, errlen,
                 "%s: no GPU events and no collectives (gloo:*) in the trace%s: nothing of a DDP job to"
                 " analyse (was the profiler given ProfilerActivity.CUDA, and the job"
                 " torch.distributed?)",
                 rr[0].tr->path, nranks > 1 ? "s" : "");
-        status = IMPORT_BAD_INPUT;
-        goto out;
+        return IMPORT_BAD_INPUT;
     }
+    return IMPORT_OK;
+}
+
+/* The run's notes on what the traces lack or what was left out of them. */
+static void note_gaps(const rank_result *rr, int nranks, bool device_job, bool any_comm, bool any_steps,
+                      strbuf *notes)
+{
     if (!any_steps)
-        strbuf_addf(&notes, "no ProfilerStep#N in the trace%s: the whole trace is one iteration (0)\n",
+        strbuf_addf(notes, "no ProfilerStep#N in the trace%s: the whole trace is one iteration (0)\n",
                     nranks > 1 ? "s" : "");
     if (!device_job)
-        strbuf_addf(&notes, "no device work in the trace: its host ops are the compute, its collectives (gloo's,"
-                            " or ranges naming them) the communication\n");
+        strbuf_addf(notes, "no device work in the trace: its host ops are the compute, its collectives (gloo's,"
+                           " or ranges naming them) the communication\n");
     if (!any_comm)
-        strbuf_addf(&notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
+        strbuf_addf(notes, "no collective in the trace%s\n", nranks > 1 ? "s" : "");
     size_t before = 0;
     for (int i = 0; i < nranks; i++)
         before += rr[i].launched_before;
     if (before > 0)
-        strbuf_addf(&notes,
+        strbuf_addf(notes,
                     "%zu device op%s launched before the trace's first recorded launch (in the profiler's warm-up"
                     " step) left out: they belong to no traced iteration\n",
                     before, before == 1 ? "" : "s");
@@ -819,128 +819,232 @@ import_status import_traces(store *st, const import_options *o, import_summary *
         for (size_t k = 0; k < rr[i].nsp && !any_bytes; k++)
             any_bytes = rr[i].sp[k].stream == STREAM_COMM && rr[i].sp[k].bytes >= 0;
     if (any_comm && !any_bytes)
-        strbuf_addf(&notes, "message sizes unknown: the trace records none (bucket sizes show as 0)\n");
+        strbuf_addf(notes, "message sizes unknown: the trace records none (bucket sizes show as 0)\n");
+}
 
-    if ((status = check_time_ranges(rr, nranks, err, errlen)) != IMPORT_OK)
-        goto out;
-    status = IMPORT_RUNTIME;
-    if (match_collectives(rr, nranks, &keys, &nkeys, err, errlen) < 0 ||
-        align_clocks(rr, nranks, keys, nkeys, wall, &how, err, errlen) < 0)
-        goto out;
+/* Traces of one job share collectives: IMPORT_BAD_INPUT when a rank with collectives
+ * matched none of the lowest rank's. */
+static import_status check_one_job(const rank_result *rr, int nranks, char *err, size_t errlen)
+{
     for (int i = 1; i < nranks; i++)
         if (rr[0].has_comm && rr[i].has_comm && rr[i].matched == 0) {
             set_err(err, errlen,
                     "%s (rank %d) and %s (rank %d) share no collective (none has the same process group and"
                     " sequence number, or step and place in it): not one job's traces",
                     rr[0].tr->path, rr[0].tr->rank, rr[i].tr->path, rr[i].tr->rank);
-            status = IMPORT_BAD_INPUT;
-            goto out;
+            return IMPORT_BAD_INPUT;
         }
-    if (notes.failed || how.failed) {
-        set_err(err, errlen, "out of memory");
-        goto out;
-    }
-    int64_t t0 = INT64_MAX;
-    int32_t iter_lo = INT32_MAX, iter_hi = INT32_MIN;
-    for (int i = 0; i < nranks; i++)
-        for (size_t k = 0; k < rr[i].nsp; k++) {
-            const pspan *p = &rr[i].sp[k];
-            t0 = p->start + rr[i].offset < t0 ? p->start + rr[i].offset : t0;
-            iter_lo = p->iter < iter_lo ? p->iter : iter_lo;
-            iter_hi = p->iter > iter_hi ? p->iter : iter_hi;
-        }
+    return IMPORT_OK;
+}
 
-    /* ---- the run, in one transaction ---- */
+/* What import_traces has made of a job's traces, to be written as one run. */
+typedef struct {
+    const import_options *o;
+    const import_file *files;
+    int nfiles;
+    trace_rank *const *ranks; /* in the order read */
+    int nranks, world;
+    const rank_result *rr; /* in rank order, on one clock */
+    bool wall;             /* the traces' clock is the wall clock */
+    int64_t t0;            /* the first span's start */
+    int32_t iter_lo, iter_hi;
+    const strbuf *notes, *how;
+} import_job;
+
+/* The first span's start, and the lowest and highest iteration. */
+static void span_extent(import_job *job)
+{
+    job->t0 = INT64_MAX;
+    job->iter_lo = INT32_MAX;
+    job->iter_hi = INT32_MIN;
+    for (int i = 0; i < job->nranks; i++)
+        for (size_t k = 0; k < job->rr[i].nsp; k++) {
+            const pspan *p = &job->rr[i].sp[k];
+            int64_t start = p->start + job->rr[i].offset;
+            job->t0 = start < job->t0 ? start : job->t0;
+            job->iter_lo = p->iter < job->iter_lo ? p->iter : job->iter_lo;
+            job->iter_hi = p->iter > job->iter_hi ? p->iter : job->iter_hi;
+        }
+}
+
+/* Opens the one transaction and begins the run in it (its name, backend and ranks).
+ * 0 with *run_id, or -1 with err (the transaction, once open, is the caller's to end:
+ * *bulk says whether it is). */
+static int begin_imported_run(store *st, const import_job *job, import_summary *sum, bool *bulk, int64_t *run_id,
+                              char *err, size_t errlen)
+{
     char name[256];
-    run_name(o, name, sizeof name);
-    bool nsys = imported_backend_nsys((const trace_rank *const *)ranks, nranks);
+    run_name(job->o, name, sizeof name);
+    bool nsys = imported_backend_nsys((const trace_rank *const *)job->ranks, job->nranks);
     snprintf(sum->backend, sizeof sum->backend, "%s", nsys ? "nsys" : "pytorch-trace");
-    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", how.buf);
-    int *held = malloc((size_t)nranks * sizeof *held);
+    snprintf(sum->clock_sync, sizeof sum->clock_sync, "%.511s", job->how->buf);
+    int *held = malloc((size_t)job->nranks * sizeof *held);
     if (!held) {
         set_err(err, errlen, "out of memory");
-        goto out;
+        return -1;
     }
-    for (int i = 0; i < nranks; i++)
-        held[i] = rr[i].tr->rank; /* rr is in rank order */
+    for (int i = 0; i < job->nranks; i++)
+        held[i] = job->rr[i].tr->rank; /* rr is in rank order */
     store_run_info info = {.name = name,
-                           .ranks = nranks < world ? held : NULL,
-                           .nranks = nranks,
-                           .source = o->paths[0],
+                           .ranks = job->nranks < job->world ? held : NULL,
+                           .nranks = job->nranks,
+                           .source = job->o->paths[0],
                            .backend = sum->backend,
-                           .world_size = world,
-                           .iterations = iter_hi - iter_lo + 1,
+                           .world_size = job->world,
+                           .iterations = job->iter_hi - job->iter_lo + 1,
                            .warmup = 0};
     /* One transaction holds every page it writes until it commits, in the page cache
      * up to its size (the store's is large, for recording): a smaller one lets SQLite
      * spill to the WAL instead, so memory stays bounded whatever the trace's size. */
-    if (store_set_page_cache_kib(st, IMPORT_PAGE_CACHE_KIB, err, errlen) != 0)
-        goto out;
-    if (store_begin_bulk(st, err, errlen) < 0)
-        goto out;
-    bulk = true;
-    int64_t run_id;
-    int began = store_begin_run(st, &info, &run_id, err, errlen);
+    int rc = -1;
+    if (store_set_page_cache_kib(st, IMPORT_PAGE_CACHE_KIB, err, errlen) == 0 &&
+        store_begin_bulk(st, err, errlen) >= 0) {
+        *bulk = true;
+        rc = store_begin_run(st, &info, run_id, err, errlen) < 0 ? -1 : 0;
+    }
     free(held);
-    if (began < 0)
-        goto out;
+    return rc;
+}
+
+/* Where the run came from: how its ranks were found, its clock, its notes, and one row
+ * per file read (with the rank of a file that holds one). */
+static int write_provenance(store *st, int64_t run_id, const import_job *job, char *err, size_t errlen)
+{
     char ranks_how[128];
-    snprintf(ranks_how, sizeof ranks_how, "imported: %d trace%s from %d file%s", nranks, nranks > 1 ? "s" : "",
-             nfiles, nfiles > 1 ? "s" : "");
-    int64_t base = wall ? t0 : 0;
+    snprintf(ranks_how, sizeof ranks_how, "imported: %d trace%s from %d file%s", job->nranks,
+             job->nranks > 1 ? "s" : "", job->nfiles, job->nfiles > 1 ? "s" : "");
+    int64_t base = job->wall ? job->t0 : 0;
     if (store_set_run_ranks(st, run_id, ranks_how, err, errlen) < 0 ||
-        store_set_run_source(st, run_id, how.len ? how.buf : NULL, wall ? &base : NULL,
-                             notes.len ? notes.buf : NULL, err, errlen) < 0)
-        goto out;
-    for (int i = 0; i < nfiles; i++) {
+        store_set_run_source(st, run_id, job->how->len ? job->how->buf : NULL, job->wall ? &base : NULL,
+                             job->notes->len ? job->notes->buf : NULL, err, errlen) < 0)
+        return -1;
+    for (int i = 0; i < job->nfiles; i++) {
+        const import_file *f = &job->files[i];
         int frank = -1;
         const char *from = NULL;
-        for (int r = 0; r < nranks; r++)
-            if (ranks[r]->file_idx == i && files[i].nranks_in_file == 1) {
-                frank = ranks[r]->rank;
-                from = ranks[r]->rank_from;
+        for (int r = 0; r < job->nranks; r++)
+            if (job->ranks[r]->file_idx == i && f->nranks_in_file == 1) {
+                frank = job->ranks[r]->rank;
+                from = job->ranks[r]->rank_from;
             }
-        store_source_file sf = {.idx = i, .path = files[i].path, .bytes = files[i].bytes,
-                                .sha256 = files[i].sha256, .format = files[i].format, .rank = frank,
-                                .rank_from = from};
+        store_source_file sf = {.idx = i, .path = f->path, .bytes = f->bytes, .sha256 = f->sha256,
+                                .format = f->format, .rank = frank, .rank_from = from};
         if (store_write_source_file(st, run_id, &sf, err, errlen) < 0)
-            goto out;
+            return -1;
     }
-    for (int i = 0; i < nranks; i++) {
+    return 0;
+}
+
+/* Each rank's clock, spans and HTA figures, then DDP's buckets as the lowest rank
+ * launched them: first, and rebuilt if they changed.  *spans counts the spans written. */
+static int write_ranks(store *st, int64_t run_id, const import_job *job, size_t *spans, char *err, size_t errlen)
+{
+    const rank_result *rr = job->rr;
+    for (int i = 0; i < job->nranks; i++) {
         if (store_set_rank_clock(st, run_id, rr[i].tr->rank, rr[i].offset, rr[i].uncertainty, err, errlen) < 0 ||
-            write_spans(st, run_id, &rr[i], t0, &sum->spans, err, errlen) < 0 ||
+            write_spans(st, run_id, &rr[i], job->t0, spans, err, errlen) < 0 ||
             hta_rank(st, run_id, rr[i].tr->rank, &rr[i], err, errlen) < 0)
-            goto out;
+            return -1;
     }
-    /* DDP's buckets as the lowest rank launched them: first, and rebuilt if they changed. */
     const rank_result *r0 = &rr[0];
     if (r0->nfirst > 0 && write_buckets(st, run_id, r0->first_buckets, r0->nfirst, 0, err, errlen) < 0)
-        goto out;
+        return -1;
     if (r0->nlast > 0 && !same_buckets(r0->first_buckets, r0->nfirst, r0->last_buckets, r0->nlast) &&
         write_buckets(st, run_id, r0->last_buckets, r0->nlast, 1, err, errlen) < 0)
-        goto out;
-    if (store_finish_run(st, run_id, NULL, err, errlen) < 0)
-        goto out;
-    bulk = false;
-    if (store_end_bulk(st, true, err, errlen) < 0)
-        goto out;
-    sum->run_id = run_id;
-    sum->world_size = world;
-    sum->nranks = nranks;
-    sum->iterations = iter_hi - iter_lo + 1;
-    status = IMPORT_OK;
-out:
-    if (bulk) {
-        char ignored[128];
-        store_end_bulk(st, false, ignored, sizeof ignored); /* the first error is the one to report */
+        return -1;
+    return 0;
+}
+
+/* The job as one run, in one transaction (rolled back on failure): 0 with the summary
+ * filled, or -1 with err. */
+static int write_run(store *st, const import_job *job, import_summary *sum, char *err, size_t errlen)
+{
+    bool bulk = false;
+    int64_t run_id;
+    if (begin_imported_run(st, job, sum, &bulk, &run_id, err, errlen) < 0 ||
+        write_provenance(st, run_id, job, err, errlen) < 0 ||
+        write_ranks(st, run_id, job, &sum->spans, err, errlen) < 0 ||
+        store_finish_run(st, run_id, NULL, err, errlen) < 0) {
+        if (bulk) {
+            char ignored[128];
+            store_end_bulk(st, false, ignored, sizeof ignored); /* the first error is the one to report */
+        }
+        return -1;
     }
+    if (store_end_bulk(st, true, err, errlen) < 0)
+        return -1;
+    sum->run_id = run_id;
+    sum->world_size = job->world;
+    sum->nranks = job->nranks;
+    sum->iterations = job->iter_hi - job->iter_lo + 1;
+    return 0;
+}
+
+/* The traces read, analysed and checked to be one job's, on one clock (everything but
+ * the writing).  IMPORT_OK with *job filled (its pieces the caller's to free), else the
+ * status with err. */
+static import_status analyse_job(const import_options *o, import_job *job, import_file **files, trace_rank ***ranks,
+                                 rank_result **rr, coll_key **keys, strbuf *notes, strbuf *how, char *err,
+                                 size_t errlen)
+{
+    size_t used = 0, nkeys = 0;
+    trace_limits lim = {.max_events = o->max_events ? o->max_events : IMPORT_DEFAULT_MAX_EVENTS,
+                        .max_file_bytes = o->max_file_bytes ? o->max_file_bytes : IMPORT_DEFAULT_MAX_FILE_BYTES,
+                        .events_used = &used};
+    *job = (import_job){.o = o, .notes = notes, .how = how};
+    import_status status = import_read_files(o, files, &job->nfiles, ranks, &job->nranks, &lim, err, errlen);
+    if (status != IMPORT_OK)
+        return status;
+    job->files = *files;
+    job->ranks = *ranks;
+    if (job->nranks == 0) {
+        set_err(err, errlen, "%s: no process in the trace did any GPU work or holds any range", (*files)[0].path);
+        return IMPORT_BAD_INPUT;
+    }
+    if ((status = resolve_ranks(o, *ranks, job->nranks, &job->world, notes, err, errlen)) != IMPORT_OK)
+        return status;
+    bool device_job, any_comm, any_steps;
+    to_own_clocks(*ranks, job->nranks, &job->wall, &device_job);
+    if (build_rank_spans(*ranks, job->nranks, device_job, rr, err, errlen) < 0)
+        return IMPORT_RUNTIME;
+    job->rr = *rr;
+    if ((status = check_analysable(*rr, job->nranks, device_job, &any_comm, &any_steps, err, errlen)) != IMPORT_OK)
+        return status;
+    note_gaps(*rr, job->nranks, device_job, any_comm, any_steps, notes);
+    if ((status = check_time_ranges(*rr, job->nranks, err, errlen)) != IMPORT_OK)
+        return status;
+    if (match_collectives(*rr, job->nranks, keys, &nkeys, err, errlen) < 0 ||
+        align_clocks(*rr, job->nranks, *keys, nkeys, job->wall, how, err, errlen) < 0)
+        return IMPORT_RUNTIME;
+    if ((status = check_one_job(*rr, job->nranks, err, errlen)) != IMPORT_OK)
+        return status;
+    if (notes->failed || how->failed) {
+        set_err(err, errlen, "out of memory");
+        return IMPORT_RUNTIME;
+    }
+    span_extent(job);
+    return IMPORT_OK;
+}
+
+import_status import_traces(store *st, const import_options *o, import_summary *sum, char *err, size_t errlen)
+{
+    memset(sum, 0, sizeof *sum);
+    import_file *files = NULL;
+    trace_rank **ranks = NULL;
+    rank_result *rr = NULL;
+    coll_key *keys = NULL;
+    strbuf notes = STRBUF_INIT, how = STRBUF_INIT;
+    import_job job;
+    import_status status = analyse_job(o, &job, &files, &ranks, &rr, &keys, &notes, &how, err, errlen);
+    if (status == IMPORT_OK && write_run(st, &job, sum, err, errlen) < 0)
+        status = IMPORT_RUNTIME;
     if (rr)
-        for (int i = 0; i < nranks; i++)
+        for (int i = 0; i < job.nranks; i++)
             rank_result_free(&rr[i]);
     free(rr);
     free(keys);
     strbuf_release(&notes);
     strbuf_release(&how);
-    import_files_free(files, nfiles, ranks, nranks);
+    import_files_free(files, job.nfiles, ranks, job.nranks);
     return status;
 }

@@ -527,6 +527,128 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t n)
     return 1;
 }
 
+/* A pid or tid: a number, or a name ("CPU functions", "stream 7 "): its last number,
+ * else an id of its text (negative, below -1).  1, or stop()'s 0 when out of memory. */
+static int id_value(parser *p, const char *s, size_t n, int64_t *v)
+{
+    if (parse_i64(s, n, v))
+        return 1;
+    *v = 0;
+    size_t i = n;
+    while (i > 0 && !isdigit((unsigned char)s[i - 1]))
+        i--;
+    size_t j = i;
+    while (j > 0 && isdigit((unsigned char)s[j - 1]))
+        j--;
+    if (j < i && i - j < 15) {
+        for (size_t q = j; q < i; q++)
+            *v = *v * 10 + (s[q] - '0');
+        return 1;
+    }
+    int32_t id = trace_rank_name(p->r, s, n);
+    if (id < 0)
+        return stop(p, "%s", "out of memory");
+    *v = -2 - (int64_t)id;
+    return 1;
+}
+
+/* A scalar of an event's own fields (name, ph, cat, ts, dur, pid, tid). */
+static int event_scalar(parser *p, key_id k, const char *s, size_t n, bool is_number)
+{
+    event_fields *e = &p->ev;
+    int64_t v;
+    switch (k) {
+    case K_NAME:
+        if (is_number)
+            return 1;
+        return set_name(p, (const unsigned char *)s, n);
+    case K_PH:
+        if (!is_number)
+            copy_short(e->ph, sizeof e->ph, (const unsigned char *)s, n);
+        return 1;
+    case K_CAT:
+        if (!is_number)
+            copy_short(e->cat, sizeof e->cat, (const unsigned char *)s, n);
+        return 1;
+    case K_TS:
+        if (!us_to_ns(s, n, &e->ts_ns))
+            return stop(p, "%s", "\"ts\" is not a number of microseconds");
+        e->has_ts = true;
+        return 1;
+    case K_DUR:
+        if (!us_to_ns(s, n, &v))
+            return stop(p, "%s", "\"dur\" is not a number of microseconds");
+        e->dur_ns = (opt_i64){true, v};
+        return 1;
+    case K_PID:
+    case K_TID:
+        if (!id_value(p, s, n, &v))
+            return 0;
+        if (k == K_PID)
+            e->pid = (opt_i64){true, v};
+        else
+            e->tid = (opt_i64){true, v};
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+/* A scalar of an event's args: the integers read, and the collective's names. */
+static int args_scalar(parser *p, key_id k, const char *s, size_t n, bool is_number)
+{
+    event_fields *e = &p->ev;
+    opt_i64 *slot = k == K_CORRELATION ? &e->correlation
+                    : k == K_DEVICE    ? &e->device
+                    : k == K_STREAM    ? &e->stream
+                    : k == K_BYTES     ? &e->bytes
+                    : k == K_IN_NELEMS ? &e->nelems
+                    : k == K_SEQ       ? &e->seq
+                                       : NULL;
+    if (slot) {
+        int64_t v;
+        if (parse_i64(s, n, &v))
+            *slot = (opt_i64){true, v};
+        return 1;
+    }
+    if (is_number)
+        return 1;
+    if (k == K_COLL_NAME) {
+        copy_short(e->coll, sizeof e->coll, (const unsigned char *)s, n);
+        e->has_coll = true;
+    } else if (k == K_PG_NAME) {
+        copy_short(e->pg, sizeof e->pg, (const unsigned char *)s, n);
+        e->has_pg = true;
+    } else if (k == K_DTYPE) {
+        copy_short(e->dtype, sizeof e->dtype, (const unsigned char *)s, n);
+        e->has_dtype = true;
+    }
+    return 1;
+}
+
+/* A scalar of distributedInfo: the rank, the world size, the process groups' count. */
+static int dist_scalar(parser *p, key_id k, const char *s, size_t n)
+{
+    int64_t v;
+    if (k == K_PG_COUNT) {
+        if (parse_i64(s, n, &v) && v >= 0 && v <= 1000000)
+            p->r->pg_count = (int)v;
+        return 1;
+    }
+    if (k != K_RANK && k != K_WORLD)
+        return 1;
+    if (!parse_i64(s, n, &v) || v < 0 || v > 1000000)
+        return stop(p, "%s", k == K_RANK ? "distributedInfo.rank is not a rank number"
+                                         : "distributedInfo.world_size is not a number of ranks");
+    if (k == K_RANK) {
+        p->r->rank = (int)v;
+        p->r->rank_from = "distributedInfo";
+    } else {
+        p->r->world_size = (int)v;
+    }
+    return 1;
+}
+
 /* A scalar: a number's text (is_number) or a string's bytes. */
 static int scalar(parser *p, const char *s, size_t n, bool is_number)
 {
@@ -535,87 +657,10 @@ static int scalar(parser *p, const char *s, size_t n, bool is_number)
     p->key = K_NONE;
     event_fields *e = &p->ev;
     int64_t v;
-    if (r == R_EVENT) {
-        switch (k) {
-        case K_NAME:
-            if (is_number)
-                return 1;
-            return set_name(p, (const unsigned char *)s, n);
-        case K_PH:
-            if (!is_number)
-                copy_short(e->ph, sizeof e->ph, (const unsigned char *)s, n);
-            return 1;
-        case K_CAT:
-            if (!is_number)
-                copy_short(e->cat, sizeof e->cat, (const unsigned char *)s, n);
-            return 1;
-        case K_TS:
-            if (!us_to_ns(s, n, &e->ts_ns))
-                return stop(p, "%s", "\"ts\" is not a number of microseconds");
-            e->has_ts = true;
-            return 1;
-        case K_DUR:
-            if (!us_to_ns(s, n, &v))
-                return stop(p, "%s", "\"dur\" is not a number of microseconds");
-            e->dur_ns = (opt_i64){true, v};
-            return 1;
-        case K_PID:
-        case K_TID:
-            if (!parse_i64(s, n, &v)) {
-                /* A name ("CPU functions", "stream 7 "): its last number, else its text. */
-                v = 0;
-                size_t i = n;
-                while (i > 0 && !isdigit((unsigned char)s[i - 1]))
-                    i--;
-                size_t j = i;
-                while (j > 0 && isdigit((unsigned char)s[j - 1]))
-                    j--;
-                if (j < i && i - j < 15) {
-                    for (size_t q = j; q < i; q++)
-                        v = v * 10 + (s[q] - '0');
-                } else {
-                    int32_t id = trace_rank_name(p->r, s, n);
-                    if (id < 0)
-                        return stop(p, "%s", "out of memory");
-                    v = -2 - (int64_t)id;
-                }
-            }
-            if (k == K_PID)
-                e->pid = (opt_i64){true, v};
-            else
-                e->tid = (opt_i64){true, v};
-            return 1;
-        default:
-            return 1;
-        }
-    }
-    if (r == R_ARGS) {
-        opt_i64 *slot = k == K_CORRELATION ? &e->correlation
-                        : k == K_DEVICE    ? &e->device
-                        : k == K_STREAM    ? &e->stream
-                        : k == K_BYTES     ? &e->bytes
-                        : k == K_IN_NELEMS ? &e->nelems
-                        : k == K_SEQ       ? &e->seq
-                                           : NULL;
-        if (slot) {
-            if (parse_i64(s, n, &v))
-                *slot = (opt_i64){true, v};
-            return 1;
-        }
-        if (is_number)
-            return 1;
-        if (k == K_COLL_NAME) {
-            copy_short(e->coll, sizeof e->coll, (const unsigned char *)s, n);
-            e->has_coll = true;
-        } else if (k == K_PG_NAME) {
-            copy_short(e->pg, sizeof e->pg, (const unsigned char *)s, n);
-            e->has_pg = true;
-        } else if (k == K_DTYPE) {
-            copy_short(e->dtype, sizeof e->dtype, (const unsigned char *)s, n);
-            e->has_dtype = true;
-        }
-        return 1;
-    }
+    if (r == R_EVENT)
+        return event_scalar(p, k, s, n, is_number);
+    if (r == R_ARGS)
+        return args_scalar(p, k, s, n, is_number);
     if (r == R_DIMS_ENTRY || r == R_DIMS_SHAPE) {
         if (!is_number || !shape_dim(&e->in, s, n))
             e->in.overflow = true; /* not a shape: the inputs' size is not known */
@@ -636,23 +681,8 @@ static int scalar(parser *p, const char *s, size_t n, bool is_number)
         p->r->abs_clock = true;
         return 1;
     }
-    if (r == R_DIST && k == K_PG_COUNT) {
-        if (parse_i64(s, n, &v) && v >= 0 && v <= 1000000)
-            p->r->pg_count = (int)v;
-        return 1;
-    }
-    if (r == R_DIST && (k == K_RANK || k == K_WORLD)) {
-        if (!parse_i64(s, n, &v) || v < 0 || v > 1000000)
-            return stop(p, "%s", k == K_RANK ? "distributedInfo.rank is not a rank number"
-                                             : "distributedInfo.world_size is not a number of ranks");
-        if (k == K_RANK) {
-            p->r->rank = (int)v;
-            p->r->rank_from = "distributedInfo";
-        } else {
-            p->r->world_size = (int)v;
-        }
-        return 1;
-    }
+    if (r == R_DIST)
+        return dist_scalar(p, k, s, n);
     if (p->depth == 0 && !p->top_seen) {
         p->top_seen = true;
         return stop(p, "%s", "not a trace: a lone JSON value, not an object or a list of events");
