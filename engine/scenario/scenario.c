@@ -4,12 +4,12 @@
  * The rest of the scenario API lives next to it, one responsibility per file:
  * scenario_keys.c (the key table), scenario_value.c (typed values), scenario_read.c
  * (files), scenario_check.c (cross-key checks and warnings), scenario_sweep.c (sweep
- * points), scenario_ini.c (INI export) and scenario_explain.c (`ddpprof explain`).
+ * points), scenario_own.c (freeing and copying what a scenario owns), scenario_ini.c
+ * (INI export) and scenario_explain.c (`ddpprof explain`).
  */
 #include "engine/scenario/scenario.h"
 
 #include "engine/scenario/scenario_keys.h"
-#include "engine/scenario/scenario_sweep.h"
 #include "engine/scenario/scenario_text.h"
 #include "engine/scenario/scenario_value.h"
 
@@ -30,65 +30,6 @@ void scenario_defaults(scenario *sc)
         }
     }
     memset(sc->key_line, 0, sizeof sc->key_line);
-}
-
-void scenario_free(scenario *sc)
-{
-    if (sc == NULL)
-        return;
-    for (size_t i = 0; i < scn_nkeys; i++)
-        if (scn_is_list(&scn_keys[i]))
-            scn_list_replace(sc, &scn_keys[i], NULL, 0);
-    scn_sweep_clear(sc);
-    for (int i = 0; i < sc->ninclude; i++)
-        free(sc->include_path[i]);
-    free(sc->include_path);
-    sc->include_path = NULL;
-    sc->ninclude = 0;
-}
-
-int scenario_copy(scenario *dst, const scenario *src, char *err, size_t errlen)
-{
-    *dst = *src; /* every value; then dst's own copy of what src owns, pointers first cut */
-    for (size_t i = 0; i < scn_nkeys; i++)
-        if (scn_is_list(&scn_keys[i])) {
-            void *none = NULL;
-            memcpy((char *)dst + scn_keys[i].offset, &none, sizeof none);
-        }
-    dst->include_path = NULL;
-    dst->ninclude = 0;
-    bool ok = scn_sweep_copy(dst, src) == 0;
-    for (size_t i = 0; i < scn_nkeys && ok; i++) {
-        const key_def *k = &scn_keys[i];
-        int n;
-        memcpy(&n, (const char *)src + k->count_offset, sizeof n);
-        if (!scn_is_list(k) || n <= 0)
-            continue;
-        size_t bytes = (size_t)n * scn_elem_size(k->type);
-        void *items = malloc(bytes);
-        if (items == NULL) {
-            memcpy((char *)dst + k->count_offset, &(int){0}, sizeof(int));
-            ok = false;
-            break;
-        }
-        memcpy(items, scn_list_items(src, k), bytes);
-        scn_list_replace(dst, k, items, n);
-    }
-    if (ok && src->ninclude > 0) {
-        dst->include_path = calloc((size_t)src->ninclude, sizeof *dst->include_path);
-        ok = dst->include_path != NULL;
-        for (int i = 0; ok && i < src->ninclude; i++, dst->ninclude++)
-            ok = (dst->include_path[i] = strdup(src->include_path[i])) != NULL;
-    }
-    if (!ok) {
-        /* Lists not reached still count src's elements: empty them before freeing. */
-        for (size_t i = 0; i < scn_nkeys; i++)
-            if (scn_is_list(&scn_keys[i]) && scn_list_items(dst, &scn_keys[i]) == NULL)
-                memcpy((char *)dst + scn_keys[i].count_offset, &(int){0}, sizeof(int));
-        scenario_free(dst);
-        return scn_errf(err, errlen, "out of memory");
-    }
-    return 0;
 }
 
 int scenario_reset_section(scenario *sc, const char *section)

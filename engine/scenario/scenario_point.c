@@ -6,6 +6,7 @@
  * that runs in one database tell themselves apart.  It sits above both
  * the sweep arithmetic and the cross-key checks, which it uses.
  */
+#include "engine/scenario/scenario_own.h"
 #include "engine/scenario/scenario_sweep.h"
 
 #include "engine/scenario/scenario_text.h"

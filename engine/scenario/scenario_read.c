@@ -22,6 +22,7 @@
 #include "engine/scenario/scenario.h"
 
 #include "engine/scenario/scenario_keys.h"
+#include "engine/scenario/scenario_own.h"
 #include "engine/scenario/scenario_sweep.h"
 #include "engine/scenario/scenario_text.h"
 #include "engine/scenario/scenario_value.h"

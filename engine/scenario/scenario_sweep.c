@@ -3,6 +3,7 @@
  * (contract in scenario_sweep.h); scenario_point.c makes a whole point of it.
  */
 #include "engine/scenario/scenario_sweep.h"
+#include "engine/scenario/scenario_own.h"
 
 #include "engine/scenario/scenario_keys.h"
 #include "engine/scenario/scenario_text.h"
@@ -112,60 +113,6 @@ int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err
         out->swept[ki] = true;
     }
     return 0;
-}
-
-void scn_axis_clear(sweep_axis *axis)
-{
-    for (int v = 0; v < axis->nvalues; v++)
-        free(axis->values[v]);
-    free(axis->values);
-    axis->values = NULL;
-    axis->nvalues = 0;
-}
-
-void scn_sweep_clear(scenario *sc)
-{
-    for (int a = 0; a < sc->nsweep; a++)
-        scn_axis_clear(&sc->sweep[a]);
-    free(sc->sweep);
-    sc->sweep = NULL;
-    sc->nsweep = 0;
-}
-
-int scn_sweep_append(scenario *sc, const char *key, int line)
-{
-    sweep_axis *grown = realloc(sc->sweep, (size_t)(sc->nsweep + 1) * sizeof *grown);
-    if (grown == NULL)
-        return -1;
-    sc->sweep = grown;
-    sweep_axis *axis = &sc->sweep[sc->nsweep];
-    memset(axis, 0, sizeof *axis);
-    scn_bprintf(axis->key, sizeof axis->key, "%s", key);
-    axis->line = line;
-    return sc->nsweep++;
-}
-
-int scn_sweep_copy(scenario *dst, const scenario *src)
-{
-    dst->sweep = NULL;
-    dst->nsweep = 0;
-    for (int a = 0; a < src->nsweep; a++) {
-        const sweep_axis *from = &src->sweep[a];
-        int at = scn_sweep_append(dst, from->key, from->line);
-        if (at < 0)
-            goto fail;
-        sweep_axis *to = &dst->sweep[at];
-        to->values = malloc((size_t)(from->nvalues > 0 ? from->nvalues : 1) * sizeof *to->values);
-        if (to->values == NULL)
-            goto fail;
-        for (; to->nvalues < from->nvalues; to->nvalues++)
-            if ((to->values[to->nvalues] = strdup(from->values[to->nvalues])) == NULL)
-                goto fail;
-    }
-    return 0;
-fail:
-    scn_sweep_clear(dst);
-    return -1;
 }
 
 int scn_find_axis(const scenario *sc, const char *key)

@@ -29,16 +29,6 @@ int scn_sweep_over_limit(const scenario *sc, char *msg, size_t n, int *axis);
  * swept[] true; the axes themselves stay.  0 or -1 with err (with location). */
 int scn_sweep_apply(const scenario *base, size_t index, scenario *out, char *err, size_t errlen);
 
-/* Axes own their values (scenario.h): scn_axis_clear() frees them, scn_sweep_clear()
- * frees every axis and the array (sc has no sweep after it).  scn_sweep_append() adds an
- * axis without values for `key`: its index, or -1 when out of memory (nothing changed).
- * scn_sweep_copy() gives dst (whose own axes it overwrites, not frees) copies of src's
- * axes: 0, or -1 when out of memory, with dst left without sweep. */
-void scn_axis_clear(sweep_axis *axis);
-void scn_sweep_clear(scenario *sc);
-int scn_sweep_append(scenario *sc, const char *key, int line);
-int scn_sweep_copy(scenario *dst, const scenario *src);
-
 /* Index of the axis that sweeps `key` (section.key as the table spells it), or -1. */
 int scn_find_axis(const scenario *sc, const char *key);
 
