@@ -1,5 +1,8 @@
 /* textcopy.h — bounded copy of a message into a fixed buffer (truncating, always
- * terminated), where snprintf("%s") would only add truncation warnings. */
+ * terminated), where snprintf("%s") would only add truncation warnings.
+ *
+ * Ownership: nothing here allocates; dst and src are the caller's, borrowed for the
+ * call. */
 #ifndef DDPPROF_TEXTCOPY_H
 #define DDPPROF_TEXTCOPY_H
 

@@ -2,7 +2,10 @@
  * written once here rather than in each backend's folder.
  *
  * Contract: plain functions without state; a backend calls them or puts them in its
- * backend_ops table. */
+ * backend_ops table.
+ *
+ * Ownership: nothing here allocates or keeps a pointer; `why` and `cv` are the caller's
+ * (an initialised cv is destroyed by its owner with pthread_cond_destroy). */
 #ifndef DDPPROF_BACKEND_COMMON_H
 #define DDPPROF_BACKEND_COMMON_H
 

@@ -3,6 +3,8 @@
  * Contract: a pure function of (rank, micro step, parameter, element), small integers
  * in [-32, 31], so sums over ranks and accumulation steps are exact in fp32 and a
  * test can recompute the average every rank must hold after a synchronised step.
+ *
+ * Ownership: nothing here allocates or takes a pointer.
  */
 #ifndef DDPPROF_GRADGEN_H
 #define DDPPROF_GRADGEN_H

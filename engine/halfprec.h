@@ -1,5 +1,7 @@
 /* halfprec.h — fp32 <-> fp16 / bf16 conversion (round to nearest even), for the
- * fp16 and bf16 gradient-compression comm hooks. */
+ * fp16 and bf16 gradient-compression comm hooks.
+ *
+ * Ownership: nothing here allocates or takes a pointer. */
 #ifndef DDPPROF_HALFPREC_H
 #define DDPPROF_HALFPREC_H
 

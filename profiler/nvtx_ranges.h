@@ -3,6 +3,9 @@
  * Contract: a prof_nvtx is created once per run and shared read-only by all threads.
  * Push/pop nest per thread.  NVTX costs nothing when no tool is attached; without the
  * CUDA toolkit's headers (DDPPROF_HAVE_NVTX undefined) every call compiles to nothing.
+ *
+ * Ownership: prof_nvtx_init() creates the domain, which the prof_nvtx holds until
+ * prof_nvtx_destroy(); the other calls borrow their arguments for the call.
  */
 #ifndef DDPPROF_NVTX_RANGES_H
 #define DDPPROF_NVTX_RANGES_H

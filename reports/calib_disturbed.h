@@ -9,6 +9,10 @@
  * CALIB_DISTURBED_FACTOR times the median of the runs of its point (the same name,
  * backend and world size) is left out; a point of fewer than CALIB_DISTURBED_MIN_RUNS
  * runs has no median to judge by and keeps them all.
+ *
+ * Ownership: every array is the caller's: step_ns, point and s are borrowed for the
+ * call, leave_out and ratio (n entries) are filled in place; the scratch is freed
+ * within the call.
  */
 #ifndef DDPPROF_CALIB_DISTURBED_H
 #define DDPPROF_CALIB_DISTURBED_H

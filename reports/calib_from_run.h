@@ -12,6 +12,10 @@
  * this machine's when every run is on the cpu backend (its ranks are processes here), else 0.
  * cache_mb: the last-level cache of a host (calibrate_run.h); below 0, this machine's
  * when every run is on the cpu backend, else 0.
+ *
+ * Ownership: st and runs are borrowed for the call; the spans, rows and scenarios it
+ * reads are freed before it returns.  *out holds values only, and `about` is the
+ * caller's buffer.
  */
 #ifndef DDPPROF_CALIB_FROM_RUN_H
 #define DDPPROF_CALIB_FROM_RUN_H

@@ -1,7 +1,10 @@
 /* report_html_svg.h — the HTML report's drawings (report_html_svg.c), for the page
  * (report_html.c) to place: inline SVG whose bars that stand for a figure carry its
  * data-json path (report_html_fig.h).  Nothing outside reports/report_html*.c
- * includes it. */
+ * includes it.
+ *
+ * Ownership: nothing here allocates; every pointer (the run, the timeline, the series
+ * and their arrays) is borrowed for the call. */
 #ifndef DDPPROF_REPORT_HTML_SVG_H
 #define DDPPROF_REPORT_HTML_SVG_H
 

@@ -11,6 +11,9 @@
  * columns for names up to about 35 characters.
  * A database without runs gives the header alone (an empty list in JSON).  Returns 0,
  * or -1 with err (nothing printed on a failure to load).
+ *
+ * Ownership: st and out are borrowed for the call; the runs it loads are freed before
+ * it returns.
  */
 #ifndef DDPPROF_RUN_LIST_H
 #define DDPPROF_RUN_LIST_H

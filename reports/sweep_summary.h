@@ -6,6 +6,9 @@
  * step)" naming the run with the smallest mean step; runs without a step time are
  * listed with "-" and never best.  Returns 0, or -1 with err (nothing printed).
  * report_sweep_summaries() does so for each sweep recorded in a database.
+ *
+ * Ownership: st, run_ids and out are borrowed for the call; the runs loaded, and the
+ * sweeps' lists of ids, are freed before each function returns.
  */
 #ifndef DDPPROF_SWEEP_SUMMARY_H
 #define DDPPROF_SWEEP_SUMMARY_H

@@ -29,6 +29,9 @@
  *   "ncclDevKernel_Broadcast_RING_LL" (HTA: communication); compute kernels are named
  *   "<kind>: <span name>", never matching HTA's non-compute patterns (HTA:
  *   computation).
+ *
+ * Ownership: the writers borrow st and out for the call and free what they read before
+ * they return; trace_run_ranks() hands its array to the caller.
  */
 #ifndef DDPPROF_TRACE_EXPORT_H
 #define DDPPROF_TRACE_EXPORT_H
@@ -50,7 +53,8 @@ int trace_export_chrome(store *st, int64_t run_id, FILE *out, char *err, size_t 
 int trace_export_kineto(store *st, int64_t run_id, int rank, FILE *out, char *err, size_t errlen);
 
 /* The ranks of a run (the rank table's, plus any that recorded spans without a row
- * there), ascending, malloc'ed.  0 or -1 with err. */
+ * there), ascending, into a malloc'ed *ranks the caller frees (*ranks NULL and *n 0 on
+ * failure).  0 or -1 with err. */
 int trace_run_ranks(store *st, int64_t run_id, int **ranks, size_t *n, char *err, size_t errlen);
 
 #endif

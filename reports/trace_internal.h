@@ -2,7 +2,10 @@
  * escaped JSON text and microsecond timestamps written straight to a stream, and the
  * run's header.  The spans themselves stream through store_each_span
  * (profiler/store_read_span_rows.h).  Nothing outside reports/trace_*.c includes it;
- * the public contract is trace_export.h. */
+ * the public contract is trace_export.h.
+ *
+ * Ownership: nothing here allocates; a trace_run holds its text by value, and every
+ * pointer is borrowed for the call. */
 #ifndef DDPPROF_TRACE_INTERNAL_H
 #define DDPPROF_TRACE_INTERNAL_H
 

@@ -3,7 +3,10 @@
  *
  * Contract: cli_command_find() returns the entry named, or NULL; exactly one of an
  * entry's run and run_interruptible is set.  The top-level usage lists every command's
- * forms with their summaries (cli_options_summary), in this list's order. */
+ * forms with their summaries (cli_options_summary), in this list's order.
+ *
+ * Ownership: the list is static: cli_command_find()'s entry lives as long as the
+ * process and is never freed.  cli_commands_usage() appends to the caller's strbuf. */
 #ifndef DDPPROF_CLI_COMMANDS_H
 #define DDPPROF_CLI_COMMANDS_H
 

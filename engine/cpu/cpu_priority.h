@@ -8,6 +8,8 @@
  * 1.25x less per step), so beside a compute worker a comm worker runs
  * CPU_COMM_CFS_WEIGHT as fast: the prior of the sums' weight that calibrate --from
  * learns ([host] comm_core_weight).
+ *
+ * Ownership: two constants; nothing here allocates.
  */
 #ifndef DDPPROF_CPU_PRIORITY_H
 #define DDPPROF_CPU_PRIORITY_H

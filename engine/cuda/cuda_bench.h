@@ -5,7 +5,10 @@
  * allows only between processes: each rank is this executable run again
  * (/proc/self/exe bench allreduce ... for the one size) with DDPPROF_CUDA_BENCH_CHILD
  * naming its rank, the fd it answers on and the NCCL id; it sets cuda_plan.h's sharing
- * environment, times its rank and writes the time (or "error ...") back. */
+ * environment, times its rank and writes the time (or "error ...") back.
+ *
+ * Ownership: the in-process benchmark's communicators, streams, device buffers and
+ * events are created and released within the call; nothing is kept. */
 #ifndef DDPPROF_CUDA_BENCH_H
 #define DDPPROF_CUDA_BENCH_H
 

@@ -1,7 +1,11 @@
 /* cuda_bench_measure.h — the timing both ways of running the allreduce benchmark share
  * (cuda_bench.c: ranks as the GPUs of this process; cuda_bench_procs.c: one rank per
  * process): the ranks' communicators, streams, buffers and events, and the timed
- * rounds over them. */
+ * rounds over them.
+ *
+ * Ownership: a bench_state and its communicators, streams, buffers and events belong to
+ * whoever filled it (cuda_bench.c, cuda_bench_procs.c), which also releases them;
+ * cuda_bench_measure() borrows it for the call and allocates nothing. */
 #ifndef DDPPROF_CUDA_BENCH_MEASURE_H
 #define DDPPROF_CUDA_BENCH_MEASURE_H
 

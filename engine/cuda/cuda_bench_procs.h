@@ -1,6 +1,11 @@
 /* cuda_bench_procs.h — the allreduce benchmark with ranks as processes, for
  * cuda_bench.c to hand a benchmark to when its ranks outnumber the GPUs, and for a
- * rank process to recognise itself (see cuda_bench.h). */
+ * rank process to recognise itself (see cuda_bench.h).
+ *
+ * Ownership: `spec` is borrowed for the call.  cuda_bench_processes() closes the pipes
+ * and reaps the rank processes it started before it returns.  cuda_bench_child() closes
+ * the fd it answers on, destroys its communicator and frees its buffer, but leaves its
+ * CUDA stream and two events to the rank process's exit. */
 #ifndef DDPPROF_CUDA_BENCH_PROCS_H
 #define DDPPROF_CUDA_BENCH_PROCS_H
 

@@ -8,6 +8,11 @@
  * the backend makes.  0, or -1 with err naming what is missing.  cuda_blas_unload()
  * drops the table's reference (safe on a table that failed to load); the library itself
  * stays loaded for the life of the process (RTLD_NODELETE).
+ *
+ * Ownership: a cuda_blas is its holder's (each cuda device has one): cuda_blas_load()
+ * fills it and cuda_blas_unload() releases it; a cuBLAS handle made through it is the
+ * caller's to destroy first.  cuda_blas_status() returns constant text that lives as
+ * long as the process.
  */
 #ifndef DDPPROF_CUDA_BLAS_H
 #define DDPPROF_CUDA_BLAS_H

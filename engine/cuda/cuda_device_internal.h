@@ -2,7 +2,16 @@
  * cuda_device.c (the host clock, failing the device: what the others lean on),
  * cuda_device_ops.c (device.h entry points, memory), cuda_device_life.c (creation,
  * abort, destroy), cuda_launch.c (an op's GPU work), cuda_poller.c (retiring ops into
- * spans, the watchdog). */
+ * spans, the watchdog).
+ *
+ * Ownership: a cuda_device owns what it holds: the op slots (malloc), its CUDA streams
+ * and events, the GEMM scratch, the half-precision copy and the stamps (cudaMalloc; the
+ * scratch and the copy grown by cuda_launch.c), the cuBLAS table and handle, the NCCL
+ * communicator, the CUPTI collector and the poller thread.  cuda_device_create() makes
+ * them and cuda_device_destroy() (cuda_device_life.c) releases them, also after a
+ * create that failed half-way.  cfg.rec, cfg.nvtx, cfg.owner and the span rings
+ * (st[].ring, host_ring) are borrowed: the recorder and the backend's world must
+ * outlive the device.  dev_alloc() memory is the caller's (device.h). */
 #ifndef DDPPROF_CUDA_DEVICE_INTERNAL_H
 #define DDPPROF_CUDA_DEVICE_INTERNAL_H
 

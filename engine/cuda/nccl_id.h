@@ -5,6 +5,8 @@
  * writes "nccl:" followed by its NCCL_UNIQUE_ID_BYTES bytes in lowercase hex;
  * nccl_id_parse() accepts exactly that form and nothing else.  Both return 0, or -1
  * with err.
+ *
+ * Ownership: nothing here allocates; `text` and `id` are the caller's, filled in place.
  */
 #ifndef DDPPROF_NCCL_ID_H
 #define DDPPROF_NCCL_ID_H

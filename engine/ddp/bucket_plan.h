@@ -8,6 +8,10 @@
  * is the greedy assignment walking `order` (the observed gradient-ready order at the
  * rebuild; NULL: registration order, buckets sorted by smallest index).  fp32 gradients;
  * 0, or -1 when out of memory.
+ *
+ * Ownership: on 0 each fills *out, whose arrays the caller frees with
+ * bucket_assignment_free(); after -1 there is nothing to free.  m, sc and order are
+ * borrowed for the call.
  */
 #ifndef DDPPROF_BUCKET_PLAN_H
 #define DDPPROF_BUCKET_PLAN_H

@@ -13,6 +13,8 @@
  * the last step every rank takes the loop's last count (0) and the post-hook
  * _sync_final_model: the last joiners' highest rank sends its parameters and buffers to
  * all (the values, so a rank that joined early ends with the trained weights).
+ *
+ * Ownership: nothing here allocates; r is borrowed for the call.
  */
 #ifndef DDPPROF_JOIN_H
 #define DDPPROF_JOIN_H

@@ -6,6 +6,11 @@
  * join_notify sends 1.0 from a rank with data, 0.0 from a joined one (the count of ranks
  * still training); join_grad_sync_check sends 1.0 from a rank with data on a synchronised
  * step and sets r->join_should_sync when any rank sent 1.0.  0, or -1 with err.
+ *
+ * Ownership: nothing here allocates; r, name and sum are borrowed for the call.  The
+ * float each allreduce sums is a local of join_scalar_allreduce(), alive until it has
+ * synchronised the comm stream: host memory, not dev_alloc()'s as device.h asks of the
+ * buffers an op touches.
  */
 #ifndef DDPPROF_JOIN_HOOKS_H
 #define DDPPROF_JOIN_HOOKS_H

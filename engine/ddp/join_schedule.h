@@ -4,6 +4,8 @@
  * Contract: pure functions of the scenario (skew.rank_steps: rank r has data for
  * rank_steps[r] steps; every rank for every step when the list is empty) and, for
  * join_div_factor, of the reducer's world size and current iteration.
+ *
+ * Ownership: nothing here allocates; sc and r are borrowed for the call.
  */
 #ifndef DDPPROF_JOIN_SCHEDULE_H
 #define DDPPROF_JOIN_SCHEDULE_H

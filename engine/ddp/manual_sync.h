@@ -7,6 +7,9 @@
  * allreduce per parameter (last registered first, the order backward produced them),
  * then the compute stream waits for all of them and divides each gradient in place.
  * Nothing overlaps backward, and there are as many collectives as parameters.
+ *
+ * Ownership: nothing here allocates; the ops enqueued point at r's gradient buffers
+ * (r->params[p].grad), which must outlive the streams' work on them.
  */
 #ifndef DDPPROF_MANUAL_SYNC_H
 #define DDPPROF_MANUAL_SYNC_H

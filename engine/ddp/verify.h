@@ -5,6 +5,10 @@
  * over the micro steps, multiply by 1/world_size, sum over ranks in rank order), what
  * every element must hold, and compares bit for bit (fp16/bf16 hooks: within the
  * format's rounding).  Returns 0, or -1 naming the first wrong element.
+ *
+ * Ownership: nothing here allocates; sc and params are borrowed for the call, and each
+ * params[p].grad must be memory the host can read (the trainer hands a host copy where
+ * the device's memory is not).
  */
 #ifndef DDPPROF_VERIFY_H
 #define DDPPROF_VERIFY_H

@@ -8,6 +8,10 @@
  * nothing waits forever (collectives time out after [run] timeout_s).
  * Returns 0 when the run completed, 1 when it failed at run time (recorded as failed),
  * -1 when it could not be recorded at all (err says why).
+ *
+ * Ownership: launch_run() borrows sc, m, st, be and opt (with what opt points to) for
+ * the call and keeps none of them; what it makes for the run (span writer, statistics,
+ * the rebuilt bucket assignment) it frees before it returns.  *res holds values only.
  */
 #ifndef DDPPROF_LAUNCHER_H
 #define DDPPROF_LAUNCHER_H

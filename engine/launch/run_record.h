@@ -6,6 +6,9 @@
  * (failure == NULL or "") or 'failed' with the failure text.  Each returns 0, or -1
  * with err.  How the ranks were run is not this module's business.  `rank_spans`
  * (world_size entries, NULL: all) says which ranks' spans the run stores.
+ *
+ * Ownership: every pointer is borrowed for the call and none is kept; what the
+ * functions allocate to write the rows is freed before they return.
  */
 #ifndef DDPPROF_RUN_RECORD_H
 #define DDPPROF_RUN_RECORD_H

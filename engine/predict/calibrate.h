@@ -9,6 +9,9 @@
  * as many ranks at once.  Each point is timed `repeats` times and the median kept.  Memory is checked (memory_budget.h) before anything runs.  Results
  * are appended to calib_data in plan order; progress lines go to `progress` (may be
  * NULL).  The fit itself is fit_ring.h's.
+ *
+ * Ownership: nothing here allocates; the plan (its backend table included) and
+ * `progress` are borrowed for the call, and calib_data holds its results by value.
  */
 #ifndef DDPPROF_CALIBRATE_H
 #define DDPPROF_CALIBRATE_H

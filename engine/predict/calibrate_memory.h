@@ -14,6 +14,9 @@
  * by their write (at least `min_write_bytes`, a modelled FLOP time under a quarter of the
  * span) outside collectives.  Each figure says how many spans it came from (0: not
  * learned, value 0).  Returns -1 only when out of memory.
+ *
+ * Ownership: s, inside and load are borrowed for the call; the scratch is allocated and
+ * freed within it, and *out holds values only.
  */
 #ifndef DDPPROF_CALIBRATE_MEMORY_H
 #define DDPPROF_CALIBRATE_MEMORY_H

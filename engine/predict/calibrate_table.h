@@ -22,6 +22,10 @@
  * on the host: with host_cores > 0 the core time each rank's part of the sums got beside
  * the copies and steps (at comm_core_weight), over the share it would get alone, min(1,
  * cores / world); else its time from the last arrival to the end.
+ *
+ * Ownership: c, load and g are borrowed for the call and left as they are; the
+ * per-size lists and scratch are freed before the functions return, and *out holds
+ * values only.
  */
 #ifndef DDPPROF_CALIBRATE_TABLE_H
 #define DDPPROF_CALIBRATE_TABLE_H

@@ -35,6 +35,10 @@
  * a median of 90-120 us, and 3 % of stalls of 2.4 ms for a small model, 26 % for ResNet-18
  * on a crowded host (the host thread wakes behind the others' copies out and steps).
  * All four return -1 only when out of memory.
+ *
+ * Ownership: every pointer is borrowed for the call and none is kept; the scratch is
+ * allocated and freed within each call.  calib_fit_gap_stalls() sorts `gaps` and
+ * calib_stalls() sorts `ex` in place (the caller's arrays).
  */
 #ifndef DDPPROF_CALIBRATE_WAKEUP_H
 #define DDPPROF_CALIBRATE_WAKEUP_H

@@ -24,6 +24,9 @@
  * of memory.  calib_weight_beats_prior() is its rule: whether the grid's least spread
  * `least` (over `nmet` collectives) betters the prior's `at_prior` by
  * CALIB_WEIGHT_MIN_GAIN, beyond rounding.
+ *
+ * Ownership: s and c are borrowed for the call; the grid's arrays and each weight's
+ * host_load are allocated and freed within it.
  */
 #ifndef DDPPROF_CALIBRATE_WEIGHT_H
 #define DDPPROF_CALIBRATE_WEIGHT_H

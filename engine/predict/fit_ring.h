@@ -10,6 +10,9 @@
  * sizes, a world size below 2, a size or time that is not positive.
  * fit_memcpy() fits t = moved / bw through the origin (the model's memory-bound op,
  * engine/cost/timing.c) the same way.  Units: bytes, microseconds, GB/s = 1e9 B/s.
+ *
+ * Ownership: the samples are borrowed for the call; fit_ring_world()'s copy of its
+ * world size's samples is freed before it returns, and the results are values.
  */
 #ifndef DDPPROF_FIT_RING_H
 #define DDPPROF_FIT_RING_H

@@ -3,6 +3,8 @@
  *
  * Contract: median_sort() sorts v[0..n) in place (n > 0) and returns its median (the
  * mean of the two middle values when n is even).
+ *
+ * Ownership: v is the caller's, reordered in place; nothing is allocated or kept.
  */
 #ifndef DDPPROF_MEDIAN_H
 #define DDPPROF_MEDIAN_H

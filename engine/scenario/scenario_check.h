@@ -4,6 +4,8 @@
  * Contract: scn_key_in_effect() answers with the same rules scenario_validate() applies
  * to keys that depend on another key (model.hidden on model.preset, fault.iter on
  * fault.mode, ...), so that an exported scenario reads back without warnings.
+ *
+ * Ownership: nothing here allocates; sc and why are borrowed for the call.
  */
 #ifndef DDPPROF_SCENARIO_CHECK_H
 #define DDPPROF_SCENARIO_CHECK_H

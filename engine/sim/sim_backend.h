@@ -5,6 +5,13 @@
  * (netmodel.h) and do no real work, so a run needs no parameter, gradient or bucket
  * memory.  The same scenario and seed give the same spans, run after run: nothing
  * depends on the wall clock or on addresses.  Never chosen by `auto`.
+ *
+ * Ownership: sim_backend_ops is a constant table for the life of the process.  A world
+ * (world_create, freed by world_destroy) keeps a->sc and a->rec borrowed: both must
+ * outlive it and its devices.  A device (device_create, freed by device_destroy)
+ * registers itself in its world and keeps it, so the world must outlive it (backend.h).
+ * world_handle() returns a constant "".  bench_allreduce allocates and frees a scenario
+ * within the call.
  */
 #ifndef DDPPROF_SIM_BACKEND_H
 #define DDPPROF_SIM_BACKEND_H

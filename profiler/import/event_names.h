@@ -8,6 +8,9 @@
  * both schemes (ncclKernel_AllReduce_RING_LL_Sum_float, ncclDevKernel_AllReduce_Sum_f32_RING_LL,
  * any case), record_param_comms' "Collective name" values, ProcessGroupGloo's
  * "gloo:all_reduce"; see reference/import.md §1.6-1.8.
+ *
+ * Ownership: nothing here allocates or keeps a pointer; every name is borrowed for the
+ * call.
  */
 #ifndef DDPPROF_EVENT_NAMES_H
 #define DDPPROF_EVENT_NAMES_H

@@ -12,6 +12,10 @@
  * the run appears whole or not at all.  IMPORT_BAD_INPUT means the input is at fault
  * (not a trace, truncated, inconsistent ranks, nothing to analyse, too large) and
  * err says which file and where; IMPORT_RUNTIME a failure of the machine or database.
+ *
+ * Ownership: import_traces() borrows st and o (its paths and name) for the call;
+ * everything it reads the traces into is freed before it returns, whatever the outcome,
+ * and *sum holds values only.
  */
 #ifndef DDPPROF_IMPORT_H
 #define DDPPROF_IMPORT_H

@@ -12,6 +12,11 @@
  * the nanosecond.  Only what the records need is kept, so memory follows the event
  * count, never the text's size.  Errors: "PATH:LINE: what" (LINE of the decompressed
  * text; in a file of one line, "PATH: byte N: what"), returned as -1.
+ *
+ * Ownership: `in` is borrowed (read, not closed).  Events go into *out, which the caller
+ * has set up with trace_rank_init() and frees with trace_rank_free() whatever the result
+ * (what was read before an error stays in it); a NULL out->format becomes a string
+ * constant.  The parser's own memory is freed before the call returns.
  */
 #ifndef DDPPROF_KINETO_JSON_H
 #define DDPPROF_KINETO_JSON_H

@@ -7,6 +7,10 @@
  * I/O error, a gzip stream that is corrupt or ends early ("truncated gzip"), or text
  * beyond max_bytes.  source_finish reads what is left (so the hash covers the whole
  * file) and gives the digest as 64 hex digits.  Nothing global; one reader per file.
+ *
+ * Ownership: source_open() gives a reader that the caller closes with source_close()
+ * (after source_finish() too; NULL is allowed); on failure *out is NULL and nothing is
+ * left to close.  The reader keeps `path` borrowed: it must outlive the reader.
  */
 #ifndef DDPPROF_SOURCE_INPUT_H
 #define DDPPROF_SOURCE_INPUT_H
