@@ -2,8 +2,8 @@
  * dev_zero, as the cuda backend needs (its parameters, gradients and buckets are
  * cudaMalloc memory, which the host cannot touch).  Checked without a GPU: a device whose
  * memory is mapped PROT_NONE except inside its own copy and clear, so that any direct
- * host read or write of it kills the test with SIGSEGV.  Its ops move no data (a device
- * that only runs them); the trainer runs construction, bucket rebuild, the used-map of
+ * host read or write of it kills the test with SIGSEGV, and whose ops must name its own
+ * memory as their buffers.  Its ops move no data (a device that only runs them); the trainer runs construction, bucket rebuild, the used-map of
  * find_unused_parameters, and the sync hook that --verify uses, which must see the
  * gradients through a host copy. */
 #include <setjmp.h>
@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,10 +46,26 @@ static void set_access(guarded_device *d, int prot)
         assert_int_equal(mprotect(d->region[i].p, d->region[i].len, prot), 0);
 }
 
+/* Whether p lies in memory this device allocated. */
+static bool owns(const guarded_device *d, const void *p)
+{
+    for (int i = 0; i < d->nregions; i++)
+        if ((const char *)p >= (const char *)d->region[i].p &&
+            (const char *)p < (const char *)d->region[i].p + d->region[i].len)
+            return true;
+    return false;
+}
+
+/* The buffers an op touches must be the device's (device.h): a GPU reduces and copies
+ * its own memory only, whatever a host pointer would do on the cpu backend. */
 static int g_enqueue(device *base, dev_stream s, const dev_op *op)
 {
-    (void)op;
-    ((guarded_device *)base)->tickets[s]++;
+    guarded_device *d = (guarded_device *)base;
+    if ((op->work == WORK_ALLREDUCE || op->work == WORK_BROADCAST) && op->u.coll.buf && !owns(d, op->u.coll.buf))
+        fail_msg("%s: its collective's buffer is not device memory", op->name);
+    if (op->work == WORK_SCALE_COPY && op->u.copy.n > 0 && (!owns(d, op->u.copy.dst) || !owns(d, op->u.copy.src)))
+        fail_msg("%s: a copy between buffers that are not device memory", op->name);
+    d->tickets[s]++;
     return 0;
 }
 
@@ -203,10 +220,26 @@ static void test_ddp_touches_device_memory_only_by_copies(void **state)
     assert_int_equal(d.nregions, 0);
 }
 
+/* DDP's join (a rank out of data shadows the others' allreduces) reduces one float a
+ * step: through device memory too. */
+static void test_join_reduces_through_device_memory(void **state)
+{
+    (void)state;
+    static const char *const settings[] = {"run.world_size", "1",     "run.iterations", "3",
+                                           "run.warmup",     "1",     "model.preset",   "mlp",
+                                           "model.compute",  "model", "ddp.join",       "true"};
+    hook_seen seen = {0};
+    guarded_device d;
+    train(settings, sizeof settings / sizeof settings[0], &seen, &d);
+    assert_true(seen.calls > 0);
+    assert_int_equal(d.nregions, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ddp_touches_device_memory_only_by_copies),
+        cmocka_unit_test(test_join_reduces_through_device_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,14 +20,26 @@ static int fail_dev(reducer *r, char *err, size_t errlen)
 int join_scalar_allreduce(reducer *r, float value, const char *name, float *sum, char *err, size_t errlen)
 {
     float v = value;
-    dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = -1, .seq = r->seq++, .bytes = 4,
-                 .work = WORK_ALLREDUCE};
+    /* Where the device's memory is the heap the float on the stack is its buffer; a GPU
+     * reduces device memory only (NCCL), so the value goes through one float of it. */
+    float *buf = &v;
+    if (r->dev->ops->copy) {
+        if (!r->join_scalar && !(r->join_scalar = dev_alloc(r->dev, sizeof *r->join_scalar)))
+            return fail_dev(r, err, errlen);
+        if (dev_copy(r->dev, r->join_scalar, &v, sizeof v) != 0)
+            return fail_dev(r, err, errlen);
+        buf = r->join_scalar;
+    }
+    dev_op op = {.kind = SPAN_ALLREDUCE, .iter = r->iter, .layer = -1, .bucket = -1, .seq = r->seq++,
+                 .bytes = FP32_BYTES, .work = WORK_ALLREDUCE};
     text_copy(op.name, sizeof op.name, name);
-    op.u.coll.buf = &v;
+    op.u.coll.buf = buf;
     op.u.coll.count = 1;
     op.u.coll.dtype = DEV_F32;
     op.u.coll.prescale = 1.0f;
     if (dev_enqueue(r->dev, DEV_STREAM_COMM, &op) != 0 || dev_synchronize(r->dev, DEV_STREAM_COMM) != 0)
+        return fail_dev(r, err, errlen);
+    if (buf != &v && dev_copy(r->dev, &v, buf, sizeof v) != 0)
         return fail_dev(r, err, errlen);
     if (sum)
         *sum = v;

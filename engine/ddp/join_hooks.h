@@ -7,10 +7,10 @@
  * still training); join_grad_sync_check sends 1.0 from a rank with data on a synchronised
  * step and sets r->join_should_sync when any rank sent 1.0.  0, or -1 with err.
  *
- * Ownership: nothing here allocates; r, name and sum are borrowed for the call.  The
- * float each allreduce sums is a local of join_scalar_allreduce(), alive until it has
- * synchronised the comm stream: host memory, not dev_alloc()'s as device.h asks of the
- * buffers an op touches.
+ * Ownership: r, name and sum are borrowed for the call.  On a device whose memory is the
+ * heap the float each allreduce sums is a local of join_scalar_allreduce(), alive until it
+ * has synchronised the comm stream; on one the host cannot read (a GPU) it is one float of
+ * dev_alloc()'s, allocated at the first call and kept in the reducer (freed with it).
  */
 #ifndef DDPPROF_JOIN_HOOKS_H
 #define DDPPROF_JOIN_HOOKS_H

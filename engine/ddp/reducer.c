@@ -142,6 +142,7 @@ void reducer_free(reducer *r)
     free(r->ready_order);
     dev_free(r->dev, r->bcast);
     dev_free(r->dev, r->local_used);
+    dev_free(r->dev, r->join_scalar);
     free(r->local_used_host);
     dev_free(r->dev, r->scratch);
     memset(r, 0, sizeof *r);
