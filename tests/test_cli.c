@@ -559,6 +559,26 @@ static void test_shipped_scenarios_load(void **state)
     }
 }
 
+/* --verify with DDP's join: a rank out of data shadows the allreduces with zeros, so the
+ * average it checks counts only the ranks that still had data (once wrongly the
+ * average of every rank's, which failed such a run). */
+static void test_verify_with_join(void **state)
+{
+    (void)state;
+    char ini[300], db[300];
+    scratch_path(ini, sizeof ini, "join.ini");
+    scratch_path(db, sizeof db, "join.sqlite");
+    unlink(db);
+    write_file(ini, small_ini);
+    cmd_result r;
+    ddpprof_run(&r, (const char *[]){"run", ini, "-o", db, "-q", "--verify", "-s", "run.world_size=2", "-s",
+                                     "run.iterations=5", "-s", "ddp.join=true", "-s", "skew.rank_steps=6,4", NULL});
+    if (r.status != 0)
+        fail_msg("exit %d: %s", r.status, r.err);
+    assert_non_null(strstr(r.err, "verify: every synchronised step checked"));
+    assert_int_equal(db_int(db, "select verified from run where id = 1"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_run_report_json),
         cmocka_unit_test(test_sweep_runs_each_point),
         cmocka_unit_test(test_what_was_run),
+        cmocka_unit_test(test_verify_with_join),
         cmocka_unit_test(test_failed_run_is_recorded),
         cmocka_unit_test(test_explain),
         cmocka_unit_test(test_predict),

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "engine/ddp/join_schedule.h"
 #include "engine/gradgen.h"
 
 int verify_averaged_gradients(const scenario *sc, int rank, int micro_first, int micro_last,
@@ -17,9 +18,13 @@ int verify_averaged_gradients(const scenario *sc, int rank, int micro_first, int
         for (int64_t i = 0; i < params[p].numel; i++) {
             float sum = 0.0f;
             for (int q = 0; q < world; q++) {
-                float g = loss_scale * gradgen_value(q, micro_first, p, i);
-                for (int mstep = micro_first + 1; mstep <= micro_last; mstep++)
-                    g += loss_scale * gradgen_value(q, mstep, p, i);
+                /* With join, a rank out of data shadows the allreduce with zeros: only
+                 * the steps it still had data for add to the average. */
+                float g = 0.0f;
+                for (int mstep = micro_first; mstep <= micro_last; mstep++)
+                    if (!sc->join || join_has_data(sc, q, mstep))
+                        g = mstep == micro_first ? loss_scale * gradgen_value(q, mstep, p, i)
+                                                 : g + loss_scale * gradgen_value(q, mstep, p, i);
                 float x = g * inv_world;
                 sum = q == 0 ? x : sum + x;
             }
