@@ -97,10 +97,12 @@ int reducer_init(reducer *r, device *dev, const model *m, const scenario *sc, ti
     r->bcast = dev->no_buffers ? NULL : dev_alloc(dev, ((size_t)n + 1) * sizeof *r->bcast);
     bool used_map = sc->find_unused_parameters || sc->static_graph;
     r->local_used = used_map ? dev_alloc(dev, (size_t)n * sizeof *r->local_used) : NULL;
-    r->local_used_host = used_map ? calloc((size_t)n, sizeof *r->local_used_host) : NULL;
+    /* Where the device's memory is the heap the map is written in place: no host copy. */
+    bool staged = used_map && dev->ops->copy;
+    r->local_used_host = staged ? calloc((size_t)n, sizeof *r->local_used_host) : NULL;
     r->prev_forward_synced = true;
     if ((!r->shared && (!r->own_param_bucket || !r->own_param_offset)) || !r->is_view || (dev->rank == 0 && !r->ready_order) ||
-        (!dev->no_buffers && !r->bcast) || (used_map && (!r->local_used || !r->local_used_host)))
+        (!dev->no_buffers && !r->bcast) || (used_map && !r->local_used) || (staged && !r->local_used_host))
         goto oom;
 
     if (r->shared) {
@@ -224,9 +226,11 @@ int reducer_prepare_backward(reducer *r, char *err, size_t errlen)
     r->prev_forward_synced = true;
     if (!r->local_used)
         return 0;
+    int32_t *map = r->local_used_host ? r->local_used_host : r->local_used;
     for (int p = 0; p < r->m->nparams; p++)
-        r->local_used_host[p] = 1; /* every parameter of a zoo model takes part */
-    if (dev_copy(r->dev, r->local_used, r->local_used_host, (size_t)r->m->nparams * sizeof *r->local_used) != 0) {
+        map[p] = 1; /* every parameter of a zoo model takes part */
+    if (map != r->local_used &&
+        dev_copy(r->dev, r->local_used, map, (size_t)r->m->nparams * sizeof *r->local_used) != 0) {
         text_copy(err, errlen, dev_error(r->dev));
         return -1;
     }

@@ -59,7 +59,8 @@ typedef struct reducer {
     int nready;
     int32_t *bcast; /* broadcast buffer for the rebuild (a time-only device: only during it) */
     int32_t *local_used; /* find_unused_parameters / static_graph: the used-map (0/1), int32 */
-    int32_t *local_used_host; /* the host's values for it, copied in before each backward */
+    int32_t *local_used_host; /* on a device the host cannot read: the map's values, copied in
+                               * before each backward (NULL where the map is host memory) */
     float *join_scalar; /* join's one-float allreduces on a device the host cannot read (dev_alloc) */
     int64_t seq;
     int32_t *scratch; /* data of the collectives that only model DDP's traffic (ddp_collectives.h) */

@@ -59,7 +59,7 @@ static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tab
         mem->params_shared = true;
         return 0;
     }
-    float *slice = NULL; /* the values, made on the host and copied to the device */
+    float *slice = NULL; /* on a device the host cannot write: the values, made here and copied */
     mem->params = calloc((size_t)m->nparams, sizeof *mem->params);
     /* Every rank of a time-only world would hold a NULL per parameter here. */
     mem->grad_storage = dev->no_buffers ? NULL : calloc((size_t)m->nparams, sizeof *mem->grad_storage);
@@ -82,11 +82,16 @@ static int memory_alloc(device *dev, rank_memory *mem, const model *m, param_tab
                 goto fail;
             }
             int64_t hi = n - lo < INIT_SLICE ? n : lo + INIT_SLICE;
-            if (!slice && !(slice = malloc((size_t)INIT_SLICE * sizeof *slice)))
-                goto oom;
+            /* Written in place where the device's memory is the heap, else through a slice. */
+            float *to = mem->params[p].data + lo;
+            if (dev->ops->copy) {
+                if (!slice && !(slice = malloc((size_t)INIT_SLICE * sizeof *slice)))
+                    goto oom;
+                to = slice;
+            }
             for (int64_t i = lo; i < hi; i++)
-                slice[i - lo] = 0.01f * (float)((p + i) % 13);
-            if (dev_copy(dev, mem->params[p].data + lo, slice, (size_t)(hi - lo) * sizeof *slice) != 0)
+                to[i - lo] = 0.01f * (float)((p + i) % 13);
+            if (to == slice && dev_copy(dev, mem->params[p].data + lo, slice, (size_t)(hi - lo) * sizeof *slice) != 0)
                 goto device_failed;
         }
     }

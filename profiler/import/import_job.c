@@ -116,13 +116,15 @@ static import_status resolve_ranks(const import_options *o, trace_rank **ranks, 
                                " as rank 0 of a world of 1 (--rank N says otherwise)\n");
         }
         if (r->rank < 0) {
+            /* Given with others, a single-GPU trace is most likely another job's: say
+             * first that it imports by itself. */
             set_err(err, errlen,
-                    "%s%s%s: which rank is this trace? It has no distributedInfo.rank%s and its file"
-                    " name ends in no number: give --rank N (one trace at a time), or name the files"
-                    " of a job rank0.json, rank1.json, ...%s",
+                    "%s%s%s: which rank is this trace? Neither a distributedInfo.rank%s nor its file name"
+                    " says.%s Give --rank N (one trace at a time), or name a job's files rank0.json,"
+                    " rank1.json, ...",
                     r->path, r->label[0] ? " " : "", r->label, r->label[0] ? " (several processes)" : "",
-                    nranks > 1 ? "; the traces given together are one job's ranks: a trace imported by itself"
-                                 " is rank 0 of a world of 1"
+                    nranks > 1 ? " The traces given together are read as the ranks of one job; a single-GPU"
+                                 " job's trace imports by itself, as rank 0 of 1."
                                : "");
             return IMPORT_BAD_INPUT;
         }
