@@ -262,22 +262,24 @@ int ddp_sync_bucket_indices(reducer *r, bucket_assignment *out, const bucket_lay
     }
     if (grow_scratch(r, nb, err, errlen) != 0)
         goto fail;
-    if (!(sizes = malloc((size_t)(nb > 0 ? nb : 1) * sizeof *sizes))) {
+    sizes = staged ? malloc((size_t)(nb > 0 ? nb : 1) * sizeof *sizes) : r->scratch;
+    if (!sizes) {
         snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
         goto fail;
     }
     for (int b = 0; b < nb; b++)
         sizes[b] = out->buckets[b].nparams;
-    if (dev_copy(r->dev, r->scratch, sizes, (size_t)nb * sizeof *sizes) != 0) {
+    if (staged && dev_copy(r->dev, r->scratch, sizes, (size_t)nb * sizeof *sizes) != 0) {
         fail_dev(r, err, errlen);
         goto fail;
     }
     if (collective(r, WORK_BROADCAST, r->scratch, nb, (int64_t)nb * 4, "rebuild: bucket sizes int32", err, errlen) !=
         0)
         goto fail;
-    free(sizes);
-    if (staged)
+    if (staged) {
+        free(sizes);
         free(order);
+    }
     return 0;
 fail:
     if (!*layout)
@@ -290,9 +292,10 @@ device_failed:
 oom:
     snprintf(err, errlen, "rank %d: out of memory rebuilding buckets", r->dev->rank);
 failed:
-    free(sizes);
-    if (staged)
+    if (staged) { /* else both are the device's own buffers */
+        free(sizes);
         free(order);
+    }
     return -1;
 }
 
